@@ -1,0 +1,175 @@
+"""Everything that happens at the table, in the past tense. Tagged by `type`.
+
+Fields a viewer may not see are optional so that redacted copies (views.redact) are the
+same types with the secret set to None.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from domain.cards import Card
+from domain.naming import snake
+from domain.rules import Rules
+
+
+class Event(msgspec.Struct, frozen=True, tag_field="type", tag=snake, forbid_unknown_fields=True):
+    pass
+
+
+class GameStarted(Event, frozen=True, kw_only=True):
+    seats: tuple[str, ...]
+    rules: Rules
+    seed: str | None  # secret until GameFinished reveals it
+
+
+class DealerChosen(Event, frozen=True):
+    seat: int
+    by: str  # "lot" | "operator" | "winner" | "redeal"
+
+
+class DealStarted(Event, frozen=True, kw_only=True):
+    number: int
+    dealer: int
+    commitment: str  # sha256 over the deal's seed and deck order, published before play
+    deck: tuple[Card, ...] | None  # secret: the whole pack in dealing order
+    explicit: bool = False  # the operator fixed the order
+
+
+class CardDealt(Event, frozen=True):
+    seat: int
+    card: Card | None
+
+
+class TrumpTurned(Event, frozen=True):
+    card: Card
+
+
+class CompensationGiven(Event, frozen=True):
+    seat: int  # who receives the points toward 31
+    points: int
+    why: str  # "open_seat" | "first_lead"
+
+
+class CardsLed(Event, frozen=True):
+    seat: int
+    cards: tuple[Card, ...]
+    combination: str | None = None
+
+
+class CardsResponded(Event, frozen=True, kw_only=True):
+    seat: int
+    cards: tuple[Card, ...] | None  # None when face down and the viewer may not see
+    count: int
+    beat: bool
+    face_down: bool = False
+
+
+class TrickTaken(Event, frozen=True):
+    seat: int
+
+
+class CardDrawn(Event, frozen=True):
+    seat: int
+    card: Card | None
+    face_up: bool = False  # the turned trump card, seen by everyone as it is drawn
+
+
+class PenaltyApplied(Event, frozen=True, kw_only=True):
+    seat: int
+    rule: str  # "double_draw" | "extra_card" | "out_of_turn_draw"
+    due: int | None  # the seat that was due to draw, None when no draw was due
+    cards: tuple[Card, ...] | None  # the cards taken from the stock
+    count: int
+
+
+class BuraShown(Event, frozen=True):
+    seat: int
+    cards: tuple[Card, ...]
+
+
+class Declared(Event, frozen=True, kw_only=True):
+    seat: int
+    claim: str
+    value: int  # thirty_one: trick points with compensation; bura: trumps in hand
+    needed: int  # the target (31, 41, 51) or 3 trumps
+    true: bool
+
+
+class Passed(Event, frozen=True):
+    seat: int
+
+
+class Conceded(Event, frozen=True):
+    seat: int
+
+
+class DaveOffered(Event, frozen=True):
+    seat: int
+    multiplier: int  # the multiplier if accepted
+
+
+class DaveAccepted(Event, frozen=True):
+    seat: int
+    multiplier: int
+
+
+class DaveDeclined(Event, frozen=True):
+    seat: int
+
+
+class DealWon(Event, frozen=True):
+    seat: int
+    reason: str
+
+
+class DealLost(Event, frozen=True):
+    seat: int
+    reason: str
+
+
+class DealVoid(Event, frozen=True):
+    reason: str
+
+
+class StakeSettled(Event, frozen=True, kw_only=True):
+    deal: int
+    stake: int
+    multiplier: int
+    payments: tuple[int, ...]  # change of each seat's score
+
+
+class GameFinished(Event, frozen=True, kw_only=True):
+    winners: tuple[int, ...]
+    reason: str
+    seed: str  # revealed now, so anyone can check every deal's commitment
+
+
+AnyEvent = (
+    GameStarted
+    | DealerChosen
+    | DealStarted
+    | CardDealt
+    | TrumpTurned
+    | CompensationGiven
+    | CardsLed
+    | CardsResponded
+    | TrickTaken
+    | CardDrawn
+    | PenaltyApplied
+    | BuraShown
+    | Declared
+    | Passed
+    | Conceded
+    | DaveOffered
+    | DaveAccepted
+    | DaveDeclined
+    | DealWon
+    | DealLost
+    | DealVoid
+    | StakeSettled
+    | GameFinished
+)
+EVENT_TYPES: dict[str, type[Event]] = {
+    snake(t.__name__): t for t in AnyEvent.__args__
+}

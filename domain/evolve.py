@@ -1,0 +1,211 @@
+"""evolve(state, event) -> state: how each event changes the table. Never validates."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from msgspec.structs import replace
+
+from domain.cards import SUIT_OF
+from domain.events import (
+    BuraShown,
+    CardDealt,
+    CardDrawn,
+    CardsLed,
+    CardsResponded,
+    CompensationGiven,
+    Conceded,
+    DaveAccepted,
+    DaveDeclined,
+    DaveOffered,
+    DealerChosen,
+    DealLost,
+    DealStarted,
+    DealVoid,
+    DealWon,
+    Declared,
+    Event,
+    GameFinished,
+    GameStarted,
+    Passed,
+    PenaltyApplied,
+    StakeSettled,
+    TrickTaken,
+    TrumpTurned,
+)
+from domain.rules import hand_sizes
+from domain.state import NEW_GAME, Deal, DealResult, Game, Response, Trick
+from domain.table import draw_order, next_seat, remove, replace_at, team_of
+
+
+def evolve(state: Game, event: Event) -> Game:
+    version = state.version + 1
+    deal = state.deal
+    match event:
+        case CardDrawn(seat=seat, card=card):
+            assert deal is not None and card is not None
+            draws = deal.draws[1:]
+            deal = replace(
+                deal,
+                stock=deal.stock[1:],
+                hands=replace_at(deal.hands, seat, (*deal.hands[seat], card)),
+                draws=draws,
+                phase="draw" if draws else "lead",
+                turn=draws[0] if draws else deal.leader,
+            )
+            return replace(state, version=version, deal=deal)
+        case CardsLed(seat=seat, cards=cards):
+            assert deal is not None
+            trick = Trick(leader=seat, led=cards, winning=cards, winner=seat)
+            deal = replace(
+                deal,
+                hands=replace_at(deal.hands, seat, remove(deal.hands[seat], cards)),
+                trick=trick,
+                phase="respond",
+                leader=seat,
+                turn=next_seat(seat, len(state.seats)),
+            )
+            return replace(state, version=version, deal=deal)
+        case CardsResponded(seat=seat, cards=cards, beat=beat, face_down=face_down):
+            assert deal is not None and deal.trick is not None and cards is not None
+            trick = deal.trick
+            trick = replace(
+                trick,
+                responses=(*trick.responses, Response(seat, cards, beat, face_down)),
+                winning=cards if beat else trick.winning,
+                winner=seat if beat else trick.winner,
+            )
+            deal = replace(
+                deal,
+                hands=replace_at(deal.hands, seat, remove(deal.hands[seat], cards)),
+                trick=trick,
+                turn=next_seat(seat, len(state.seats)),
+            )
+            return replace(state, version=version, deal=deal)
+        case TrickTaken(seat=seat):
+            assert deal is not None and deal.trick is not None
+            trick = deal.trick
+            won = trick.led + tuple(c for r in trick.responses for c in r.cards)
+            draws = draw_order(state.rules, deal, deal.hands, seat)
+            deal = replace(
+                deal,
+                piles=replace_at(deal.piles, seat, deal.piles[seat] + won),
+                tricks=tuple(n + 1 if s == seat else n for s, n in enumerate(deal.tricks)),
+                trick=None,
+                leader=seat,
+                draws=draws,
+                phase="draw" if draws else "lead",
+                turn=draws[0] if draws else seat,
+                tricks_played=deal.tricks_played + 1,
+            )
+            return replace(state, version=version, deal=deal)
+        case CardDealt(seat=seat, card=card):
+            assert deal is not None and card is not None
+            hands = replace_at(deal.hands, seat, (*deal.hands[seat], card))
+            dealt = sum(len(h) for h in hands) == sum(hand_sizes(state.rules, len(state.seats)))
+            ready = dealt and not state.rules.trumps
+            deal = replace(
+                deal, stock=deal.stock[1:], hands=hands, phase="lead" if ready else deal.phase
+            )
+            return replace(state, version=version, deal=deal)
+        case TrumpTurned(card=card):
+            assert deal is not None
+            # The turned card lies under the stock laid across it: it is drawn last.
+            stock = (*deal.stock[1:], card)
+            deal = replace(deal, stock=stock, trump=SUIT_OF[card], trump_card=card, phase="lead")
+            return replace(state, version=version, deal=deal)
+        case DealStarted(number=number, dealer=dealer, deck=deck, commitment=commitment):
+            assert deck is not None
+            seats = len(state.seats)
+            leader = next_seat(dealer, seats)
+            deal = Deal(
+                number=number,
+                dealer=dealer,
+                deck=deck,
+                commitment=commitment,
+                stock=deck,
+                hands=((),) * seats,
+                piles=((),) * seats,
+                tricks=(0,) * seats,
+                bonus=(0,) * seats,
+                leader=leader,
+                turn=leader,
+            )
+            return replace(state, version=version, deal=deal, dealer=dealer)
+        case PenaltyApplied(seat=seat, cards=cards):
+            assert deal is not None and cards is not None
+            # The cards taken stay with the offender: the arbiter sees what was taken.
+            deal = replace(
+                deal,
+                stock=deal.stock[len(cards) :],
+                hands=replace_at(deal.hands, seat, deal.hands[seat] + cards),
+            )
+            return replace(state, version=version, deal=deal)
+        case DaveOffered(seat=seat):
+            assert deal is not None
+            other = next_seat(seat, len(state.seats))
+            deal = replace(deal, phase="dave_answer", turn=other, dave_from=seat)
+            return replace(state, version=version, deal=deal)
+        case DaveAccepted(seat=seat, multiplier=multiplier):
+            assert deal is not None and deal.dave_from is not None
+            deal = replace(
+                deal, phase="lead", turn=deal.dave_from, multiplier=multiplier, cube=seat,
+                dave_from=None,
+            )
+            return replace(state, version=version, deal=deal)
+        case DealWon(seat=seat, reason=reason):
+            assert deal is not None
+            winners = team_of(state.rules, seat)
+            losers = tuple(s for s in range(len(state.seats)) if s not in winners)
+            return _deal_over(state, deal, version, winners, losers, reason)
+        case DealLost(seat=seat, reason=reason):
+            assert deal is not None
+            losers = team_of(state.rules, seat)
+            winners = tuple(s for s in range(len(state.seats)) if s not in losers)
+            return _deal_over(state, deal, version, winners, losers, reason)
+        case DealVoid(reason=reason):
+            assert deal is not None
+            return _deal_over(state, deal, version, (), (), reason)
+        case StakeSettled(payments=payments):
+            score = tuple(a + b for a, b in zip(state.score, payments, strict=True))
+            return replace(state, version=version, score=score)
+        case CompensationGiven(seat=seat, points=points):
+            assert deal is not None
+            bonus = tuple(b + points if s == seat else b for s, b in enumerate(deal.bonus))
+            return replace(state, version=version, deal=replace(deal, bonus=bonus))
+        case DealerChosen(seat=seat):
+            return replace(state, version=version, dealer=seat)
+        case GameStarted(seats=seats, rules=rules, seed=seed):
+            return replace(
+                state, version=version, seats=seats, rules=rules, seed=seed or "",
+                score=(0,) * len(seats), started=True,
+            )
+        case GameFinished(winners=winners, reason=reason):
+            return replace(state, version=version, winners=winners, reason=reason)
+        case BuraShown() | Declared() | Passed() | Conceded() | DaveDeclined():
+            return replace(state, version=version)
+        case _:
+            raise TypeError(f"unhandled event {type(event).__name__}")
+
+
+def _deal_over(
+    state: Game, deal: Deal, version: int, winners: tuple[int, ...], losers: tuple[int, ...],
+    reason: str,
+) -> Game:
+    result = DealResult(
+        number=deal.number, winners=winners, losers=losers, reason=reason,
+        stake=state.rules.stake * deal.multiplier,
+    )
+    return replace(
+        state, version=version, deal=replace(deal, phase="over"), deals=(*state.deals, result)
+    )
+
+
+def fold(state: Game, events: Iterable[Event]) -> Game:
+    for event in events:
+        state = evolve(state, event)
+    return state
+
+
+def replay(events: Iterable[Event]) -> Game:
+    return fold(NEW_GAME, events)

@@ -1,0 +1,104 @@
+"""Table options (RULES.md): every default and switch, and the checks that refuse bad ones."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from domain.errors import BadOption
+
+
+class Rules(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    game: Literal["bura", "kozel"] = "bura"
+    deck: Literal[36, 32, 52] = 36
+    hand_size: tuple[int, ...] | None = None  # one entry per seat; None: 3 each (Kozel 4)
+    trumps: bool = True
+    first_lead_compensation: int = 0
+    penalties: Literal["enforce", "reject"] = "enforce"
+    short_stock: Literal["draw_in_order", "set_aside"] = "draw_in_order"
+    declare_on: Literal["lead", "any_turn"] = "lead"
+    no_claim: Literal["void", "most_points"] = "void"
+    show_own_points: bool = False
+    dave: bool | None = None  # None: on with two seats, off otherwise
+    dave_max_multiplier: int = 64
+    stake: int = 1
+    match_target: int = 1
+    closed_discard: bool = False
+    false_declaration: Literal["lose", "pay_pot"] = "lose"
+    open_seats: tuple[int, ...] = ()
+    compensation: int = 0
+    combinations: Literal["none", "czech"] = "none"
+    teams: tuple[tuple[int, ...], ...] | None = None
+    target_points: int = 31
+
+
+def dave_enabled(rules: Rules, seats: int) -> bool:
+    return seats == 2 and rules.dave is not False
+
+
+def hand_sizes(rules: Rules, seats: int) -> tuple[int, ...]:
+    if rules.hand_size is not None:
+        return rules.hand_size
+    return (4 if rules.game == "kozel" else 3,) * seats
+
+
+def max_lead(rules: Rules) -> int:
+    return 3
+
+
+def check(rules: Rules, seats: int) -> Rules:
+    """Refuse a table whose options contradict each other; the message names the option."""
+    if not 2 <= seats <= 6:
+        raise BadOption("seats", f"a table has 2 to 6 seats, not {seats}")
+    if rules.game == "kozel" and seats > 5:
+        raise BadOption("game", f"Kozel is for at most 5 seats, not {seats}")
+    if rules.dave and seats != 2:
+        raise BadOption("dave", f"dave is played by two seats only, this table has {seats}")
+    if rules.dave_max_multiplier < 2 or rules.dave_max_multiplier & (rules.dave_max_multiplier - 1):
+        raise BadOption("dave_max_multiplier", "must be a power of two, at least 2")
+    if rules.stake < 1:
+        raise BadOption("stake", "must be at least 1")
+    if rules.match_target < 1:
+        raise BadOption("match_target", "must be at least 1")
+    if not 0 <= rules.first_lead_compensation <= 30:
+        raise BadOption("first_lead_compensation", "must be 0 to 30")
+    if rules.first_lead_compensation and rules.trumps:
+        raise BadOption("first_lead_compensation", "is given only in a game without trumps")
+    if rules.compensation < 0 or rules.compensation > 30:
+        raise BadOption("compensation", "must be 0 to 30")
+    if rules.compensation and not rules.open_seats:
+        raise BadOption("compensation", "is paid to open seats: name them in open_seats")
+    if any(not 0 <= s < seats for s in rules.open_seats) or len(set(rules.open_seats)) != len(
+        rules.open_seats
+    ):
+        raise BadOption("open_seats", f"must list distinct seats 0 to {seats - 1}")
+    if rules.false_declaration == "pay_pot" and not rules.closed_discard:
+        raise BadOption("false_declaration", "pay_pot belongs to the closed_discard variant")
+    sizes = hand_sizes(rules, seats)
+    if len(sizes) != seats:
+        raise BadOption("hand_size", f"needs one entry per seat ({seats}), got {len(sizes)}")
+    if any(not 1 <= s <= 6 for s in sizes):
+        raise BadOption("hand_size", "each hand holds 1 to 6 cards")
+    if sum(sizes) + (1 if rules.trumps else 0) > rules.deck:
+        raise BadOption("hand_size", f"a {rules.deck}-card pack cannot deal {sum(sizes)} cards")
+    if rules.game == "kozel" and rules.combinations != "none":
+        raise BadOption("combinations", "Kozel has its own combinations")
+    if rules.teams is not None:
+        _check_teams(rules.teams, rules, seats)
+    elif rules.target_points != 31:
+        raise BadOption("target_points", "41 or 51 points are a team game: set teams")
+    return rules
+
+
+def _check_teams(teams: tuple[tuple[int, ...], ...], rules: Rules, seats: int) -> None:
+    if rules.deck != 52:
+        raise BadOption("teams", "the team game is played with the 52-card pack (deck: 52)")
+    if len(teams) != 2 or sorted(s for t in teams for s in t) != list(range(seats)):
+        raise BadOption("teams", f"two teams that together hold every seat 0 to {seats - 1}")
+    if len(teams[0]) != len(teams[1]) or len(teams[0]) not in (2, 3):
+        raise BadOption("teams", "two teams of 2 or 3 seats each")
+    if any(seat % 2 != teams[0][0] % 2 for seat in teams[0]):
+        raise BadOption("teams", "team mates sit alternately: [[0, 2], [1, 3]]")
+    if rules.target_points not in (31, 41, 51):
+        raise BadOption("target_points", "31, 41 or 51")

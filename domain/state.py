@@ -1,0 +1,76 @@
+"""The state the events fold into: a game, its current deal, the trick on the table."""
+
+from __future__ import annotations
+
+import msgspec
+
+from domain.cards import Card, Suit
+from domain.rules import Rules
+
+
+class Response(msgspec.Struct, frozen=True):
+    seat: int
+    cards: tuple[Card, ...]
+    beat: bool
+    face_down: bool = False
+
+
+class Trick(msgspec.Struct, frozen=True):
+    leader: int
+    led: tuple[Card, ...]
+    winning: tuple[Card, ...]  # the set every next response must beat
+    winner: int
+    responses: tuple[Response, ...] = ()
+    combination: str | None = None
+
+
+class DealResult(msgspec.Struct, frozen=True):
+    number: int
+    winners: tuple[int, ...]
+    losers: tuple[int, ...]
+    reason: str
+    stake: int
+
+
+class Deal(msgspec.Struct, frozen=True, kw_only=True):
+    number: int
+    dealer: int
+    deck: tuple[Card, ...]
+    commitment: str
+    stock: tuple[Card, ...]  # top first; the turned trump card is the last one
+    hands: tuple[tuple[Card, ...], ...]
+    piles: tuple[tuple[Card, ...], ...]  # trick piles, face down
+    tricks: tuple[int, ...]  # how many tricks each seat has taken
+    bonus: tuple[int, ...]  # compensation points counted toward 31
+    trump: Suit | None = None
+    trump_card: Card | None = None
+    phase: str = "dealing"  # dealing | lead | respond | draw | dave_answer | over
+    turn: int = 0
+    leader: int = 0  # who leads (or led) the current trick
+    trick: Trick | None = None
+    draws: tuple[int, ...] = ()  # seats due to draw, one card each, in order
+    multiplier: int = 1
+    cube: int | None = None  # who may offer the next dave; None: either seat
+    dave_from: int | None = None
+    tricks_played: int = 0
+
+
+class Game(msgspec.Struct, frozen=True, kw_only=True):
+    seats: tuple[str, ...] = ()
+    rules: Rules = Rules()
+    seed: str = ""
+    version: int = 0
+    dealer: int | None = None
+    deal: Deal | None = None
+    deals: tuple[DealResult, ...] = ()
+    score: tuple[int, ...] = ()
+    winners: tuple[int, ...] | None = None
+    reason: str | None = None
+    started: bool = False
+
+    @property
+    def finished(self) -> bool:
+        return self.winners is not None
+
+
+NEW_GAME = Game()

@@ -1,0 +1,218 @@
+"""What each viewer may see: a seat, a spectator, or the arbiter (everything).
+
+Every path by which cards leave the domain (views, redacted events, replays) goes through
+this module, so a hidden card has one place to stay hidden.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+import msgspec
+from msgspec.structs import replace
+
+from domain.cards import Card
+from domain.events import (
+    CardDealt,
+    CardDrawn,
+    CardsResponded,
+    DealStarted,
+    Event,
+    GameStarted,
+    PenaltyApplied,
+)
+from domain.rules import Rules
+from domain.state import Deal, Game
+from domain.table import seat_points
+
+ARBITER: Literal["arbiter"] = "arbiter"
+SPECTATOR: Literal["spectator"] = "spectator"
+Viewer = int | Literal["arbiter", "spectator"]
+
+
+class SeatView(msgspec.Struct, frozen=True, kw_only=True):
+    seat: int
+    name: str
+    cards: int  # how many cards the seat holds
+    tricks: int
+    score: int
+    open: bool = False
+    hand: tuple[Card, ...] | None = None  # own seat, open seats, or the arbiter
+    points: int | None = None  # own with show_own_points, or the arbiter
+    pile: tuple[Card, ...] | None = None  # the arbiter only: tricks are face down
+
+
+class ResponseView(msgspec.Struct, frozen=True, kw_only=True):
+    seat: int
+    count: int
+    beat: bool
+    face_down: bool
+    cards: tuple[Card, ...] | None
+
+
+class TrickView(msgspec.Struct, frozen=True, kw_only=True):
+    leader: int
+    led: tuple[Card, ...]
+    responses: tuple[ResponseView, ...]
+    winner: int  # who takes it if nobody beats it from here
+
+
+class DaveView(msgspec.Struct, frozen=True, kw_only=True):
+    enabled: bool
+    multiplier: int
+    may_offer: int | None  # the seat holding the cube, None while either may offer
+    offered_by: int | None
+
+
+class DealView(msgspec.Struct, frozen=True, kw_only=True):
+    number: int
+    winners: tuple[int, ...]
+    losers: tuple[int, ...]
+    reason: str
+    stake: int
+
+
+class Result(msgspec.Struct, frozen=True):
+    winners: tuple[int, ...]
+    reason: str
+
+
+class View(msgspec.Struct, frozen=True, kw_only=True):
+    viewer: str  # "seat" | "spectator" | "arbiter"
+    seat: int | None
+    version: int
+    status: str  # "in_progress" | "finished"
+    phase: str  # lead | respond | draw | dave_answer | finished
+    turn: int | None
+    due: str | None  # what the viewer itself must do now, if anything
+    deal: int
+    dealer: int | None
+    trump: Card | None  # the turned card while it lies in the stock
+    trump_suit: str | None
+    stock_count: int
+    hand: tuple[Card, ...] | None
+    seats: tuple[SeatView, ...]
+    trick: TrickView | None
+    draws: tuple[int, ...]  # seats due to draw, in order
+    dave: DaveView
+    deals: tuple[DealView, ...]
+    score: tuple[int, ...]
+    result: Result | None
+    commitment: str | None  # the current deal's shuffle commitment
+    seed: str | None  # revealed when the game is over
+    stock: tuple[Card, ...] | None = None  # the arbiter only
+    rules: Rules
+
+
+def sees_hand(viewer: Viewer, seat: int, rules: Rules) -> bool:
+    return viewer in (ARBITER, seat) or seat in rules.open_seats
+
+
+def view(state: Game, viewer: Viewer) -> View:
+    deal = state.deal
+    rules = state.rules
+    arbiter = viewer == ARBITER
+    seat = viewer if isinstance(viewer, int) else None
+    phase = "finished" if state.finished else (deal.phase if deal else "dealing")
+    turn = None if state.finished or deal is None else deal.turn
+    seats = tuple(_seat_view(state, deal, s, viewer) for s in range(len(state.seats)))
+    trump_in_stock = deal is not None and bool(deal.stock) and deal.stock[-1] == deal.trump_card
+    return View(
+        viewer="arbiter" if arbiter else ("spectator" if seat is None else "seat"),
+        seat=seat,
+        version=state.version,
+        status="finished" if state.finished else "in_progress",
+        phase=phase,
+        turn=turn,
+        due=_due(phase) if seat is not None and turn == seat else None,
+        deal=deal.number if deal else 0,
+        dealer=state.dealer,
+        trump=deal.trump_card if deal and trump_in_stock else None,
+        trump_suit=deal.trump if deal else None,
+        stock_count=len(deal.stock) if deal else 0,
+        hand=deal.hands[seat] if deal and seat is not None else None,
+        seats=seats,
+        trick=_trick_view(deal, viewer) if deal else None,
+        draws=deal.draws if deal and not state.finished else (),
+        dave=DaveView(
+            enabled=len(state.seats) == 2 and rules.dave is not False,
+            multiplier=deal.multiplier if deal else 1,
+            may_offer=deal.cube if deal else None,
+            offered_by=deal.dave_from if deal else None,
+        ),
+        deals=tuple(
+            DealView(number=d.number, winners=d.winners, losers=d.losers, reason=d.reason,
+                     stake=d.stake)
+            for d in state.deals
+        ),
+        score=state.score,
+        result=Result(state.winners, state.reason or "") if state.winners is not None else None,
+        commitment=deal.commitment if deal else None,
+        seed=state.seed if state.finished or arbiter else None,
+        stock=deal.stock if deal and arbiter else None,
+        rules=rules,
+    )
+
+
+def _due(phase: str) -> str | None:
+    return {"lead": "lead", "respond": "respond", "draw": "draw",
+            "dave_answer": "dave_answer"}.get(phase)
+
+
+def _seat_view(state: Game, deal: Deal | None, s: int, viewer: Viewer) -> SeatView:
+    rules = state.rules
+    own_points = viewer == ARBITER or (viewer == s and rules.show_own_points)
+    return SeatView(
+        seat=s,
+        name=state.seats[s],
+        cards=len(deal.hands[s]) if deal else 0,
+        tricks=deal.tricks[s] if deal else 0,
+        score=state.score[s],
+        open=s in rules.open_seats,
+        hand=deal.hands[s] if deal and sees_hand(viewer, s, rules) else None,
+        points=seat_points(deal, s) if deal and own_points else None,
+        pile=deal.piles[s] if deal and viewer == ARBITER else None,
+    )
+
+
+def _trick_view(deal: Deal, viewer: Viewer) -> TrickView | None:
+    trick = deal.trick
+    if trick is None:
+        return None
+    return TrickView(
+        leader=trick.leader,
+        led=trick.led,
+        winner=trick.winner,
+        responses=tuple(
+            ResponseView(
+                seat=r.seat, count=len(r.cards), beat=r.beat, face_down=r.face_down,
+                cards=r.cards if not r.face_down or viewer in (r.seat, ARBITER) else None,
+            )
+            for r in trick.responses
+        ),
+    )
+
+
+def redact(event: Event, viewer: Viewer, rules: Rules) -> Event:
+    """The event as the viewer may see it: secrets set to None, nothing else changed."""
+    if viewer == ARBITER:
+        return event
+    match event:
+        case CardDealt(seat=seat) | CardDrawn(seat=seat, face_up=False) if not sees_hand(
+            viewer, seat, rules
+        ):
+            return replace(event, card=None)
+        case PenaltyApplied(seat=seat) if not sees_hand(viewer, seat, rules):
+            return replace(event, cards=None)
+        case CardsResponded(seat=seat, face_down=True) if viewer != seat:
+            return replace(event, cards=None)
+        case DealStarted():
+            return replace(event, deck=None)
+        case GameStarted():
+            return replace(event, seed=None)
+    return event
+
+
+def redact_all(events: Iterable[Event], viewer: Viewer, rules: Rules) -> list[Event]:
+    return [redact(e, viewer, rules) for e in events]

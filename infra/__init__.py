@@ -1,0 +1,1 @@
+"""Adapters: event stores (PostgreSQL, SQLite), buses (Redis, in-process), migrations."""

@@ -1,0 +1,1 @@
+"""The application: game service, projector, HTTP API, CLI, config."""
