@@ -66,9 +66,9 @@ def decide(state: Game, command: AnyCommand, actor: int | None) -> list[Event]:
         case Draw(count=count):
             return _draw(state, deal, actor, count)
         case Lead(cards=cards):
-            return _lead(state, deal, actor, cards)
+            return _lead(state, deal, actor, _parsed(cards))
         case Respond(cards=cards):
-            return _respond(state, deal, actor, cards)
+            return _respond(state, deal, actor, _parsed(cards))
         case Declare(claim="bura"):
             return _show_bura(state, deal, actor)
         case Declare():
@@ -95,8 +95,7 @@ def _start(state: Game, command: StartGame) -> list[Event]:
     rules = check(command.rules, seats)
     if command.dealer is not None and not 0 <= command.dealer < seats:
         raise RuleViolation("bad_dealer", f"dealer must be a seat 0 to {seats - 1}")
-    if command.deck is not None:
-        _check_deck(command.deck, pack.deck(rules.deck))
+    order = None if command.deck is None else _check_deck(command.deck, pack.deck(rules.deck))
     events: list[Event] = [GameStarted(seats=command.seats, rules=rules, seed=command.seed)]
     if command.dealer is None:
         dealer = draw_lot(command.seed, seats)
@@ -105,10 +104,11 @@ def _start(state: Game, command: StartGame) -> list[Event]:
         dealer = command.dealer
         events.append(DealerChosen(dealer, "operator"))
     game = Game(seats=command.seats, rules=rules, seed=command.seed, started=True)
-    return events + deal_cards(game, 1, dealer, command.deck)
+    return events + deal_cards(game, 1, dealer, order)
 
 
-def _check_deck(order: Sequence[Card], full: Sequence[Card]) -> None:
+def _check_deck(order: Sequence[Card], full: Sequence[Card]) -> tuple[Card, ...]:
+    """The operator's deck in canonical notation (`10h` -> `10H`), if it is the full pack."""
     try:
         cards = pack.parse_cards(order)
     except BadCard as e:
@@ -117,6 +117,15 @@ def _check_deck(order: Sequence[Card], full: Sequence[Card]) -> None:
         raise RuleViolation("bad_deck", "the deck lists a card twice")
     if sorted(cards) != sorted(full):
         raise RuleViolation("bad_deck", f"the deck must be the full {len(full)}-card pack")
+    return cards
+
+
+def _parsed(cards: Sequence[str]) -> tuple[Card, ...]:
+    """Card input is case-insensitive (RULES.md 1); events always hold the upper-case code."""
+    try:
+        return pack.parse_cards(cards)
+    except BadCard as e:
+        raise RuleViolation("bad_card", str(e)) from None
 
 
 def deal_cards(game: Game, number: int, dealer: int, order: Sequence[Card] | None) -> list[Event]:

@@ -25,7 +25,7 @@ class GameStarted(Event, frozen=True, kw_only=True):
 
 class DealerChosen(Event, frozen=True):
     seat: int
-    by: str  # "lot" | "operator" | "winner" | "redeal"
+    by: str  # "lot" | "operator" | "winner" | "same_dealer"
 
 
 class DealStarted(Event, frozen=True, kw_only=True):

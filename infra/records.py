@@ -65,3 +65,10 @@ class Conflict(Exception):
 
 class StoreUnavailable(Exception):
     """The database cannot be reached; nothing was written."""
+
+
+class Hint(msgspec.Struct, frozen=True):
+    """A wake-up sent after a commit: game `game_id` has reached `version`."""
+
+    game_id: str
+    version: int

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Protocol
 
-from infra.records import AppendResult, Checkpoint, Metadata, NewEvent, RecordedEvent
+from infra.records import AppendResult, Checkpoint, Hint, Metadata, NewEvent, RecordedEvent
 
 
 class EventStore(Protocol):
@@ -43,3 +43,25 @@ class EventStore(Protocol):
     async def ping(self) -> None: ...
 
     async def close(self) -> None: ...
+
+
+class Bus(Protocol):
+    """Wake-up hints after commits. At most once: a hint may be lost, never relied on."""
+
+    async def publish(self, hint: Hint) -> None: ...
+
+    def hints(self) -> AsyncIterator[Hint | None]:
+        """Hints as they arrive; None when some may have been missed (a reconnect)."""
+        ...
+
+    async def ping(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def put_view(
+        self, game_id: str, viewer: str, version: int, view: bytes, ttl_seconds: int = ...
+    ) -> bool:
+        """Cache a viewer's view unless a newer one is cached; False if it could not."""
+        ...
+
+    async def get_view(self, game_id: str, viewer: str) -> tuple[int, bytes] | None: ...

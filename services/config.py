@@ -1,0 +1,98 @@
+"""Every setting, read from the environment in one place. A bad value stops start-up with
+a message that names the variable."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Mapping
+
+import msgspec
+
+
+class ConfigError(ValueError):
+    pass
+
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
+    host: str = "127.0.0.1"
+    port: int = 8000
+    database_url: str | None = None  # PostgreSQL; None: the embedded SQLite file
+    sqlite_path: str = "var/bura.sqlite3"
+    redis_url: str | None = None  # None: the in-process bus
+    operator_key: str = ""
+    operator_key_generated: bool = False
+    log_level: str = "info"
+    log_format: str = "json"  # json | text
+    max_body_bytes: int = 65_536
+    command_retries: int = 8
+    cache_games: int = 4096
+    shutdown_grace_seconds: float = 20.0
+    sse_keepalive_seconds: float = 15.0
+    feed_poll_seconds: float = 2.0
+
+
+# name -> (field, help) — the README's settings table is written from this.
+VARIABLES: dict[str, tuple[str, str]] = {
+    "BURA_HOST": ("host", "address to listen on"),
+    "BURA_PORT": ("port", "port to listen on"),
+    "BURA_DATABASE_URL": ("database_url", "PostgreSQL DSN; unset: embedded SQLite"),
+    "BURA_SQLITE_PATH": ("sqlite_path", "SQLite file of the embedded default"),
+    "BURA_REDIS_URL": ("redis_url", "Redis URL; unset: in-process bus"),
+    "BURA_OPERATOR_KEY": ("operator_key", "operator/arbiter key; generated when unset"),
+    "BURA_LOG_LEVEL": ("log_level", "debug | info | warning | error"),
+    "BURA_LOG_FORMAT": ("log_format", "json | text"),
+    "BURA_MAX_BODY_BYTES": ("max_body_bytes", "largest request body accepted (413 above)"),
+    "BURA_COMMAND_RETRIES": ("command_retries", "re-decides after a version conflict"),
+    "BURA_CACHE_GAMES": ("cache_games", "games kept in the in-process state cache"),
+    "BURA_SHUTDOWN_GRACE_SECONDS": ("shutdown_grace_seconds", "time to finish on SIGTERM"),
+    "BURA_SSE_KEEPALIVE_SECONDS": ("sse_keepalive_seconds", "keep-alive comment interval"),
+    "BURA_FEED_POLL_SECONDS": ("feed_poll_seconds", "live views re-read the store this often "
+                               "even without a hint"),
+}
+
+_CHOICES = {
+    "log_level": {"debug", "info", "warning", "error"},
+    "log_format": {"json", "text"},
+}
+
+
+def load(env: Mapping[str, str] | None = None) -> Settings:
+    env = os.environ if env is None else env
+    raw: dict[str, object] = {}
+    defaults = Settings()
+    for name, (field, _) in VARIABLES.items():
+        value = env.get(name)
+        if value is None or value == "":
+            continue
+        default = getattr(defaults, field)
+        if isinstance(default, bool):
+            raise ConfigError(f"{name} cannot be set")
+        try:
+            if isinstance(default, int):
+                raw[field] = int(value)
+            elif isinstance(default, float):
+                raw[field] = float(value)
+            else:
+                raw[field] = value
+        except ValueError:
+            raise ConfigError(f"{name}={value!r} is not a number") from None
+        if field in _CHOICES and value not in _CHOICES[field]:
+            raise ConfigError(f"{name}={value!r}: choose one of {sorted(_CHOICES[field])}")
+    port = raw.get("port", defaults.port)
+    if not isinstance(port, int) or not 0 < port < 65536:
+        raise ConfigError(f"BURA_PORT={port!r} is not a port number (1-65535)")
+    for numeric in ("max_body_bytes", "command_retries", "cache_games"):
+        value = raw.get(numeric, getattr(defaults, numeric))
+        if not isinstance(value, int) or value < 1:
+            raise ConfigError(f"BURA_{numeric.upper()}={value!r} must be a positive number")
+    dsn = raw.get("database_url")
+    if isinstance(dsn, str) and not dsn.startswith(("postgres://", "postgresql://")):
+        raise ConfigError(f"BURA_DATABASE_URL must be a postgresql:// URL, got {dsn!r}")
+    redis = raw.get("redis_url")
+    if isinstance(redis, str) and not redis.startswith(("redis://", "rediss://", "unix://")):
+        raise ConfigError(f"BURA_REDIS_URL must be a redis:// URL, got {redis!r}")
+    if not raw.get("operator_key"):
+        raw["operator_key"] = secrets.token_urlsafe(24)
+        raw["operator_key_generated"] = True
+    return msgspec.convert(raw, Settings)

@@ -1,0 +1,43 @@
+"""Shared fixtures: real servers for the session, an event store per test on each adapter."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from services.ports import EventStore
+from tests import servers
+
+
+@pytest.fixture(scope="session")
+def postgres_admin_url() -> Iterator[str]:
+    """A PostgreSQL server's URL with admin rights (CREATE DATABASE)."""
+    with servers.postgres_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def database_url(postgres_admin_url: str) -> Iterator[str]:
+    """A migrated database of this test session's own, dropped at the end."""
+    with servers.fresh_database(postgres_admin_url) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    with servers.redis_server() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[EventStore]:
+    """An open, migrated event store on each adapter."""
+    if request.param == "sqlite":
+        opened: EventStore = servers.sqlite_store(tmp_path / "events.db")
+    else:
+        # Looked up lazily so that `-k sqlite` runs need no PostgreSQL.
+        opened = await servers.open_postgres_store(request.getfixturevalue("database_url"))
+    yield opened
+    await opened.close()

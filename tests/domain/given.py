@@ -1,0 +1,131 @@
+"""Builders for given/when/then domain tests: a table whose hands and stock are known.
+
+`table(["AS 6S 7S", "10H KH QH"], trump="9H")` starts a game whose explicit deck deals
+exactly those hands (seat 0 leads: the dealer is the last seat unless told otherwise),
+turns 9H, and stacks the named `stock` cards on top of the rest of the pack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from domain.cards import Card, deck
+from domain.commands import Draw, Lead, PlayerCommand, Respond, StartGame
+from domain.decide import decide
+from domain.events import Event
+from domain.evolve import fold
+from domain.rules import Rules
+from domain.state import NEW_GAME, Deal, Game
+from domain.table import lead_limit
+
+SEED = "given"
+
+
+def cards(text: str) -> tuple[Card, ...]:
+    return tuple(text.split())
+
+
+def lead(text: str) -> Lead:
+    return Lead(cards(text))
+
+
+def respond(text: str) -> Respond:
+    return Respond(cards(text))
+
+
+def dealing_order(
+    hands: Sequence[str], trump: str, stock: str = "", *, dealer: int, size: int = 36
+) -> tuple[Card, ...]:
+    """The explicit deck (RULES.md 2) that deals these hands, turns `trump`, and leaves the
+    `stock` cards on top of the stock, then the rest of the pack in its fixed order."""
+    seats = len(hands)
+    split = [cards(h) for h in hands]
+    order: list[Card] = []
+    for round_ in range(max(len(h) for h in split)):
+        for k in range(1, seats + 1):
+            seat = (dealer + k) % seats
+            if round_ < len(split[seat]):
+                order.append(split[seat][round_])
+    order += [trump, *cards(stock)]
+    order += [c for c in deck(size) if c not in order]
+    return tuple(order)
+
+
+def start(
+    seats: int = 2, *, dealer: int | None = None, order: Sequence[Card] | None = None,
+    seed: str = SEED, **options: object,
+) -> tuple[Game, list[Event]]:
+    """A started game and the events that started it."""
+    command = StartGame(
+        seats=tuple(f"seat{i}" for i in range(seats)), rules=Rules(**options),  # type: ignore[arg-type]
+        seed=seed, dealer=dealer, deck=None if order is None else tuple(order),
+    )
+    events = decide(NEW_GAME, command, None)
+    return fold(NEW_GAME, events), events
+
+
+def table(
+    hands: Sequence[str], trump: str, stock: str = "", *, dealer: int | None = None,
+    **options: object,
+) -> Game:
+    """A game dealt exactly these hands; seat 0 leads unless a dealer is named."""
+    dealer = len(hands) - 1 if dealer is None else dealer
+    size = options.get("deck", 36)
+    assert isinstance(size, int)
+    order = dealing_order(hands, trump, stock, dealer=dealer, size=size)
+    return start(len(hands), dealer=dealer, order=order, **options)[0]
+
+
+def act(state: Game, seat: int, command: PlayerCommand) -> tuple[Game, list[Event]]:
+    """The command decided and folded: the new state and the events it produced."""
+    events = decide(state, command, seat)
+    return fold(state, events), events
+
+
+def play(state: Game, *steps: tuple[int, PlayerCommand]) -> Game:
+    for seat, command in steps:
+        state = act(state, seat, command)[0]
+    return state
+
+
+def current(state: Game) -> Deal:
+    assert state.deal is not None
+    return state.deal
+
+
+def draw_all(state: Game) -> Game:
+    """Every due draw done, each by the seat due, one card at a time."""
+    while current(state).phase == "draw":
+        state = act(state, current(state).turn, Draw())[0]
+    return state
+
+
+def trick(state: Game, *plays: str) -> Game:
+    """One trick: the leader leads the first cards, each next seat answers in turn; then
+    every due draw is made."""
+    state = act(state, current(state).turn, lead(plays[0]))[0]
+    for answer in plays[1:]:
+        state = act(state, current(state).turn, respond(answer))[0]
+    return draw_all(state)
+
+
+def play_out(state: Game, stop: Callable[[Deal], bool] | None = None) -> Game:
+    """Plays the current deal by a plain rule (lead your first card, answer with your first
+    cards) until `stop` holds at the start of a trick, or else until the leader is due with
+    nothing to lead."""
+    number = current(state).number
+    while True:
+        deal = current(state)
+        assert deal.number == number and not state.finished
+        if deal.phase == "draw":
+            state = draw_all(state)
+        elif deal.phase == "lead" and (
+            lead_limit(state, deal) == 0 or (stop is not None and stop(deal))
+        ):
+            return state
+        elif deal.phase == "lead":
+            state = act(state, deal.turn, Lead(deal.hands[deal.turn][:1]))[0]
+        else:
+            assert deal.trick is not None
+            answer = deal.hands[deal.turn][: len(deal.trick.led)]
+            state = act(state, deal.turn, Respond(answer))[0]

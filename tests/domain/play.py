@@ -1,0 +1,178 @@
+"""Random games for the property tests: legal moves chosen by a Hypothesis-driven Random,
+now and then a claim, a concession or a faulty draw, and checks after every command."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from hypothesis import strategies as st
+
+from domain.bots import greedy_bot, random_bot
+from domain.cards import Card
+from domain.commands import Concede, DaveAnswer, Draw, Lead, PlayerCommand, Respond, StartGame
+from domain.decide import decide
+from domain.errors import RuleViolation
+from domain.events import Event
+from domain.evolve import fold
+from domain.legal import legal_commands
+from domain.rules import Rules, hand_sizes
+from domain.state import NEW_GAME, Deal, Game
+
+MAX_COMMANDS = 5_000  # a random game of these rules ends well within this
+
+
+SEATS = st.integers(2, 6)
+
+
+@st.composite
+def tables(draw: st.DrawFn, seats: st.SearchStrategy[int] = SEATS) -> StartGame:
+    """A new game with 2-6 seats and any options of RULES.md sections 1-7."""
+    n = draw(seats)
+    rules = Rules(
+        deck=draw(st.sampled_from([36, 32, 52])),
+        penalties=draw(st.sampled_from(["enforce", "reject"])),
+        short_stock=draw(st.sampled_from(["draw_in_order", "set_aside"])),
+        declare_on=draw(st.sampled_from(["lead", "any_turn"])),
+        no_claim=draw(st.sampled_from(["void", "most_points"])),
+        show_own_points=draw(st.booleans()),
+        dave=draw(st.sampled_from([None, False, True] if n == 2 else [None, False])),
+        dave_max_multiplier=draw(st.sampled_from([2, 4, 8, 64])),
+        stake=draw(st.integers(1, 3)),
+        match_target=draw(st.integers(1, 4)),
+    )
+    return StartGame(
+        seats=tuple(f"p{i}" for i in range(n)),
+        rules=rules,
+        seed=draw(st.text(min_size=1, max_size=8)),
+        dealer=draw(st.none() | st.integers(0, n - 1)),
+    )
+
+
+@dataclass(frozen=True)
+class Style:
+    """How the players behave: greedy or random, how often they claim, how clumsy they are."""
+
+    bot: str  # "greedy" or "random" (the domain's bots) or "mixed" (the chooser below)
+    claims: float  # chance of a claim, dave, pass or concession when a card could be played
+    faults: float  # chance, before each command, that some seat draws when it should not
+
+
+styles = st.builds(
+    Style,
+    bot=st.sampled_from(["mixed", "greedy", "random"]),
+    claims=st.sampled_from([0.0, 0.005, 0.02, 0.1]),
+    faults=st.sampled_from([0.0, 0.0, 0.005, 0.03]),
+)
+
+Check = Callable[[Game, list[Event]], None]
+
+
+@dataclass
+class Played:
+    start: StartGame
+    state: Game = NEW_GAME
+    events: list[Event] = field(default_factory=list)
+    states: list[Game] = field(default_factory=list)  # after each command, for replays
+    faulty_draws: int = 0
+
+
+def choose(state: Game, seat: int, style: Style, chance: random.Random) -> PlayerCommand:
+    if style.bot == "greedy":
+        return greedy_bot(state, seat, chance)
+    if style.bot == "random":
+        return random_bot(state, seat, chance)
+    moves = legal_commands(state, seat)
+    play = [m for m in moves if isinstance(m, Lead | Respond | Draw | DaveAnswer)]
+    claims = [m for m in moves if m not in play and not isinstance(m, Concede)]
+    if not play or (claims and chance.random() < style.claims):
+        # a concession now and then; otherwise a claim, true or false, a dave or a pass
+        if not claims or chance.random() < 0.05:
+            return Concede()
+        return chance.choice(claims)
+    return chance.choice(play)
+
+
+def expected_fault(state: Game, seat: int, count: int) -> str | None:
+    """RULES.md 4 read directly: what a draw by this seat is, or None for a due draw."""
+    deal = state.deal
+    assert deal is not None
+    due = deal.draws[0] if deal.phase == "draw" else None
+    if not deal.stock:
+        return "stock_empty"
+    if count >= 2:
+        return "double_draw"
+    if len(deal.hands[seat]) >= hand_sizes(state.rules, len(state.seats))[seat]:
+        return "extra_card"
+    if due != seat:
+        return "out_of_turn_draw"
+    return None
+
+
+def play_game(start: StartGame, style: Style, chance: random.Random, check: Check) -> Played:
+    played = Played(start)
+    played.events = decide(NEW_GAME, start, None)
+    played.state = fold(NEW_GAME, played.events)
+    check(played.state, played.events)
+    seats = len(start.seats)
+    for _ in range(MAX_COMMANDS):
+        state = played.state
+        if state.finished:
+            return played
+        deal = state.deal
+        assert deal is not None
+        if style.faults and chance.random() < style.faults:
+            seat, count = chance.randrange(seats), chance.choice([1, 1, 2])
+            new = faulty_draw(state, seat, count)
+            if not new:
+                continue
+            played.faulty_draws += 1
+        else:
+            seat = deal.turn
+            for other in range(seats):
+                if other != seat:
+                    assert legal_commands(state, other) == []
+            new = decide(state, choose(state, seat, style, chance), seat)
+        played.state = fold(state, new)
+        played.events += new
+        played.states.append(played.state)
+        check(played.state, played.events)
+    raise AssertionError(f"the game did not end within {MAX_COMMANDS} commands")
+
+
+def faulty_draw(state: Game, seat: int, count: int) -> list[Event]:
+    """A draw by any seat: judged exactly as RULES.md 4 says, or refused."""
+    fault = expected_fault(state, seat, count)
+    try:
+        new = decide(state, Draw(count), seat)
+    except RuleViolation as refused:
+        assert fault is not None and refused.code == fault
+        assert fault == "stock_empty" or state.rules.penalties == "reject"
+        return []
+    if fault is None:
+        assert [type(e).__name__ for e in new] == ["CardDrawn"]
+        return new
+    assert state.rules.penalties == "enforce" and fault != "stock_empty"
+    penalty, lost = new[0], new[1]
+    assert type(penalty).__name__ == "PenaltyApplied" and penalty.rule == fault  # type: ignore[attr-defined]
+    assert type(lost).__name__ == "DealLost" and lost.reason == fault  # type: ignore[attr-defined]
+    return new
+
+
+# -- what the checks look at --------------------------------------------------------------------
+
+
+def cards_in_play(deal: Deal) -> list[Card]:
+    """Every card of the deal wherever it lies: hands, stock, the table, the trick piles."""
+    table: list[Card] = []
+    if deal.trick is not None:
+        table += deal.trick.led
+        for response in deal.trick.responses:
+            table += response.cards
+    return [
+        *(c for hand in deal.hands for c in hand),
+        *deal.stock,
+        *table,
+        *(c for pile in deal.piles for c in pile),
+    ]

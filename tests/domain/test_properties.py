@@ -1,0 +1,247 @@
+"""STYLE.md 13: invariants over random legal play with 2-6 seats and random options.
+
+Cards are conserved and never in two places, every game ends, a replay (also through JSON)
+rebuilds the live state, decide accepts exactly what legal_commands lists, and no viewer
+learns a card it may not see, from its view or from its redacted events.
+"""
+
+from __future__ import annotations
+
+import random
+from itertools import combinations
+
+import msgspec
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+from msgspec.structs import replace
+
+from domain.audit import audit
+from domain.cards import Card, deck
+from domain.commands import (
+    Concede,
+    Dave,
+    DaveAnswer,
+    Declare,
+    Draw,
+    Lead,
+    Pass,
+    PlayerCommand,
+    Respond,
+    StartGame,
+)
+from domain.decide import decide
+from domain.errors import RuleViolation
+from domain.events import (
+    AnyEvent,
+    CardDealt,
+    CardDrawn,
+    DealStarted,
+    Declared,
+    Event,
+    GameStarted,
+    PenaltyApplied,
+    TrumpTurned,
+)
+from domain.evolve import replay
+from domain.legal import legal_commands
+from domain.rules import hand_sizes
+from domain.state import Game
+from domain.views import ARBITER, SPECTATOR, Viewer, redact_all, view
+from tests.domain.play import Played, Style, cards_in_play, play_game, styles, tables
+
+PROPERTY = settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+chances = st.randoms(use_true_random=True)
+encode = msgspec.json.Encoder().encode
+decode_events = msgspec.json.Decoder(list[AnyEvent]).decode
+
+
+def conserved(state: Game, events: list[Event]) -> None:
+    """After every command: each card of the pack in exactly one place, scores zero-sum."""
+    assert state.version == len(events)
+    assert sum(state.score) == 0
+    deal = state.deal
+    if deal is None:
+        return
+    pack = sorted(deck(state.rules.deck))
+    cards = cards_in_play(deal)
+    assert len(cards) == len(set(cards)), "a card in two places"
+    assert sorted(cards) == pack
+    assert sorted(deal.deck) == pack
+    if deal.phase != "over":  # a faulty draw may leave the offender over-full
+        sizes = hand_sizes(state.rules, len(state.seats))
+        assert all(len(h) <= sizes[s] for s, h in enumerate(deal.hands))
+        assert deal.stock[-1:] in ((), (deal.trump_card,)) or deal.trump_card not in deal.stock
+
+
+def nothing(state: Game, events: list[Event]) -> None:
+    pass
+
+
+@PROPERTY
+@given(tables(), styles, chances)
+def test_cards_are_conserved_and_every_game_ends(start: StartGame, style: Style,
+                                                 chance: random.Random) -> None:
+    played = play_game(start, style, chance, conserved)
+    state = played.state
+    assert state.finished and state.winners
+    assert max(state.score) >= state.rules.match_target
+    assert all(state.score[w] == max(state.score) for w in state.winners)
+    assert state.reason == state.deals[-1].reason
+    for reason in {d.reason for d in state.deals}:
+        event(f"a deal ended by {reason}")
+    event(f"{len(state.seats)} seats")
+    for kind in {type(e).__name__ for e in played.events}:
+        event(f"an event {kind}")
+    event(f"{len(played.states) // 100 * 100}+ commands")
+
+
+@PROPERTY
+@given(tables(), styles, chances)
+def test_a_replay_rebuilds_the_live_state(start: StartGame, style: Style,
+                                          chance: random.Random) -> None:
+    played = play_game(start, style, chance, nothing)
+    assert replay(played.events) == played.state
+    stored = decode_events(encode(played.events))
+    assert stored == played.events
+    assert replay(stored) == played.state
+    if played.states:
+        earlier = chance.choice(played.states)
+        assert replay(played.events[: earlier.version]) == earlier
+    wrongs = [e for e in played.events if isinstance(e, PenaltyApplied)
+              or (isinstance(e, Declared) and not e.true)]
+    assert len(audit(played.events)) == len(wrongs)
+
+
+@PROPERTY
+@given(tables(), styles, chances)
+def test_redacted_events_never_show_a_viewer_a_card_it_may_not_see(
+    start: StartGame, style: Style, chance: random.Random
+) -> None:
+    played = play_game(start, style, chance, nothing)
+    rules = played.state.rules
+    assert redact_all(played.events, ARBITER, rules) == played.events
+    for viewer in [*range(len(start.seats)), SPECTATOR]:
+        seen = redact_all(played.events, viewer, rules)
+        assert [type(e) for e in seen] == [type(e) for e in played.events]
+        trump: Card | None = None
+        for original, redacted in zip(played.events, seen, strict=True):
+            match redacted:
+                case TrumpTurned(card=card):
+                    trump = card
+                case CardDealt(seat=seat, card=card):
+                    assert card == (original.card if seat == viewer else None)  # type: ignore[attr-defined]
+                case CardDrawn(seat=seat, card=card, face_up=face_up):
+                    if seat == viewer or face_up:
+                        assert card == original.card  # type: ignore[attr-defined]
+                        assert not face_up or card == trump
+                    else:
+                        assert card is None
+                case PenaltyApplied(seat=seat, cards=cards):
+                    assert cards == (original.cards if seat == viewer else None)  # type: ignore[attr-defined]
+                case DealStarted(deck=order):
+                    assert order is None
+                case GameStarted(seed=seed):
+                    assert seed is None
+                case _:
+                    assert redacted == original
+
+
+def hidden_shuffled(state: Game, viewer: Viewer, chance: random.Random) -> Game:
+    """The same table with every card the viewer may not see moved around at random: other
+    seats' hands, the stock and the face-down trick piles. The turned trump card is public
+    wherever it lies, so it stays put."""
+    deal = state.deal
+    assert deal is not None
+    rules = state.rules
+    hands = [list(h) for h in deal.hands]
+    stock = list(deal.stock)
+    piles = [list(p) for p in deal.piles]
+    own = viewer if isinstance(viewer, int) else None
+    places: list[tuple[list[Card], int]] = []
+    for seat, hand in enumerate(hands):
+        if seat != own and seat not in rules.open_seats:
+            places += [(hand, i) for i in range(len(hand))]
+    places += [(stock, i) for i in range(len(stock))]
+    for seat, pile in enumerate(piles):
+        if not (seat == own and rules.show_own_points):
+            places += [(pile, i) for i in range(len(pile))]
+    places = [(where, i) for where, i in places if where[i] != deal.trump_card]
+    cards = [where[i] for where, i in places]
+    chance.shuffle(cards)
+    for (where, i), card in zip(places, cards, strict=True):
+        where[i] = card
+    moved = replace(
+        deal, hands=tuple(map(tuple, hands)), stock=tuple(stock), piles=tuple(map(tuple, piles))
+    )
+    return replace(state, deal=moved)
+
+
+@PROPERTY
+@given(tables(), styles, chances)
+def test_a_view_does_not_depend_on_cards_the_viewer_may_not_see(
+    start: StartGame, style: Style, chance: random.Random
+) -> None:
+    played = play_game(start, style, chance, nothing)
+    moments = chance.sample(played.states, min(3, len(played.states)))
+    for state in moments:
+        for viewer in [*range(len(start.seats)), SPECTATOR]:
+            seen = view(state, viewer)
+            assert view(hidden_shuffled(state, viewer, chance), viewer) == seen
+            encode(seen)
+        assert view(state, ARBITER).stock == state.deal.stock  # type: ignore[union-attr]
+
+
+# -- decide accepts exactly what legal_commands lists -----------------------------------------
+
+
+def candidates(state: Game, seat: int, chance: random.Random) -> list[PlayerCommand]:
+    """Every kind of command, with random card sets drawn from the seat's hand."""
+    deal = state.deal
+    assert deal is not None
+    hand = deal.hands[seat]
+    sets = [c for n in (1, 2, 3) for c in combinations(hand, n)]
+    picked = chance.sample(sets, min(4, len(sets)))
+    return [
+        *(Lead(c) for c in picked), *(Respond(c) for c in picked),
+        Declare("thirty_one"), Declare("bura"), Dave(), DaveAnswer(True), DaveAnswer(False),
+        Pass(), Concede(),
+    ]
+
+
+def listed(command: PlayerCommand, legal: list[PlayerCommand]) -> bool:
+    if isinstance(command, Lead | Respond):
+        return any(type(m) is type(command) and set(m.cards) == set(command.cards)  # type: ignore[attr-defined]
+                   for m in legal)
+    return command in legal
+
+
+def accepted(state: Game, command: PlayerCommand, seat: int) -> bool:
+    try:
+        decide(state, command, seat)
+    except RuleViolation:
+        return False
+    return True
+
+
+@PROPERTY
+@given(tables(), styles, chances)
+def test_decide_accepts_exactly_the_commands_legal_commands_lists(
+    start: StartGame, style: Style, chance: random.Random
+) -> None:
+    played: Played = play_game(start, style, chance, nothing)
+    moments = chance.sample(played.states, min(4, len(played.states)))
+    for state in moments:
+        if state.finished:
+            continue
+        deal = state.deal
+        assert deal is not None
+        for seat in range(len(start.seats)):
+            legal = legal_commands(state, seat)
+            for command in legal:
+                assert accepted(state, command, seat), command
+            for command in candidates(state, seat, chance):
+                assert accepted(state, command, seat) == listed(command, legal), command
+        if deal.phase == "draw":
+            assert Draw(1) in legal_commands(state, deal.turn)

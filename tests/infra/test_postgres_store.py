@@ -1,0 +1,103 @@
+"""What only the PostgreSQL store has to show: lost connections and the transaction ids."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+
+import asyncpg
+import msgspec
+import pytest
+
+from infra.migrate import migrate
+from infra.postgres_store import PostgresEventStore
+from infra.records import AppendResult, Metadata, NewEvent, StoreUnavailable
+from tests import servers
+
+
+@pytest.fixture
+async def pg_store(database_url: str) -> AsyncIterator[PostgresEventStore]:
+    store = await servers.open_postgres_store(database_url, max_size=4)
+    yield store
+    await store.close()
+
+
+def event(**payload: object) -> NewEvent:
+    return NewEvent("CardsLed", msgspec.json.encode(payload))
+
+
+async def test_an_append_killed_mid_flight_leaves_the_stream_untouched_and_can_be_retried(
+    pg_store: PostgresEventStore, database_url: str
+) -> None:
+    stream = f"game-{uuid.uuid4()}"
+    await pg_store.append(stream, 0, [event(n=1)])
+    command = Metadata(command_id=str(uuid.uuid4()), actor=1)
+    blocker = await asyncpg.connect(database_url)
+    try:
+        # An uncommitted append of version 2 makes ours wait on its row lock...
+        blocking = blocker.transaction()
+        await blocking.start()
+        await pg_store.append_on(blocker, stream, 1, [event(n="blocker")])
+        doomed = asyncio.create_task(pg_store.append(stream, 1, [event(n=2), event(n=3)], command))
+        victim = await _backend_waiting_on_a_lock(blocker, doomed)
+        # ...where its connection is killed, as by a crash or a failover.
+        await blocker.execute("SELECT pg_terminate_backend($1)", victim)
+        with pytest.raises(StoreUnavailable):
+            await doomed
+        await blocking.rollback()
+    finally:
+        await blocker.close()
+
+    assert await pg_store.version(stream) == 1
+    assert await pg_store.find_command(stream, command.command_id or "") is None
+    retried = await pg_store.append(stream, 1, [event(n=2), event(n=3)], command)
+    again = await pg_store.append(stream, 1, [event(n=2), event(n=3)], command)
+    assert retried == AppendResult(stream, 2, 3, duplicate=False)
+    assert again == AppendResult(stream, 2, 3, duplicate=True)
+    events = await pg_store.read(stream)
+    assert [msgspec.json.decode(e.data) for e in events] == [{"n": 1}, {"n": 2}, {"n": 3}]
+
+
+async def _backend_waiting_on_a_lock(conn: asyncpg.Connection, task: asyncio.Task[object]) -> int:
+    for _ in range(500):
+        pid = await conn.fetchval(
+            "SELECT pid FROM pg_stat_activity"
+            " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            " AND query LIKE '%bura_append%' AND pid <> pg_backend_pid()"
+        )
+        if pid is not None:
+            return int(pid)
+        assert not task.done(), task
+        await asyncio.sleep(0.01)
+    raise AssertionError("the append never blocked")
+
+
+async def test_each_event_records_the_id_of_the_transaction_that_wrote_it(
+    pg_store: PostgresEventStore,
+) -> None:
+    stream = f"game-{uuid.uuid4()}"
+    async with pg_store.pool.acquire() as conn, conn.transaction():
+        await pg_store.append_on(conn, stream, 0, [event(n=1), event(n=2)])
+        tx_id = await conn.fetchval("SELECT pg_current_xact_id()")
+
+    assert {e.tx_id for e in await pg_store.read(stream)} == {tx_id}
+
+
+async def test_an_unreachable_database_makes_the_store_unavailable() -> None:
+    nowhere = f"postgresql://postgres@127.0.0.1:{servers.free_port()}/bura"
+
+    with pytest.raises(StoreUnavailable):
+        await PostgresEventStore.open(nowhere)
+    with pytest.raises(StoreUnavailable):
+        await migrate(nowhere)
+    store = await PostgresEventStore.open(nowhere, min_size=0)  # connects on first use
+    try:
+        with pytest.raises(StoreUnavailable):
+            await store.append(f"game-{uuid.uuid4()}", 0, [event(n=1)])
+        with pytest.raises(StoreUnavailable):
+            await store.read_all((0, 0))
+        with pytest.raises(StoreUnavailable):
+            await store.ping()
+    finally:
+        await store.close()

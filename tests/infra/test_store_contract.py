@@ -1,0 +1,391 @@
+"""The EventStore contract: every adapter (SQLite, PostgreSQL) passes this same module."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
+
+import msgspec
+import pytest
+
+from infra.postgres_store import PostgresEventStore
+from infra.records import (
+    START,
+    AppendResult,
+    Checkpoint,
+    Conflict,
+    Metadata,
+    NewEvent,
+    RecordedEvent,
+    StoreUnavailable,
+)
+from infra.sqlite_store import SqliteEventStore, append_in_transaction
+from services.ports import EventStore
+
+WRITERS = 20
+
+
+def game() -> str:
+    return f"game-{uuid.uuid4()}"
+
+
+def event(type_: str = "CardsLed", **payload: object) -> NewEvent:
+    return NewEvent(type_, msgspec.json.encode(payload))
+
+
+def payload(e: RecordedEvent) -> object:
+    return msgspec.json.decode(e.data)
+
+
+async def caught_up(store: EventStore) -> Checkpoint:
+    """The checkpoint after everything a global reader can see now."""
+    checkpoint = START
+    while page := await store.read_all(checkpoint):
+        checkpoint = (page[-1].tx_id, page[-1].position)
+    return checkpoint
+
+
+async def read_along(
+    store: EventStore,
+    checkpoint: Checkpoint,
+    streams: set[str],
+    count: int,
+    limit: int = 1000,
+    timeout: float = 10.0,
+) -> tuple[list[RecordedEvent], Checkpoint]:
+    """Follow the global order from checkpoint until count events of streams have come.
+
+    Polls: on PostgreSQL a commit shows only once every older transaction in the
+    cluster has finished.
+    """
+    seen: list[RecordedEvent] = []
+    deadline = asyncio.get_running_loop().time() + timeout
+    while len(seen) < count:
+        page = await store.read_all(checkpoint, limit)
+        if page:
+            checkpoint = (page[-1].tx_id, page[-1].position)
+            seen += [e for e in page if e.stream_id in streams]
+        elif asyncio.get_running_loop().time() > deadline:
+            break
+        else:
+            await asyncio.sleep(0.01)
+    return seen, checkpoint
+
+
+# --- append and read -------------------------------------------------------------------
+
+
+async def test_an_appended_batch_reads_back_as_written(store: EventStore) -> None:
+    stream = game()
+    led = {"seat": 1, "cards": ["AS", "10H"], "note": "козырь ✓"}
+    metadata = Metadata(
+        command_id=str(uuid.uuid4()), actor=1, causation_id="cmd-7", correlation_id="req-9"
+    )
+    batch = [
+        NewEvent("CardsLed", msgspec.json.encode(led), schema_version=2),
+        NewEvent("TurnPassed", b"{}"),
+    ]
+
+    result = await store.append(stream, 0, batch, metadata)
+
+    assert result == AppendResult(stream, 1, 2, duplicate=False)
+    first, second = await store.read(stream)
+    assert (first.stream_id, first.version, first.type) == (stream, 1, "CardsLed")
+    assert first.data == batch[0].data
+    assert payload(first) == led
+    assert (first.schema_version, second.schema_version) == (2, 1)
+    assert (second.version, second.type, second.data) == (2, "TurnPassed", b"{}")
+    assert first.metadata == second.metadata == metadata
+    for e in (first, second):
+        assert e.recorded_at.tzinfo is not None
+        assert abs(e.recorded_at - datetime.now(UTC)) < timedelta(minutes=1)
+    assert (first.tx_id, first.position) < (second.tx_id, second.position)
+
+
+async def test_versions_count_up_from_one_without_gaps(store: EventStore) -> None:
+    stream = game()
+    assert await store.version(stream) == 0
+    assert await store.read(stream) == []
+
+    results = [
+        await store.append(stream, 0, [event(n=1)]),
+        await store.append(stream, 1, [event(n=2), event(n=3), event(n=4)]),
+        await store.append(stream, 4, [event(n=5), event(n=6)]),
+    ]
+
+    assert [(r.first_version, r.last_version) for r in results] == [(1, 1), (2, 4), (5, 6)]
+    events = await store.read(stream)
+    assert [e.version for e in events] == [1, 2, 3, 4, 5, 6]
+    assert [payload(e) for e in events] == [{"n": n} for n in range(1, 7)]
+    assert await store.version(stream) == 6
+
+
+async def test_reads_between_versions(store: EventStore) -> None:
+    stream = game()
+    for n in range(5):
+        await store.append(stream, n, [event(n=n + 1)])
+
+    def versions(events: list[RecordedEvent]) -> list[int]:
+        return [e.version for e in events]
+
+    assert versions(await store.read(stream, after=2)) == [3, 4, 5]
+    assert versions(await store.read(stream, until=2)) == [1, 2]
+    assert versions(await store.read(stream, after=1, until=3)) == [2, 3]
+    assert await store.read(stream, after=5) == []
+
+
+async def test_an_empty_batch_is_refused(store: EventStore) -> None:
+    with pytest.raises(ValueError):
+        await store.append(game(), 0, [])
+
+
+# --- optimistic concurrency --------------------------------------------------------------
+
+
+async def test_a_stale_or_future_expected_version_conflicts_and_writes_nothing(
+    store: EventStore,
+) -> None:
+    stream = game()
+    await store.append(stream, 0, [event(n=1)])
+    attempt = Metadata(command_id="lost-race")
+
+    with pytest.raises(Conflict) as stale:
+        await store.append(stream, 0, [event(n=2), event(n=3)], attempt)
+    with pytest.raises(Conflict) as future:
+        await store.append(stream, 5, [event(n=2)])
+
+    assert (stale.value.stream_id, stale.value.expected, stale.value.actual) == (stream, 0, 1)
+    assert (future.value.expected, future.value.actual) == (5, 1)
+    assert [payload(e) for e in await store.read(stream)] == [{"n": 1}]
+    # The failed attempt did not record its command id: a retry at the right version counts.
+    assert await store.find_command(stream, "lost-race") is None
+    retried = await store.append(stream, 1, [event(n=2)], attempt)
+    assert retried == AppendResult(stream, 2, 2, duplicate=False)
+
+
+async def test_writers_racing_at_one_version_have_exactly_one_winner(store: EventStore) -> None:
+    stream = game()
+    winners = []
+    for round_ in range(5):
+        version = await store.version(stream)
+        outcomes = await asyncio.gather(
+            *(
+                store.append(stream, version, [event(writer=w, round=round_)])
+                for w in range(WRITERS)
+            ),
+            return_exceptions=True,
+        )
+
+        won = [o for o in outcomes if isinstance(o, AppendResult)]
+        lost = [o for o in outcomes if isinstance(o, Conflict)]
+        assert len(won) == 1 and len(lost) == WRITERS - 1, outcomes
+        assert (won[0].first_version, won[0].last_version) == (version + 1, version + 1)
+        assert {(c.expected, c.actual) for c in lost} == {(version, version + 1)}
+        winners.append(outcomes.index(won[0]))
+
+    events = await store.read(stream)
+    assert [e.version for e in events] == [1, 2, 3, 4, 5]
+    assert [payload(e) for e in events] == [
+        {"writer": w, "round": r} for r, w in enumerate(winners)
+    ]
+
+
+async def test_racing_writers_that_retry_lose_nothing_and_duplicate_nothing(
+    store: EventStore,
+) -> None:
+    stream, batches_each = game(), 3
+
+    async def writer(w: int) -> list[tuple[AppendResult, list[NewEvent]]]:
+        won = []
+        for b in range(batches_each):
+            batch = [event("CardDrawn", writer=w, batch=b, card=i) for i in range(2)]
+            while True:
+                try:
+                    result = await store.append(stream, await store.version(stream), batch)
+                except Conflict:
+                    continue  # someone else got this version: re-read and retry
+                won.append((result, batch))
+                break
+        return won
+
+    results = [r for rs in await asyncio.gather(*map(writer, range(WRITERS))) for r in rs]
+
+    events = await store.read(stream)
+    total = WRITERS * batches_each * 2
+    assert [e.version for e in events] == list(range(1, total + 1))
+    spans = sorted((r.first_version, r.last_version) for r, _ in results)
+    assert spans == [(v, v + 1) for v in range(1, total + 1, 2)]
+    for result, batch in results:  # each winner's batch, whole and in order, at its versions
+        written = events[result.first_version - 1 : result.last_version]
+        assert [e.data for e in written] == [e.data for e in batch]
+
+
+async def test_batches_of_concurrent_writers_never_interleave_in_global_order(
+    store: EventStore,
+) -> None:
+    checkpoint = await caught_up(store)
+    streams = [game() for _ in range(3)]
+
+    async def writer(w: int) -> None:
+        for b in range(3):
+            stream = streams[(w + b) % len(streams)]
+            batch = [event(writer=w, batch=b, i=i) for i in range(3)]
+            command = Metadata(command_id=f"{w}-{b}", actor=w)
+            while True:
+                try:
+                    await store.append(stream, await store.version(stream), batch, command)
+                    break
+                except Conflict:
+                    continue
+
+    await asyncio.gather(*map(writer, range(10)))
+
+    seen, _ = await read_along(store, checkpoint, set(streams), count=90)
+    assert len(seen) == 90
+    runs = [seen[i : i + 3] for i in range(0, 90, 3)]
+    for run in runs:
+        assert len({(e.stream_id, e.metadata.command_id) for e in run}) == 1
+        assert [payload(e)["i"] for e in run] == [0, 1, 2]  # type: ignore[index]
+    assert len({(run[0].stream_id, run[0].metadata.command_id) for run in runs}) == 30
+
+
+# --- idempotency ------------------------------------------------------------------------
+
+
+async def test_a_repeated_command_id_appends_nothing_and_returns_the_first_result(
+    store: EventStore,
+) -> None:
+    stream, other = game(), game()
+    command = Metadata(command_id=str(uuid.uuid4()), actor=0)
+    batch = [event(n=1), event(n=2)]
+
+    first = await store.append(stream, 0, batch, command)
+    again = await store.append(stream, 0, batch, command)
+    await store.append(stream, 2, [event(n=3)])  # the game moves on
+    stale = await store.append(stream, 0, batch, command)
+    current = await store.append(stream, 3, batch, command)
+
+    assert first == AppendResult(stream, 1, 2, duplicate=False)
+    assert again == stale == current == AppendResult(stream, 1, 2, duplicate=True)
+    assert [payload(e) for e in await store.read(stream)] == [{"n": 1}, {"n": 2}, {"n": 3}]
+    assert await store.find_command(stream, command.command_id or "") == first
+    assert await store.find_command(stream, "never-sent") is None
+    # Command ids are per stream: the same id elsewhere is a new command.
+    assert await store.append(other, 0, batch, command) == AppendResult(other, 1, 2)
+    assert await store.version(stream) == 3
+
+
+async def test_concurrent_retries_of_one_command_append_it_once(store: EventStore) -> None:
+    stream = game()
+    command = Metadata(command_id=str(uuid.uuid4()))
+
+    results = await asyncio.gather(
+        *(store.append(stream, 0, [event(n=1), event(n=2)], command) for _ in range(WRITERS))
+    )
+
+    assert {(r.first_version, r.last_version) for r in results} == {(1, 2)}
+    assert sorted(r.duplicate for r in results) == [False] + [True] * (WRITERS - 1)
+    assert await store.version(stream) == 2
+
+
+# --- the global order -------------------------------------------------------------------
+
+
+async def test_a_checkpoint_loop_reads_every_stream_in_global_order_exactly_once(
+    store: EventStore,
+) -> None:
+    checkpoint = await caught_up(store)
+    streams = [game() for _ in range(5)]
+    appended = []
+    for round_ in range(4):
+        for s in streams:
+            await store.append(s, 2 * round_, [event(round=round_, i=0), event(round=round_, i=1)])
+            appended += [(s, 2 * round_ + 1), (s, 2 * round_ + 2)]
+
+    seen, checkpoint = await read_along(store, checkpoint, set(streams), count=40, limit=3)
+
+    assert [(e.stream_id, e.version) for e in seen] == appended
+    places = [(e.tx_id, e.position) for e in seen]
+    assert places == sorted(places) and len(set(places)) == len(places)
+    more, _ = await read_along(store, checkpoint, set(streams), count=1, timeout=0.2)
+    assert more == []
+
+
+@asynccontextmanager
+async def held_open_append(
+    store: EventStore, stream: str, events: Sequence[NewEvent]
+) -> AsyncIterator[None]:
+    """An append whose transaction stays open (uncommitted) until the block ends."""
+    if isinstance(store, PostgresEventStore):
+        async with store.pool.acquire() as conn, conn.transaction():
+            await store.append_on(conn, stream, 0, events)
+            yield
+    else:
+        assert isinstance(store, SqliteEventStore)
+        db = sqlite3.connect(store.path, isolation_level=None, check_same_thread=False)
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            append_in_transaction(db, stream, 0, list(events), Metadata())
+            yield
+            db.execute("COMMIT")
+        finally:
+            db.close()
+
+
+async def test_an_append_that_commits_late_is_not_skipped_by_a_global_reader(
+    store: EventStore,
+) -> None:
+    checkpoint = await caught_up(store)
+    slow, quick = game(), [game() for _ in range(3)]
+    ours = {slow, *quick}
+
+    async with held_open_append(store, slow, [event("Slow")]):
+        seen, checkpoint = await read_along(store, checkpoint, ours, count=1, timeout=0.1)
+        later = [asyncio.create_task(store.append(s, 0, [event("Quick")])) for s in quick]
+        if isinstance(store, PostgresEventStore):
+            # These commit while the slow append, which took its position first, is open:
+            # a reader that followed positions alone would now step past it for good.
+            await asyncio.gather(*later)
+            meanwhile, checkpoint = await read_along(store, checkpoint, ours, 4, timeout=0.3)
+            seen += meanwhile
+        else:
+            # SQLite has one writer at a time: these wait for the open transaction.
+            await asyncio.sleep(0.1)
+        assert slow not in {e.stream_id for e in seen}
+    await asyncio.gather(*later)
+
+    after, _ = await read_along(store, checkpoint, ours, count=4 - len(seen))
+    seen += after
+
+    assert sorted(e.stream_id for e in seen) == sorted(ours)  # each exactly once
+    late = next(e for e in seen if e.stream_id == slow)
+    assert late.position < min(e.position for e in seen if e.stream_id != slow)
+
+
+# --- seats and lifecycle ------------------------------------------------------------------
+
+
+async def test_seat_tokens_are_kept_per_seat_and_replaced_whole(store: EventStore) -> None:
+    stream = game()
+    assert await store.seat_tokens(stream) == []
+
+    await store.save_seat_tokens(stream, [b"\x00hash-0", b"\xffhash-1"])
+    assert await store.seat_tokens(stream) == [b"\x00hash-0", b"\xffhash-1"]
+
+    await store.save_seat_tokens(stream, [b"a", b"b", b"c"])
+    assert await store.seat_tokens(stream) == [b"a", b"b", b"c"]
+    assert await store.seat_tokens(game()) == []
+
+
+async def test_a_closed_store_is_unavailable(store: EventStore) -> None:
+    await store.ping()
+    await store.close()
+
+    with pytest.raises(StoreUnavailable):
+        await store.append(game(), 0, [event()])
+    with pytest.raises(StoreUnavailable):
+        await store.ping()
