@@ -26,8 +26,10 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True):
     text: str
     deal: int
     seat: int  # the seat that acted
-    due: int | None  # the seat that was due to act (for a draw: to draw), None if none was
-    phase: str  # what the table was waiting for
+    due: int | None  # a faulty draw: the seat due to draw, None when no draw was due;
+    # a declaration: the seat whose turn it was
+    turn: int  # the seat the table was waiting for, whatever it was waiting for
+    phase: str  # what the table was waiting for: lead, respond, draw, dave_answer
     hand_sizes: tuple[int, ...]
     stock_count: int
     cards: tuple[Card, ...] | None = None  # cards taken by a faulty draw
@@ -51,7 +53,8 @@ def audit(events: Iterable[Event]) -> list[Finding]:
         match event:
             case PenaltyApplied(seat=seat, rule=rule, due=due, cards=cards) if deal is not None:
                 pending = dict(
-                    rule=rule, deal=deal.number, seat=seat, due=due, phase=deal.phase,
+                    rule=rule, deal=deal.number, seat=seat, due=due, turn=deal.turn,
+                    phase=deal.phase,
                     hand_sizes=tuple(len(h) for h in deal.hands), stock_count=len(deal.stock),
                     cards=cards, before_version=before.version, act=state.version,
                 )
@@ -60,7 +63,7 @@ def audit(events: Iterable[Event]) -> list[Finding]:
             ):
                 pending = dict(
                     rule="false_declaration", deal=deal.number, seat=seat, due=deal.turn,
-                    phase=deal.phase, hand_sizes=tuple(len(h) for h in deal.hands),
+                    turn=deal.turn, phase=deal.phase, hand_sizes=tuple(len(h) for h in deal.hands),
                     stock_count=len(deal.stock), claim=claim, value=value, needed=needed,
                     pile=deal.piles[seat] if claim == "thirty_one" else None,
                     hand=deal.hands[seat] if claim == "bura" else None,
