@@ -1,0 +1,71 @@
+"""Settings come from the environment only, and a bad one names itself."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from services.config import VARIABLES, ConfigError, load
+
+
+def test_defaults_run_the_embedded_service_with_a_generated_key():
+    settings = load({})
+    assert settings.database_url is None and settings.redis_url is None
+    assert (settings.host, settings.port) == ("127.0.0.1", 8000)
+    assert settings.operator_key_generated and len(settings.operator_key) >= 24
+
+
+def test_every_variable_is_read():
+    env = {
+        "BURA_HOST": "0.0.0.0",
+        "BURA_PORT": "9000",
+        "BURA_DATABASE_URL": "postgresql://u@db/bura",
+        "BURA_SQLITE_PATH": "/tmp/x.sqlite3",
+        "BURA_REDIS_URL": "redis://cache:6379/0",
+        "BURA_OPERATOR_KEY": "k" * 32,
+        "BURA_LOG_LEVEL": "debug",
+        "BURA_LOG_FORMAT": "text",
+        "BURA_MAX_BODY_BYTES": "1000",
+        "BURA_COMMAND_RETRIES": "3",
+        "BURA_CACHE_GAMES": "10",
+        "BURA_SHUTDOWN_GRACE_SECONDS": "5",
+        "BURA_SSE_KEEPALIVE_SECONDS": "1.5",
+        "BURA_FEED_POLL_SECONDS": "0.5",
+    }
+    assert set(env) == set(VARIABLES)
+    settings = load(env)
+    assert settings.port == 9000 and settings.redis_url == "redis://cache:6379/0"
+    assert settings.operator_key == "k" * 32 and not settings.operator_key_generated
+    assert settings.sse_keepalive_seconds == 1.5 and settings.feed_poll_seconds == 0.5
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("BURA_PORT", "eighty"),
+        ("BURA_PORT", "70000"),
+        ("BURA_DATABASE_URL", "mysql://x"),
+        ("BURA_REDIS_URL", "http://x"),
+        ("BURA_LOG_LEVEL", "loud"),
+        ("BURA_LOG_FORMAT", "xml"),
+        ("BURA_MAX_BODY_BYTES", "0"),
+        ("BURA_COMMAND_RETRIES", "-1"),
+    ],
+)
+def test_a_bad_setting_stops_start_up_naming_it(name, value):
+    with pytest.raises(ConfigError, match=name):
+        load({name: value})
+
+
+def test_the_readme_documents_every_setting():
+    readme = Path(__file__).parents[2].joinpath("README.md").read_text()
+    documented = set(re.findall(r"`(BURA_[A-Z_]+)`", readme))
+    assert set(VARIABLES) <= documented
+
+
+def test_cli_refuses_to_start_with_a_bad_setting(monkeypatch, capsys):
+    from services.cli import main
+
+    monkeypatch.setenv("BURA_PORT", "nope")
+    assert main(["simulate", "--games", "1"]) == 2
+    assert "BURA_PORT" in capsys.readouterr().err
