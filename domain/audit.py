@@ -7,9 +7,10 @@ from collections.abc import Iterable
 import msgspec
 
 from domain.cards import Card
-from domain.events import DealLost, Declared, Event, PenaltyApplied
+from domain.events import DealLost, Declared, Event, PenaltyApplied, PotPaid
 from domain.evolve import evolve
-from domain.state import NEW_GAME, Game
+from domain.state import NEW_GAME, Deal, Game
+from domain.views import ARBITER, Viewer
 
 RULE_TEXT = {
     "double_draw": "RULES.md 4: taking two cards at once («двойной подъём») loses the deal",
@@ -17,7 +18,8 @@ RULE_TEXT = {
     "out_of_turn_draw": "RULES.md 4: drawing when another seat is due, or when no draw is due "
     "(«чужой подъём»), loses the deal",
     "false_declaration": "RULES.md 5: declaring 31 without the points, or bura without three "
-    "trumps, loses the deal",
+    "trumps (Kozel: four aces without four aces), loses the deal; with pay_pot (RULES.md 8) "
+    "a false 31 instead adds a stake for every other side to the pot",
 }
 
 
@@ -37,12 +39,15 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True):
     value: int | None = None  # a declaration: the points (or trumps) the seat really had
     needed: int | None = None
     pile: tuple[Card, ...] | None = None  # a declaration of 31: the tricks that were counted
-    hand: tuple[Card, ...] | None = None  # a declaration of bura: the hand it was judged on
+    hidden: int = 0  # cards of that pile played face down by others, left out for this viewer
+    hand: tuple[Card, ...] | None = None  # bura or four aces: the hand it was judged on
     before_version: int  # the table state the verdict was judged on
     versions: tuple[int, ...]  # the events that prove it: the act and the verdict
 
 
-def audit(events: Iterable[Event]) -> list[Finding]:
+def audit(events: Iterable[Event], viewer: Viewer = ARBITER) -> list[Finding]:
+    """Every finding as `viewer` may see it: a face-down card (closed_discard) stays hidden
+    from every seat but the one that played it, even in the evidence."""
     findings: list[Finding] = []
     state: Game = NEW_GAME
     pending: dict[str, object] | None = None
@@ -61,15 +66,19 @@ def audit(events: Iterable[Event]) -> list[Finding]:
             case Declared(seat=seat, claim=claim, value=value, needed=needed, true=False) if (
                 deal is not None
             ):
+                pile = _pile(deal, seat, viewer) if claim == "thirty_one" else None
                 pending = dict(
                     rule="false_declaration", deal=deal.number, seat=seat, due=deal.turn,
                     turn=deal.turn, phase=deal.phase, hand_sizes=tuple(len(h) for h in deal.hands),
                     stock_count=len(deal.stock), claim=claim, value=value, needed=needed,
-                    pile=deal.piles[seat] if claim == "thirty_one" else None,
-                    hand=deal.hands[seat] if claim == "bura" else None,
+                    pile=pile,
+                    hidden=len(deal.piles[seat]) - len(pile) if pile is not None else 0,
+                    hand=deal.hands[seat] if claim != "thirty_one" else None,
                     before_version=before.version, act=state.version,
                 )
-            case DealLost(seat=seat) if pending is not None and pending["seat"] == seat:
+            case DealLost(seat=seat) | PotPaid(seat=seat) if (
+                pending is not None and pending["seat"] == seat
+            ):
                 act = pending.pop("act")
                 rule = str(pending["rule"])
                 findings.append(
@@ -80,3 +89,10 @@ def audit(events: Iterable[Event]) -> list[Finding]:
                 )
                 pending = None
     return findings
+
+
+def _pile(deal: Deal, seat: int, viewer: Viewer) -> tuple[Card, ...]:
+    if viewer == ARBITER:
+        return deal.piles[seat]
+    unseen = {c for s, cards in enumerate(deal.face_down) if s != viewer for c in cards}
+    return tuple(c for c in deal.piles[seat] if c not in unseen)

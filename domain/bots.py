@@ -1,4 +1,8 @@
-"""Two bots that only ever send legal commands: a random one and a greedy one."""
+"""Two bots that only ever send legal commands: a random one and a greedy one.
+
+A bot is asked for a move by the seat due to act, or, in the Czech game, by a seat that may
+lead a combination out of turn (`legal.claimants`); then it leads it.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from itertools import combinations
 from typing import Protocol, TypeVar
 
 from domain.cards import POINTS, STRENGTH, SUIT_OF, Card, covers
+from domain.combinations import combination
 from domain.commands import (
     Concede,
     Dave,
@@ -20,7 +25,7 @@ from domain.commands import (
 )
 from domain.legal import legal_commands
 from domain.state import Deal, Game
-from domain.table import claim_points, lead_limit
+from domain.table import known_points
 
 T = TypeVar("T")
 
@@ -45,32 +50,35 @@ def random_bot(state: Game, seat: int, chance: Chance) -> PlayerCommand:
 
 
 def greedy_bot(state: Game, seat: int, chance: Chance) -> PlayerCommand:
-    """Covers as cheaply as it can, leads its most valuable suit, shows bura, and declares
-    only when its own count of its tricks reaches the target."""
+    """Covers as cheaply as it can, leads its most valuable cards (a bura first), shows
+    bura or four aces, and declares only when the points it could see reach the target."""
     deal = state.deal
     assert deal is not None
     hand = deal.hands[seat]
+    legal = legal_commands(state, seat)
     trumps = [c for c in hand if SUIT_OF[c] == deal.trump]
+    points = known_points(state, deal, seat)
+    if Declare("bura") in legal and len(trumps) >= 3:
+        return Declare("bura")
+    if Declare("four_aces") in legal and sum(1 for c in hand if c[:-1] == "A") == 4:
+        return Declare("four_aces")
     match deal.phase:
+        case _ if seat != deal.turn:
+            return _best_lead(state, deal, legal)
         case "draw":
             return Draw(1)
         case "dave_answer":
-            return DaveAnswer(len(trumps) >= 2 or claim_points(state, deal, seat) >= 20)
-        case "respond" if len(trumps) >= 3:
-            return Declare("bura")
+            return DaveAnswer(len(trumps) >= 2 or points >= 20)
         case "respond":
             return Respond(_cheapest_answer(deal, hand))
-        case "lead" if len(trumps) >= 3:
-            return Declare("bura")
-        case "lead" if claim_points(state, deal, seat) >= state.rules.target_points:
+        case "lead" if Declare("thirty_one") in legal and points >= state.rules.target_points:
             return Declare("thirty_one")
-        case "lead" if lead_limit(state, deal) == 0:
+        case "lead" if Pass() in legal:
             return Pass()
         case "lead":
-            legal = legal_commands(state, seat)
-            if Dave() in legal and claim_points(state, deal, seat) >= 25 and len(trumps) >= 2:
+            if Dave() in legal and points >= 25 and len(trumps) >= 2:
                 return Dave()
-            return Lead(_best_lead(state, deal, hand))
+            return _best_lead(state, deal, legal)
     return Concede()
 
 
@@ -91,11 +99,13 @@ def _cheapest_answer(deal: Deal, hand: tuple[Card, ...]) -> tuple[Card, ...]:
     return min(pool, key=lambda o: _cost(o, deal.trump))
 
 
-def _best_lead(state: Game, deal: Deal, hand: tuple[Card, ...]) -> tuple[Card, ...]:
-    limit = lead_limit(state, deal)
-    sizes = (3, 1) if state.rules.game == "kozel" else (3, 2, 1)
-    groups: list[tuple[Card, ...]] = []
-    for size in sizes:
-        if size <= limit:
-            groups += [g for g in combinations(hand, size) if len({SUIT_OF[c] for c in g}) == 1]
-    return max(groups, key=lambda g: (sum(POINTS[c] for c in g), -_cost(g, deal.trump)[0]))
+def _best_lead(state: Game, deal: Deal, legal: list[PlayerCommand]) -> Lead:
+    """A led bura first (it wins the deal), then the most points, sparing trumps."""
+    czech = state.rules.combinations == "czech"
+
+    def worth(lead: Lead) -> tuple[int, int, int]:
+        kind = combination(lead.cards, deal.trump) if czech else None
+        bura = 1 if kind == "bura" else 0
+        return (bura, sum(POINTS[c] for c in lead.cards), -_cost(lead.cards, deal.trump)[0])
+
+    return max((m for m in legal if isinstance(m, Lead)), key=worth)

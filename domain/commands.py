@@ -28,6 +28,8 @@ class Draw(Command, frozen=True):
 
 
 class Lead(Command, frozen=True):
+    """Also, in the Czech game, a combination led out of turn at the start of a trick."""
+
     cards: tuple[Card, ...]
 
 
@@ -36,7 +38,7 @@ class Respond(Command, frozen=True):
 
 
 class Declare(Command, frozen=True):
-    claim: Literal["thirty_one", "bura"]
+    claim: Literal["thirty_one", "bura", "four_aces"]  # four_aces: Kozel only
 
 
 class Dave(Command, frozen=True):

@@ -1,4 +1,4 @@
-"""decide(state, command, actor) -> events: every rule of RULES.md sections 1-7, and no I/O."""
+"""decide(state, command, actor) -> events: every rule of RULES.md, and no I/O."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from domain import cards as pack
 from domain.cards import SUIT_OF, Card, count_trumps, covers
+from domain.combinations import can_beat, combination, open_to_combinations, outranked
 from domain.commands import (
     AnyCommand,
     Concede,
@@ -18,38 +19,35 @@ from domain.commands import (
     Respond,
     StartGame,
 )
+from domain.dealing import deal_cards
 from domain.errors import BadCard, RuleViolation
 from domain.events import (
     BuraShown,
-    CardDealt,
     CardDrawn,
     CardsLed,
     CardsResponded,
-    CompensationGiven,
     Conceded,
     DaveAccepted,
     DaveDeclined,
     DaveOffered,
     DealerChosen,
-    DealLost,
-    DealStarted,
-    DealVoid,
-    DealWon,
     Declared,
     Event,
-    GameFinished,
+    FourAcesShown,
     GameStarted,
     Passed,
     PenaltyApplied,
-    StakeSettled,
+    PotPaid,
     TrickTaken,
-    TrumpTurned,
 )
 from domain.evolve import fold
 from domain.rules import check, dave_enabled, hand_sizes
-from domain.shuffle import commitment, deal_seed, draw_lot, shuffled
+from domain.settlement import count_up, end_deal
+from domain.shuffle import draw_lot
 from domain.state import Deal, Game
-from domain.table import claim_points, lead_limit, next_seat, team_of
+from domain.table import claim_points, lead_limit, next_seat
+
+__all__ = ["deal_cards", "decide", "end_deal"]
 
 
 def decide(state: Game, command: AnyCommand, actor: int | None) -> list[Event]:
@@ -71,6 +69,8 @@ def decide(state: Game, command: AnyCommand, actor: int | None) -> list[Event]:
             return _respond(state, deal, actor, _parsed(cards))
         case Declare(claim="bura"):
             return _show_bura(state, deal, actor)
+        case Declare(claim="four_aces"):
+            return _show_four_aces(state, deal, actor)
         case Declare():
             return _declare(state, deal, actor)
         case Dave():
@@ -85,7 +85,7 @@ def decide(state: Game, command: AnyCommand, actor: int | None) -> list[Event]:
             raise TypeError(f"unhandled command {type(command).__name__}")
 
 
-# -- starting and dealing ---------------------------------------------------------------
+# -- starting ---------------------------------------------------------------------------
 
 
 def _start(state: Game, command: StartGame) -> list[Event]:
@@ -128,45 +128,6 @@ def _parsed(cards: Sequence[str]) -> tuple[Card, ...]:
         raise RuleViolation("bad_card", str(e)) from None
 
 
-def deal_cards(game: Game, number: int, dealer: int, order: Sequence[Card] | None) -> list[Event]:
-    """The deal: shuffle (or the operator's order), one card at a time clockwise from the
-    seat after the dealer, then the trump card turned."""
-    rules = game.rules
-    seats = len(game.seats)
-    seed = deal_seed(game.seed, number)
-    deck = tuple(order) if order is not None else shuffled(seed, pack.deck(rules.deck))
-    events: list[Event] = [
-        DealStarted(
-            number=number,
-            dealer=dealer,
-            commitment=commitment(seed, deck),
-            deck=deck,
-            explicit=order is not None,
-        )
-    ]
-    sizes = hand_sizes(rules, seats)
-    dealt = 0
-    for round_ in range(max(sizes)):
-        for k in range(1, seats + 1):
-            seat = (dealer + k) % seats
-            if sizes[seat] > round_:
-                events.append(CardDealt(seat, deck[dealt]))
-                dealt += 1
-    if rules.trumps:
-        events.append(TrumpTurned(deck[dealt]))
-    for seat in rules.open_seats:
-        for other in range(seats):
-            if other != seat and rules.compensation:
-                events.append(CompensationGiven(seat, rules.compensation, "open_seat"))
-                break
-    if rules.first_lead_compensation:
-        leader = next_seat(dealer, seats)
-        for other in range(seats):
-            if other != leader:
-                events.append(CompensationGiven(other, rules.first_lead_compensation, "first_lead"))
-    return events
-
-
 # -- playing a trick --------------------------------------------------------------------
 
 
@@ -192,6 +153,8 @@ def _own_cards(deal: Deal, actor: int, cards: Sequence[Card]) -> None:
 
 
 def _lead(game: Game, deal: Deal, actor: int, cards: Sequence[Card]) -> list[Event]:
+    if deal.turn != actor and open_to_combinations(game, deal):
+        return _lead_out_of_turn(game, deal, actor, cards)
     _own_turn(deal, actor, "lead")
     limit = lead_limit(game, deal)
     if limit == 0:
@@ -201,9 +164,52 @@ def _lead(game: Game, deal: Deal, actor: int, cards: Sequence[Card]) -> list[Eve
     if game.rules.game == "kozel" and len(cards) == 2:
         raise RuleViolation("wrong_card_count", "in Kozel a lead is 1 or 3 cards of one suit")
     _own_cards(deal, actor, cards)
+    czech = game.rules.combinations == "czech"
+    kind = combination(cards, deal.trump) if czech else None
     if len({SUIT_OF[c] for c in cards}) > 1:
-        raise RuleViolation("mixed_suits", f"a lead is cards of one suit: {' '.join(cards)}")
-    return [CardsLed(actor, tuple(cards))]
+        if kind != "three_aces":
+            raise RuleViolation("mixed_suits", f"a lead is cards of one suit: {' '.join(cards)}")
+        # three aces are no ordinary lead: only the combination's precedence allows them
+        _precedence(game, deal, actor, kind)
+    return _led(game, deal, actor, cards, kind)
+
+
+def _lead_out_of_turn(game: Game, deal: Deal, actor: int, cards: Sequence[Card]) -> list[Event]:
+    """Seed 003: «Pokud má hráč v ruce jednu z kombinací, může s ní vyjet, i když není na
+    tahu» — a combination may be led out of turn, the stronger first."""
+    out_of_turn = RuleViolation(
+        "not_your_turn", f"{_due(deal)}; out of turn only bura, three aces or molodka may be led"
+    )
+    if len(cards) != 3:
+        raise out_of_turn
+    _own_cards(deal, actor, cards)
+    kind = combination(cards, deal.trump)
+    if kind is None:
+        raise out_of_turn
+    _precedence(game, deal, actor, kind)
+    return _led(game, deal, actor, cards, kind)
+
+
+def _precedence(game: Game, deal: Deal, actor: int, kind: str) -> None:
+    if outranked(game, deal, actor, kind):
+        raise RuleViolation(
+            "combination_outranked",
+            "another seat holds a stronger combination, or as strong a one and leads earlier",
+        )
+
+
+def _led(game: Game, deal: Deal, actor: int, cards: Sequence[Card], kind: str | None) -> (
+    list[Event]
+):
+    led = CardsLed(actor, tuple(cards), kind)
+    if kind != "bura":
+        return [led]
+    # «Vynesení Bury znamená okamžité vítězství»: a led bura wins at once, unless a responder
+    # holds a bura that beats it; then the responders answer, and the first that beats wins.
+    others = [s for s in range(len(game.seats)) if s != actor]
+    if any(can_beat(deal.hands[s], cards, deal.trump) for s in others):
+        return [led]
+    return [led, *end_deal(game, deal, winner=actor, reason="bura")]
 
 
 def _respond(game: Game, deal: Deal, actor: int, cards: Sequence[Card]) -> list[Event]:
@@ -217,18 +223,31 @@ def _respond(game: Game, deal: Deal, actor: int, cards: Sequence[Card]) -> list[
     _own_cards(deal, actor, cards)
     beat = covers(cards, trick.winning, deal.trump)
     face_down = game.rules.closed_discard and not beat
-    events: list[Event] = [
-        CardsResponded(seat=actor, cards=tuple(cards), count=len(cards), beat=beat,
-                       face_down=face_down)
-    ]
-    if next_seat(actor, len(game.seats)) == trick.leader:
-        taker = actor if beat else trick.winner
-        events.append(TrickTaken(taker))
-        after = fold(game, events)
-        played_out = not after.deal.stock and not any(after.deal.hands)  # type: ignore[union-attr]
-        if game.rules.game == "kozel" and played_out:
-            events += _most_points(after, after.deal, "most_points")  # type: ignore[arg-type]
-    return events
+    responded = CardsResponded(seat=actor, cards=tuple(cards), count=len(cards), beat=beat,
+                               face_down=face_down)
+    last = next_seat(actor, len(game.seats)) == trick.leader
+    if trick.combination == "bura":
+        if beat:  # «Pokud hráč dokáže svojí Burou přebít Buru protivníkovu, vyhrává on»
+            return [responded, *end_deal(game, deal, winner=actor, reason="bura")]
+        if last:
+            return [responded, *end_deal(game, deal, winner=trick.leader, reason="bura")]
+        return [responded]
+    if not last:
+        return [responded]
+    events: list[Event] = [responded, TrickTaken(actor if beat else trick.winner)]
+    return events + _played_out(game, events)
+
+
+def _played_out(game: Game, events: list[Event]) -> list[Event]:
+    """Kozel is played until no further trick can be led; then the tricks are counted."""
+    if game.rules.game != "kozel":
+        return []
+    after = fold(game, events)
+    deal = after.deal
+    assert deal is not None
+    if deal.phase == "lead" and lead_limit(after, deal) == 0:
+        return count_up(after, deal)
+    return []
 
 
 # -- drawing and its penalties ----------------------------------------------------------
@@ -252,7 +271,10 @@ def _draw(game: Game, deal: Deal, actor: int, count: int) -> list[Event]:
         )
     else:
         card = deal.stock[0]
-        return [CardDrawn(actor, card, card == deal.trump_card and len(deal.stock) == 1)]
+        drawn: list[Event] = [
+            CardDrawn(actor, card, card == deal.trump_card and len(deal.stock) == 1)
+        ]
+        return drawn + _played_out(game, drawn)
     if game.rules.penalties == "reject":
         raise RuleViolation(rule, why + " (refused: penalties are not enforced at this table)")
     taken = deal.stock[:count]
@@ -264,18 +286,37 @@ def _draw(game: Game, deal: Deal, actor: int, count: int) -> list[Event]:
 
 
 def _declare(game: Game, deal: Deal, actor: int) -> list[Event]:
-    phases = ("lead", "respond") if game.rules.declare_on == "any_turn" else ("lead",)
+    rules = game.rules
+    if rules.game == "kozel":
+        raise RuleViolation(
+            "no_thirty_one", "Kozel has no declaration of 31: the deal is played out and counted"
+        )
+    phases = ("lead", "respond") if rules.declare_on == "any_turn" else ("lead",)
     _own_turn(deal, actor, *phases)
+    if actor in deal.refuted:
+        raise RuleViolation(
+            "already_declared", "your 31 was found false: take another trick before declaring"
+        )
     value = claim_points(game, deal, actor)
-    needed = game.rules.target_points
+    needed = rules.target_points
     declared = Declared(seat=actor, claim="thirty_one", value=value, needed=needed,
                         true=value >= needed)
     if declared.true:
         return [declared, *end_deal(game, deal, winner=actor, reason="thirty_one")]
+    if rules.false_declaration == "pay_pot":
+        # «доставляет кон»: the false declarer adds a stake to the pot for every other side
+        # and the deal goes on; the pot is settled with the deal, whatever its end.
+        return [declared, PotPaid(actor, rules.stake * deal.multiplier)]
     return [declared, *end_deal(game, deal, loser=actor, reason="false_declaration")]
 
 
 def _show_bura(game: Game, deal: Deal, actor: int) -> list[Event]:
+    if deal.trump is None:
+        raise RuleViolation("no_trumps", "this deal has no trumps, so there is no bura")
+    if game.rules.combinations == "czech":
+        raise RuleViolation(
+            "lead_the_bura", "with Czech combinations bura is shown by leading it"
+        )
     _own_turn(deal, actor, "lead", "respond")
     trumps = tuple(c for c in deal.hands[actor] if SUIT_OF[c] == deal.trump)
     if count_trumps(trumps, deal.trump) >= 3:
@@ -284,22 +325,25 @@ def _show_bura(game: Game, deal: Deal, actor: int) -> list[Event]:
     return [declared, *end_deal(game, deal, loser=actor, reason="false_declaration")]
 
 
+def _show_four_aces(game: Game, deal: Deal, actor: int) -> list[Event]:
+    if game.rules.game != "kozel":
+        raise RuleViolation("not_kozel", "four aces win a deal of Kozel only")
+    _own_turn(deal, actor, "lead", "respond")
+    aces = tuple(c for c in deal.hands[actor] if c[:-1] == "A")
+    if len(aces) == 4:
+        return [FourAcesShown(actor, aces), *end_deal(game, deal, winner=actor,
+                                                      reason="four_aces")]
+    declared = Declared(seat=actor, claim="four_aces", value=len(aces), needed=4, true=False)
+    return [declared, *end_deal(game, deal, loser=actor, reason="false_declaration")]
+
+
 def _pass(game: Game, deal: Deal, actor: int) -> list[Event]:
     _own_turn(deal, actor, "lead")
     if lead_limit(game, deal) > 0:
         raise RuleViolation("cannot_pass", "pass only with the hands played out; lead a card")
     if game.rules.no_claim == "most_points":
-        return [Passed(actor), *_most_points(game, deal, "most_points")]
+        return [Passed(actor), *count_up(game, deal)]
     return [Passed(actor), *end_deal(game, deal, reason="no_claim")]
-
-
-def _most_points(game: Game, deal: Deal, reason: str) -> list[Event]:
-    teams = game.rules.teams or tuple((s,) for s in range(len(game.seats)))
-    totals = [sum(claim_points(game, deal, s) for s in t[:1]) for t in teams]
-    best = max(totals)
-    if totals.count(best) > 1:
-        return end_deal(game, deal, reason="no_claim")
-    return end_deal(game, deal, winner=teams[totals.index(best)][0], reason=reason)
 
 
 def _concede(game: Game, deal: Deal, actor: int) -> list[Event]:
@@ -339,53 +383,3 @@ def _dave_answer(game: Game, deal: Deal, actor: int, accept: bool) -> list[Event
     if accept:
         return [DaveAccepted(actor, deal.multiplier * 2)]
     return [DaveDeclined(actor), *end_deal(game, deal, winner=offerer, reason="dave_declined")]
-
-
-# -- ending a deal, settling, the next deal ---------------------------------------------
-
-
-def end_deal(
-    game: Game, deal: Deal, *, winner: int | None = None, loser: int | None = None, reason: str
-) -> list[Event]:
-    seats = len(game.seats)
-    rules = game.rules
-    stake = rules.stake * deal.multiplier
-    payments = [0] * seats
-    events: list[Event]
-    if winner is not None:
-        events = [DealWon(winner, reason)]
-        winners = team_of(rules, winner)
-        if rules.teams is None:
-            payments = [-stake] * seats
-            payments[winner] = stake * (seats - 1)
-        else:
-            payments = [stake if s in winners else -stake for s in range(seats)]
-        next_dealer, by = winner, "winner"
-    elif loser is not None:
-        events = [DealLost(loser, reason)]
-        losers = team_of(rules, loser)
-        if rules.teams is None:
-            payments = [stake] * seats
-            payments[loser] = -stake * (seats - 1)
-        else:
-            payments = [-stake if s in losers else stake for s in range(seats)]
-        if seats == 2:
-            next_dealer, by = next_seat(loser, seats), "winner"
-        else:
-            next_dealer, by = deal.dealer, "same_dealer"
-    else:
-        events = [DealVoid(reason)]
-        next_dealer, by = deal.dealer, "same_dealer"
-    if winner is not None or loser is not None:
-        events.append(
-            StakeSettled(deal=deal.number, stake=rules.stake, multiplier=deal.multiplier,
-                         payments=tuple(payments))
-        )
-    score = [a + b for a, b in zip(game.score, payments, strict=True)]
-    best = max(score)
-    if best >= rules.match_target:
-        winners_ = tuple(s for s in range(seats) if score[s] == best)
-        events.append(GameFinished(winners=winners_, reason=reason, seed=game.seed))
-        return events
-    events.append(DealerChosen(next_dealer, by))
-    return events + deal_cards(game, deal.number + 1, next_dealer, None)

@@ -54,7 +54,7 @@ class CompensationGiven(Event, frozen=True):
 class CardsLed(Event, frozen=True):
     seat: int
     cards: tuple[Card, ...]
-    combination: str | None = None
+    combination: str | None = None  # Czech game: "bura" | "three_aces" | "molodka"
 
 
 class CardsResponded(Event, frozen=True, kw_only=True):
@@ -88,12 +88,27 @@ class BuraShown(Event, frozen=True):
     cards: tuple[Card, ...]
 
 
+class FourAcesShown(Event, frozen=True):
+    """Kozel: four aces in hand win the deal at once."""
+
+    seat: int
+    cards: tuple[Card, ...]
+
+
 class Declared(Event, frozen=True, kw_only=True):
     seat: int
-    claim: str
-    value: int  # thirty_one: trick points with compensation; bura: trumps in hand
-    needed: int  # the target (31, 41, 51) or 3 trumps
+    claim: str  # "thirty_one" | "bura" | "four_aces"
+    value: int  # thirty_one: trick points with compensation; bura: trumps; four_aces: aces
+    needed: int  # the target (31, 41, 51), 3 trumps or 4 aces
     true: bool
+
+
+class PotPaid(Event, frozen=True):
+    """`false_declaration: "pay_pot"`: a false 31 does not end the deal; the declarer owes
+    `amount` to every other side, settled when the deal ends."""
+
+    seat: int
+    amount: int
 
 
 class Passed(Event, frozen=True):
@@ -142,7 +157,9 @@ class StakeSettled(Event, frozen=True, kw_only=True):
 class GameFinished(Event, frozen=True, kw_only=True):
     winners: tuple[int, ...]
     reason: str
-    seed: str  # revealed now, so anyone can check every deal's commitment
+    # revealed now, so anyone can check every deal's commitment; kept from the seats in a
+    # closed_discard game, where the deck order would show the face-down cards
+    seed: str | None
 
 
 AnyEvent = (
@@ -158,7 +175,9 @@ AnyEvent = (
     | CardDrawn
     | PenaltyApplied
     | BuraShown
+    | FourAcesShown
     | Declared
+    | PotPaid
     | Passed
     | Conceded
     | DaveOffered

@@ -25,10 +25,12 @@ from domain.events import (
     DealWon,
     Declared,
     Event,
+    FourAcesShown,
     GameFinished,
     GameStarted,
     Passed,
     PenaltyApplied,
+    PotPaid,
     StakeSettled,
     TrickTaken,
     TrumpTurned,
@@ -54,9 +56,10 @@ def evolve(state: Game, event: Event) -> Game:
                 turn=draws[0] if draws else deal.leader,
             )
             return replace(state, version=version, deal=deal)
-        case CardsLed(seat=seat, cards=cards):
+        case CardsLed(seat=seat, cards=cards, combination=combination):
             assert deal is not None
-            trick = Trick(leader=seat, led=cards, winning=cards, winner=seat)
+            trick = Trick(leader=seat, led=cards, winning=cards, winner=seat,
+                          combination=combination)
             deal = replace(
                 deal,
                 hands=replace_at(deal.hands, seat, remove(deal.hands[seat], cards)),
@@ -75,11 +78,15 @@ def evolve(state: Game, event: Event) -> Game:
                 winning=cards if beat else trick.winning,
                 winner=seat if beat else trick.winner,
             )
+            face_down_cards = deal.face_down
+            if face_down:
+                face_down_cards = replace_at(deal.face_down, seat, deal.face_down[seat] + cards)
             deal = replace(
                 deal,
                 hands=replace_at(deal.hands, seat, remove(deal.hands[seat], cards)),
                 trick=trick,
                 turn=next_seat(seat, len(state.seats)),
+                face_down=face_down_cards,
             )
             return replace(state, version=version, deal=deal)
         case TrickTaken(seat=seat):
@@ -97,6 +104,7 @@ def evolve(state: Game, event: Event) -> Game:
                 phase="draw" if draws else "lead",
                 turn=draws[0] if draws else seat,
                 tricks_played=deal.tricks_played + 1,
+                refuted=(),
             )
             return replace(state, version=version, deal=deal)
         case CardDealt(seat=seat, card=card):
@@ -130,6 +138,8 @@ def evolve(state: Game, event: Event) -> Game:
                 bonus=(0,) * seats,
                 leader=leader,
                 turn=leader,
+                face_down=((),) * seats,
+                pot=(0,) * seats,
             )
             return replace(state, version=version, deal=deal, dealer=dealer)
         case PenaltyApplied(seat=seat, cards=cards):
@@ -173,6 +183,11 @@ def evolve(state: Game, event: Event) -> Game:
             assert deal is not None
             bonus = tuple(b + points if s == seat else b for s, b in enumerate(deal.bonus))
             return replace(state, version=version, deal=replace(deal, bonus=bonus))
+        case PotPaid(seat=seat, amount=amount):
+            assert deal is not None
+            pot = tuple(p + amount if s == seat else p for s, p in enumerate(deal.pot))
+            deal = replace(deal, pot=pot, refuted=(*deal.refuted, seat))
+            return replace(state, version=version, deal=deal)
         case DealerChosen(seat=seat):
             return replace(state, version=version, dealer=seat)
         case GameStarted(seats=seats, rules=rules, seed=seed):
@@ -182,7 +197,7 @@ def evolve(state: Game, event: Event) -> Game:
             )
         case GameFinished(winners=winners, reason=reason):
             return replace(state, version=version, winners=winners, reason=reason)
-        case BuraShown() | Declared() | Passed() | Conceded() | DaveDeclined():
+        case BuraShown() | FourAcesShown() | Declared() | Passed() | Conceded() | DaveDeclined():
             return replace(state, version=version)
         case _:
             raise TypeError(f"unhandled event {type(event).__name__}")

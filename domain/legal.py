@@ -2,6 +2,7 @@
 
 A faulty draw is never listed (it is a penalty, not a move); a declaration is listed on
 every turn it may be made, true or not, because a false one is a legal, losing claim.
+In the Czech game a seat not due to act may still lead a combination out of turn.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from itertools import combinations
 
 from domain.cards import SUIT_OF
+from domain.combinations import combination, combination_leads, open_to_combinations, outranked
 from domain.commands import (
     Concede,
     Dave,
@@ -27,8 +29,10 @@ from domain.table import lead_limit
 
 def legal_commands(state: Game, seat: int) -> list[PlayerCommand]:
     deal = state.deal
-    if state.finished or deal is None or deal.turn != seat:
+    if state.finished or deal is None:
         return []
+    if deal.turn != seat:
+        return out_of_turn_leads(state, deal, seat)
     match deal.phase:
         case "draw":
             return [Draw(1), Concede()]
@@ -41,6 +45,29 @@ def legal_commands(state: Game, seat: int) -> list[PlayerCommand]:
     return []
 
 
+def claimants(state: Game) -> list[int]:
+    """Seats, other than the one due, that may lead a combination out of turn right now."""
+    deal = state.deal
+    if state.finished or deal is None or not open_to_combinations(state, deal):
+        return []
+    return [s for s in range(len(state.seats))
+            if s != deal.turn and out_of_turn_leads(state, deal, s)]
+
+
+def out_of_turn_leads(state: Game, deal: Deal, seat: int) -> list[PlayerCommand]:
+    if not open_to_combinations(state, deal):
+        return []
+    return [Lead(group) for group in _unopposed(state, deal, seat)]
+
+
+def _unopposed(state: Game, deal: Deal, seat: int) -> list[tuple[str, ...]]:
+    """The seat's combinations that no other seat's combination takes precedence over."""
+    return [
+        group for group in combination_leads(deal.hands[seat], deal.trump)
+        if not outranked(state, deal, seat, combination(group, deal.trump) or "")
+    ]
+
+
 def leads(state: Game, deal: Deal) -> list[PlayerCommand]:
     limit = lead_limit(state, deal)
     hand = deal.hands[deal.turn]
@@ -49,6 +76,8 @@ def leads(state: Game, deal: Deal) -> list[PlayerCommand]:
     for size in sizes:
         if size <= limit:
             moves += [Lead(group) for group in combinations(hand, size) if _one_suit(group)]
+    if open_to_combinations(state, deal):  # three aces: a lead of mixed suits
+        moves += [Lead(g) for g in _unopposed(state, deal, deal.turn) if not _one_suit(g)]
     return moves
 
 
@@ -63,16 +92,19 @@ def _one_suit(cards: tuple[str, ...]) -> bool:
 
 
 def _claims(state: Game, deal: Deal, phase: str) -> list[PlayerCommand]:
+    rules = state.rules
     moves: list[PlayerCommand] = []
-    if deal.trump is not None:
+    if deal.trump is not None and rules.combinations != "czech":
         moves.append(Declare("bura"))
-    if phase == "lead" or state.rules.declare_on == "any_turn":
+    if rules.game == "kozel":
+        moves.append(Declare("four_aces"))
+    elif (phase == "lead" or rules.declare_on == "any_turn") and deal.turn not in deal.refuted:
         moves.append(Declare("thirty_one"))
     if phase == "lead":
         if lead_limit(state, deal) == 0:
             moves.append(Pass())
         cube_free = deal.cube is None or deal.cube == deal.turn
-        under_limit = deal.multiplier * 2 <= state.rules.dave_max_multiplier
-        if dave_enabled(state.rules, len(state.seats)) and cube_free and under_limit:
+        under_limit = deal.multiplier * 2 <= rules.dave_max_multiplier
+        if dave_enabled(rules, len(state.seats)) and cube_free and under_limit:
             moves.append(Dave())
     return moves

@@ -51,8 +51,6 @@ def check(rules: Rules, seats: int) -> Rules:
     """Refuse a table whose options contradict each other; the message names the option."""
     if not 2 <= seats <= 6:
         raise BadOption("seats", f"a table has 2 to 6 seats, not {seats}")
-    if rules.game == "kozel" and seats > 5:
-        raise BadOption("game", f"Kozel is for at most 5 seats, not {seats}")
     if rules.dave and seats != 2:
         raise BadOption("dave", f"dave is played by two seats only, this table has {seats}")
     if rules.dave_max_multiplier < 2 or rules.dave_max_multiplier & (rules.dave_max_multiplier - 1):
@@ -61,34 +59,83 @@ def check(rules: Rules, seats: int) -> Rules:
         raise BadOption("stake", "must be at least 1")
     if rules.match_target < 1:
         raise BadOption("match_target", "must be at least 1")
-    if not 0 <= rules.first_lead_compensation <= 30:
-        raise BadOption("first_lead_compensation", "must be 0 to 30")
-    if rules.first_lead_compensation and rules.trumps:
-        raise BadOption("first_lead_compensation", "is given only in a game without trumps")
-    if rules.compensation < 0 or rules.compensation > 30:
-        raise BadOption("compensation", "must be 0 to 30")
-    if rules.compensation and not rules.open_seats:
-        raise BadOption("compensation", "is paid to open seats: name them in open_seats")
-    if any(not 0 <= s < seats for s in rules.open_seats) or len(set(rules.open_seats)) != len(
-        rules.open_seats
-    ):
-        raise BadOption("open_seats", f"must list distinct seats 0 to {seats - 1}")
-    if rules.false_declaration == "pay_pot" and not rules.closed_discard:
-        raise BadOption("false_declaration", "pay_pot belongs to the closed_discard variant")
-    sizes = hand_sizes(rules, seats)
-    if len(sizes) != seats:
-        raise BadOption("hand_size", f"needs one entry per seat ({seats}), got {len(sizes)}")
-    if any(not 1 <= s <= 6 for s in sizes):
-        raise BadOption("hand_size", "each hand holds 1 to 6 cards")
-    if sum(sizes) + (1 if rules.trumps else 0) > rules.deck:
-        raise BadOption("hand_size", f"a {rules.deck}-card pack cannot deal {sum(sizes)} cards")
-    if rules.game == "kozel" and rules.combinations != "none":
-        raise BadOption("combinations", "Kozel has its own combinations")
+    _check_compensations(rules, seats)
+    _check_hands(rules, seats)
+    _check_closed_discard(rules)
+    if rules.game == "kozel":
+        _check_kozel(rules, seats)
     if rules.teams is not None:
         _check_teams(rules.teams, rules, seats)
     elif rules.target_points != 31:
         raise BadOption("target_points", "41 or 51 points are a team game: set teams")
     return rules
+
+
+def _check_compensations(rules: Rules, seats: int) -> None:
+    if not 0 <= rules.first_lead_compensation <= 30:
+        raise BadOption("first_lead_compensation", "must be 0 to 30")
+    if rules.first_lead_compensation and rules.trumps:
+        raise BadOption("first_lead_compensation", "is given only in a game without trumps")
+    if not 0 <= rules.compensation <= 30:
+        raise BadOption("compensation", "must be 0 to 30")
+    if any(not 0 <= s < seats for s in rules.open_seats) or len(set(rules.open_seats)) != len(
+        rules.open_seats
+    ):
+        raise BadOption("open_seats", f"must list distinct seats 0 to {seats - 1}")
+    if rules.compensation and not rules.open_seats:
+        raise BadOption("compensation", "is paid to open seats: name them in open_seats")
+    if rules.compensation and len(rules.open_seats) == seats:
+        raise BadOption("compensation", "every seat plays open: no closed side is left to pay it")
+    # a side that starts a deal with its target in compensation would win every deal unplayed
+    for side in rules.teams or tuple((s,) for s in range(seats)):
+        given = rules.compensation * sum(1 for s in side if s in rules.open_seats)
+        if given + rules.first_lead_compensation >= rules.target_points:
+            option = "compensation" if given else "first_lead_compensation"
+            raise BadOption(
+                option, f"seats {list(side)} would start a deal with "
+                f"{given + rules.first_lead_compensation} points, and {rules.target_points} "
+                "win it: no deal would be played"
+            )
+
+
+def _check_hands(rules: Rules, seats: int) -> None:
+    sizes = hand_sizes(rules, seats)
+    if len(sizes) != seats:
+        raise BadOption("hand_size", f"needs one entry per seat ({seats}), got {len(sizes)}")
+    if any(s not in (3, 4) for s in sizes):
+        raise BadOption("hand_size", "each hand holds 3 or 4 cards")
+    # «на 3-х закрытых против 4-х открытых»: the extra card is paid for by playing open.
+    larger = [s for s in range(seats) if sizes[s] > min(sizes)]
+    if any(s not in rules.open_seats for s in larger):
+        raise BadOption(
+            "hand_size", f"seats {larger} hold the extra card, so they play open: "
+            "list them in open_seats"
+        )
+    if sum(sizes) + (1 if rules.trumps else 0) > rules.deck:
+        raise BadOption("hand_size", f"a {rules.deck}-card pack cannot deal {sum(sizes)} cards")
+
+
+def _check_closed_discard(rules: Rules) -> None:
+    if rules.false_declaration == "pay_pot" and not rules.closed_discard:
+        raise BadOption("false_declaration", "pay_pot belongs to the closed_discard variant")
+    if rules.closed_discard and rules.show_own_points:
+        raise BadOption(
+            "show_own_points", "contradicts closed_discard: the taker may not know what "
+            "face-down cards it won"
+        )
+
+
+def _check_kozel(rules: Rules, seats: int) -> None:
+    if seats > 5:
+        raise BadOption("game", f"Kozel is for at most 5 seats, not {seats}")
+    if rules.combinations != "none":
+        raise BadOption("combinations", "Kozel has its own combinations")
+    if rules.hand_size is not None and set(rules.hand_size) != {4}:
+        raise BadOption("hand_size", "Kozel deals 4 cards to every seat")
+    if rules.teams is not None:
+        raise BadOption("teams", "the team game is Bura to 41 or 51, not Kozel")
+    if rules.false_declaration == "pay_pot":
+        raise BadOption("false_declaration", "pay_pot fines a false 31, and Kozel has no 31")
 
 
 def _check_teams(teams: tuple[tuple[int, ...], ...], rules: Rules, seats: int) -> None:

@@ -9,6 +9,7 @@ from domain.commands import PlayerCommand, StartGame
 from domain.decide import decide
 from domain.events import Event
 from domain.evolve import fold
+from domain.legal import claimants
 from domain.rules import Rules
 from domain.state import NEW_GAME, Game
 
@@ -28,7 +29,8 @@ def play_game(
         if state.finished:
             return state, events
         assert state.deal is not None
-        seat = state.deal.turn
+        # a seat that may lead a combination out of turn does so before the leader leads
+        seat = next(iter(claimants(state)), state.deal.turn)
         new = decide(state, bots[seat](state, seat, chance), seat)
         state = fold(state, new)
         events += new

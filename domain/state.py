@@ -53,6 +53,9 @@ class Deal(msgspec.Struct, frozen=True, kw_only=True):
     cube: int | None = None  # who may offer the next dave; None: either seat
     dave_from: int | None = None
     tricks_played: int = 0
+    face_down: tuple[tuple[Card, ...], ...] = ()  # per seat: cards it played face down
+    pot: tuple[int, ...] = ()  # per seat: fines for false 31s (pay_pot), settled with the deal
+    refuted: tuple[int, ...] = ()  # seats whose 31 was found false since the last trick
 
 
 class Game(msgspec.Struct, frozen=True, kw_only=True):

@@ -22,6 +22,16 @@ def team_of(rules: Rules, seat: int) -> tuple[int, ...]:
     return (seat,)
 
 
+def sides(rules: Rules, seats: int) -> tuple[tuple[int, ...], ...]:
+    """Who plays together: the two teams, or every seat for itself."""
+    return rules.teams or tuple((s,) for s in range(seats))
+
+
+def clockwise(seat: int, seats: int) -> list[int]:
+    """Every seat, starting from `seat`."""
+    return [(seat + k) % seats for k in range(seats)]
+
+
 def seat_points(deal: Deal, seat: int) -> int:
     """Points in a seat's trick pile plus any compensation it was given."""
     return sum(POINTS[c] for c in deal.piles[seat]) + deal.bonus[seat]
@@ -30,6 +40,16 @@ def seat_points(deal: Deal, seat: int) -> int:
 def claim_points(game: Game, deal: Deal, seat: int) -> int:
     """The points a declaration of 31 is judged by: the seat's, or its team's pooled."""
     return sum(seat_points(deal, s) for s in team_of(game.rules, seat))
+
+
+def known_points(game: Game, deal: Deal, seat: int) -> int:
+    """What `seat` itself can count toward a claim: its side's tricks and compensation, less
+    the cards other seats put in face down (closed_discard), which it never saw."""
+    unseen = {c for s, cards in enumerate(deal.face_down) if s != seat for c in cards}
+    return sum(
+        sum(POINTS[c] for c in deal.piles[s] if c not in unseen) + deal.bonus[s]
+        for s in team_of(game.rules, seat)
+    )
 
 
 def lead_limit(game: Game, deal: Deal) -> int:

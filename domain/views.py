@@ -19,6 +19,7 @@ from domain.events import (
     CardsResponded,
     DealStarted,
     Event,
+    GameFinished,
     GameStarted,
     PenaltyApplied,
 )
@@ -56,6 +57,7 @@ class TrickView(msgspec.Struct, frozen=True, kw_only=True):
     led: tuple[Card, ...]
     responses: tuple[ResponseView, ...]
     winner: int  # who takes it if nobody beats it from here
+    combination: str | None = None  # Czech game: bura, three_aces or molodka led
 
 
 class DaveView(msgspec.Struct, frozen=True, kw_only=True):
@@ -103,10 +105,18 @@ class View(msgspec.Struct, frozen=True, kw_only=True):
     seed: str | None  # revealed when the game is over
     stock: tuple[Card, ...] | None = None  # the arbiter only
     rules: Rules
+    pot: tuple[int, ...] = ()  # pay_pot: what each seat owes every other side this deal
 
 
 def sees_hand(viewer: Viewer, seat: int, rules: Rules) -> bool:
+    """Own hand, the arbiter, and open seats («на открытых»): their hands are shown to all."""
     return viewer in (ARBITER, seat) or seat in rules.open_seats
+
+
+def sees_seed(viewer: Viewer, rules: Rules) -> bool:
+    """The seed (revealed when the game ends) gives the deck order, and with it every card
+    that was played face down: in a closed_discard game only the arbiter ever sees it."""
+    return viewer == ARBITER or not rules.closed_discard
 
 
 def view(state: Game, viewer: Viewer) -> View:
@@ -149,10 +159,18 @@ def view(state: Game, viewer: Viewer) -> View:
         score=state.score,
         result=Result(state.winners, state.reason or "") if state.winners is not None else None,
         commitment=deal.commitment if deal else None,
-        seed=state.seed if state.finished or arbiter else None,
+        seed=state.seed if (state.finished or arbiter) and sees_seed(viewer, rules) else None,
         stock=deal.stock if deal and arbiter else None,
         rules=rules,
+        pot=deal.pot if deal else (),
     )
+
+
+def review(state: Game, viewer: Viewer) -> View:
+    """The whole table for a replay once the game is over: every hand, the stock and the
+    piles; but in a closed_discard game a seat sees only what it saw at the time, since
+    the hands and the stock hold the cards that were later played face down."""
+    return view(state, ARBITER if sees_seed(viewer, state.rules) else viewer)
 
 
 def _due(phase: str) -> str | None:
@@ -184,6 +202,7 @@ def _trick_view(deal: Deal, viewer: Viewer) -> TrickView | None:
         leader=trick.leader,
         led=trick.led,
         winner=trick.winner,
+        combination=trick.combination,
         responses=tuple(
             ResponseView(
                 seat=r.seat, count=len(r.cards), beat=r.beat, face_down=r.face_down,
@@ -210,6 +229,8 @@ def redact(event: Event, viewer: Viewer, rules: Rules) -> Event:
         case DealStarted():
             return replace(event, deck=None)
         case GameStarted():
+            return replace(event, seed=None)
+        case GameFinished() if not sees_seed(viewer, rules):
             return replace(event, seed=None)
     return event
 

@@ -2,7 +2,8 @@
 
 `table(["AS 6S 7S", "10H KH QH"], trump="9H")` starts a game whose explicit deck deals
 exactly those hands (seat 0 leads: the dealer is the last seat unless told otherwise),
-turns 9H, and stacks the named `stock` cards on top of the rest of the pack.
+turns 9H, and stacks the named `stock` cards on top of the rest of the pack. Any table
+option may be added (`table(..., closed_discard=True)`); hands of 4 deal 4.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable, Sequence
 from domain.cards import Card, deck
 from domain.commands import Draw, Lead, PlayerCommand, Respond, StartGame
 from domain.decide import decide
+from domain.errors import RuleViolation
 from domain.events import Event
 from domain.evolve import fold
 from domain.rules import Rules
@@ -34,10 +36,11 @@ def respond(text: str) -> Respond:
 
 
 def dealing_order(
-    hands: Sequence[str], trump: str, stock: str = "", *, dealer: int, size: int = 36
+    hands: Sequence[str], trump: str | None, stock: str = "", *, dealer: int, size: int = 36
 ) -> tuple[Card, ...]:
-    """The explicit deck (RULES.md 2) that deals these hands, turns `trump`, and leaves the
-    `stock` cards on top of the stock, then the rest of the pack in its fixed order."""
+    """The explicit deck (RULES.md 2) that deals these hands, turns `trump` (None: a game
+    without trumps), and leaves the `stock` cards on top of the stock, then the rest of the
+    pack in its fixed order."""
     seats = len(hands)
     split = [cards(h) for h in hands]
     order: list[Card] = []
@@ -46,7 +49,7 @@ def dealing_order(
             seat = (dealer + k) % seats
             if round_ < len(split[seat]):
                 order.append(split[seat][round_])
-    order += [trump, *cards(stock)]
+    order += [*([trump] if trump else []), *cards(stock)]
     order += [c for c in deck(size) if c not in order]
     return tuple(order)
 
@@ -65,15 +68,37 @@ def start(
 
 
 def table(
-    hands: Sequence[str], trump: str, stock: str = "", *, dealer: int | None = None,
+    hands: Sequence[str], trump: str | None, stock: str = "", *, dealer: int | None = None,
     **options: object,
 ) -> Game:
-    """A game dealt exactly these hands; seat 0 leads unless a dealer is named."""
+    """A game dealt exactly these hands; seat 0 leads unless a dealer is named. With
+    `trump=None` the game is played without trumps (`trumps: false`)."""
+    return table_and_events(hands, trump, stock, dealer=dealer, **options)[0]
+
+
+def table_and_events(
+    hands: Sequence[str], trump: str | None, stock: str = "", *, dealer: int | None = None,
+    **options: object,
+) -> tuple[Game, list[Event]]:
+    """`table`, and the events that dealt it (for the audit and redaction tests)."""
+    if trump is None:
+        options.setdefault("trumps", False)
     dealer = len(hands) - 1 if dealer is None else dealer
     size = options.get("deck", 36)
     assert isinstance(size, int)
     order = dealing_order(hands, trump, stock, dealer=dealer, size=size)
-    return start(len(hands), dealer=dealer, order=order, **options)[0]
+    return start(len(hands), dealer=dealer, order=order, **options)
+
+
+def record(state: Game, events: list[Event], *steps: tuple[int, PlayerCommand]) -> Game:
+    """Plays the steps, then every due draw, appending their events to `events`."""
+    for seat, command in steps:
+        state, new = act(state, seat, command)
+        events += new
+    while current(state).phase == "draw":
+        state, new = act(state, current(state).turn, Draw())
+        events += new
+    return state
 
 
 def act(state: Game, seat: int, command: PlayerCommand) -> tuple[Game, list[Event]]:
@@ -129,3 +154,12 @@ def play_out(state: Game, stop: Callable[[Deal], bool] | None = None) -> Game:
             assert deal.trick is not None
             answer = deal.hands[deal.turn][: len(deal.trick.led)]
             state = act(state, deal.turn, Respond(answer))[0]
+
+
+def refused(state: Game, seat: int, command: PlayerCommand) -> str:
+    """The code of the RuleViolation the command is refused with (it must be refused)."""
+    try:
+        decide(state, command, seat)
+    except RuleViolation as violation:
+        return violation.code
+    raise AssertionError(f"{command} by seat {seat} was accepted")

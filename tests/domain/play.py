@@ -7,6 +7,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from hypothesis import event
 from hypothesis import strategies as st
 
 from domain.bots import greedy_bot, random_bot
@@ -14,37 +15,92 @@ from domain.cards import Card
 from domain.commands import Concede, DaveAnswer, Draw, Lead, PlayerCommand, Respond, StartGame
 from domain.decide import decide
 from domain.errors import RuleViolation
-from domain.events import Event
+from domain.events import CardsLed, Event
 from domain.evolve import fold
-from domain.legal import legal_commands
-from domain.rules import Rules, hand_sizes
+from domain.legal import claimants, legal_commands
+from domain.rules import Rules, check, hand_sizes
 from domain.state import NEW_GAME, Deal, Game
 
-MAX_COMMANDS = 5_000  # a random game of these rules ends well within this
+MAX_COMMANDS = 20_000  # a random game ends well within this (long ones: teams to 41, Kozel)
 
 
 SEATS = st.integers(2, 6)
 
+# RULES.md 8, one name each; `tables(variant=...)` forces one on, over random other options.
+VARIANTS = (
+    "closed_discard", "pay_pot", "open_seat", "open_both", "hand_size", "no_trumps", "czech",
+    "deck_32", "teams", "kozel",
+)
+
 
 @st.composite
-def tables(draw: st.DrawFn, seats: st.SearchStrategy[int] = SEATS) -> StartGame:
-    """A new game with 2-6 seats and any options of RULES.md sections 1-7."""
-    n = draw(seats)
+def tables(
+    draw: st.DrawFn, seats: st.SearchStrategy[int] = SEATS, variant: str | None = None
+) -> StartGame:
+    """A new game with 2-6 seats, any options of RULES.md sections 1-7 and any valid mix of
+    the section 8 variants; with `variant`, that one surely on and the other variants off."""
+    forced = {"open_both": st.just(2), "teams": st.sampled_from([4, 6]),
+              "kozel": st.integers(2, 5)}
+    n = draw(forced.get(variant or "", seats))
+    kozel = variant == "kozel" or (variant is None and n <= 5 and draw(st.integers(0, 3)) == 0)
+
+    def on(name: str) -> bool:
+        return variant == name or (variant is None and draw(st.booleans()))
+
+    teams = None
+    target = 31
+    if not kozel and n in (4, 6) and on("teams"):
+        teams = (tuple(range(0, n, 2)), tuple(range(1, n, 2)))
+        teams = teams if draw(st.booleans()) else (teams[1], teams[0])
+        target = draw(st.sampled_from([31, 41, 51]))
+        size = 52
+    else:
+        size = 32 if variant == "deck_32" else draw(st.sampled_from([36, 32, 52]))
+    trumps = not (variant == "no_trumps" or (variant is None and draw(st.integers(0, 3)) == 0))
+    closed = variant in ("closed_discard", "pay_pot") or on("closed_discard")
+    pay_pot = closed and not kozel and (variant == "pay_pot" or draw(st.booleans()))
+    if variant == "open_both":
+        open_seats: tuple[int, ...] = (0, 1)
+    elif variant in ("open_seat", "hand_size"):
+        open_seats = (draw(st.integers(0, n - 1)),)
+    else:
+        open_seats = tuple(sorted(draw(st.sets(st.integers(0, n - 1), max_size=n))))
+    sizes = None
+    if not kozel and open_seats and (variant == "hand_size" or on("hand_size")):
+        sizes = tuple(4 if s in open_seats else 3 for s in range(n))
+    flc = 0 if trumps else draw(st.integers(0, 30))
+    compensation = 0
+    if 0 < len(open_seats) < n:  # a side may not start a deal holding its target already
+        most = max(sum(1 for s in side if s in open_seats)
+                   for side in teams or tuple((s,) for s in range(n)))
+        compensation = draw(st.integers(0, min(30, (target - 1 - flc) // most)))
     rules = Rules(
-        deck=draw(st.sampled_from([36, 32, 52])),
+        game="kozel" if kozel else "bura",
+        deck=size,  # type: ignore[arg-type]
+        hand_size=sizes,
+        trumps=trumps,
+        first_lead_compensation=flc,
         penalties=draw(st.sampled_from(["enforce", "reject"])),
         short_stock=draw(st.sampled_from(["draw_in_order", "set_aside"])),
         declare_on=draw(st.sampled_from(["lead", "any_turn"])),
         no_claim=draw(st.sampled_from(["void", "most_points"])),
-        show_own_points=draw(st.booleans()),
+        show_own_points=False if closed else draw(st.booleans()),
         dave=draw(st.sampled_from([None, False, True] if n == 2 else [None, False])),
         dave_max_multiplier=draw(st.sampled_from([2, 4, 8, 64])),
         stake=draw(st.integers(1, 3)),
-        match_target=draw(st.integers(1, 4)),
+        # a team match is a zero-sum walk between two sides: kept short
+        match_target=draw(st.integers(1, 2 if teams else 4)),
+        closed_discard=closed,
+        false_declaration="pay_pot" if pay_pot else "lose",
+        open_seats=open_seats,
+        compensation=compensation,
+        combinations="czech" if not kozel and (variant == "czech" or on("czech")) else "none",
+        teams=teams,
+        target_points=target,
     )
     return StartGame(
         seats=tuple(f"p{i}" for i in range(n)),
-        rules=rules,
+        rules=check(rules, n),
         seed=draw(st.text(min_size=1, max_size=8)),
         dealer=draw(st.none() | st.integers(0, n - 1)),
     )
@@ -129,11 +185,19 @@ def play_game(start: StartGame, style: Style, chance: random.Random, check: Chec
                 continue
             played.faulty_draws += 1
         else:
-            seat = deal.turn
+            # a seat may lead a combination out of turn (Czech), or leave the lead to the leader
+            waiting = claimants(state)
+            seat = waiting[0] if waiting and chance.random() < 0.7 else deal.turn
             for other in range(seats):
-                if other != seat:
-                    assert legal_commands(state, other) == []
+                if other != deal.turn:
+                    moves = legal_commands(state, other)
+                    assert (other in waiting) == bool(moves)
+                    assert all(isinstance(m, Lead) and len(m.cards) == 3 for m in moves)
             new = decide(state, choose(state, seat, style, chance), seat)
+            for led in new:
+                if isinstance(led, CardsLed) and led.combination:
+                    where = "in turn" if seat == deal.turn else "out of turn"
+                    event(f"{led.combination} led {where}")
         played.state = fold(state, new)
         played.events += new
         played.states.append(played.state)
@@ -151,7 +215,7 @@ def faulty_draw(state: Game, seat: int, count: int) -> list[Event]:
         assert fault == "stock_empty" or state.rules.penalties == "reject"
         return []
     if fault is None:
-        assert [type(e).__name__ for e in new] == ["CardDrawn"]
+        assert type(new[0]).__name__ == "CardDrawn"  # in Kozel the last draw may end the deal
         return new
     assert state.rules.penalties == "enforce" and fault != "stock_empty"
     penalty, lost = new[0], new[1]

@@ -1,4 +1,5 @@
-"""STYLE.md 13: invariants over random legal play with 2-6 seats and random options.
+"""STYLE.md 13: invariants over random legal play with 2-6 seats and random options,
+every variant of RULES.md 8 among them (and each variant surely on, in the last test).
 
 Cards are conserved and never in two places, every game ends, a replay (also through JSON)
 rebuilds the live state, decide accepts exactly what legal_commands lists, and no viewer
@@ -11,12 +12,14 @@ import random
 from itertools import combinations
 
 import msgspec
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from domain.audit import audit
 from domain.cards import Card, deck
+from domain.combinations import combination_leads
 from domain.commands import (
     Concede,
     Dave,
@@ -35,9 +38,11 @@ from domain.events import (
     AnyEvent,
     CardDealt,
     CardDrawn,
+    CardsResponded,
     DealStarted,
     Declared,
     Event,
+    GameFinished,
     GameStarted,
     PenaltyApplied,
     TrumpTurned,
@@ -46,12 +51,21 @@ from domain.evolve import replay
 from domain.legal import legal_commands
 from domain.rules import hand_sizes
 from domain.state import Game
-from domain.views import ARBITER, SPECTATOR, Viewer, redact_all, view
-from tests.domain.play import Played, Style, cards_in_play, play_game, styles, tables
+from domain.views import ARBITER, SPECTATOR, Viewer, redact_all, review, view
+from tests.domain.play import (
+    VARIANTS,
+    Played,
+    Style,
+    cards_in_play,
+    play_game,
+    styles,
+    tables,
+)
 
 PROPERTY = settings(
     max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
+VARIANT = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 chances = st.randoms(use_true_random=True)
 encode = msgspec.json.Encoder().encode
 decode_events = msgspec.json.Decoder(list[AnyEvent]).decode
@@ -79,11 +93,7 @@ def nothing(state: Game, events: list[Event]) -> None:
     pass
 
 
-@PROPERTY
-@given(tables(), styles, chances)
-def test_cards_are_conserved_and_every_game_ends(start: StartGame, style: Style,
-                                                 chance: random.Random) -> None:
-    played = play_game(start, style, chance, conserved)
+def check_the_end(played: Played) -> None:
     state = played.state
     assert state.finished and state.winners
     assert max(state.score) >= state.rules.match_target
@@ -97,11 +107,7 @@ def test_cards_are_conserved_and_every_game_ends(start: StartGame, style: Style,
     event(f"{len(played.states) // 100 * 100}+ commands")
 
 
-@PROPERTY
-@given(tables(), styles, chances)
-def test_a_replay_rebuilds_the_live_state(start: StartGame, style: Style,
-                                          chance: random.Random) -> None:
-    played = play_game(start, style, chance, nothing)
+def check_replay(played: Played, chance: random.Random) -> None:
     assert replay(played.events) == played.state
     stored = decode_events(encode(played.events))
     assert stored == played.events
@@ -114,50 +120,142 @@ def test_a_replay_rebuilds_the_live_state(start: StartGame, style: Style,
     assert len(audit(played.events)) == len(wrongs)
 
 
-@PROPERTY
-@given(tables(), styles, chances)
-def test_redacted_events_never_show_a_viewer_a_card_it_may_not_see(
-    start: StartGame, style: Style, chance: random.Random
-) -> None:
-    played = play_game(start, style, chance, nothing)
+def check_redaction(played: Played) -> None:
+    """Each secret as RULES.md states it: own and open hands are seen, face-down answers
+    only by their player, the seed of a closed_discard game by nobody but the arbiter."""
     rules = played.state.rules
     assert redact_all(played.events, ARBITER, rules) == played.events
-    for viewer in [*range(len(start.seats)), SPECTATOR]:
+    for viewer in [*range(len(played.start.seats)), SPECTATOR]:
         seen = redact_all(played.events, viewer, rules)
         assert [type(e) for e in seen] == [type(e) for e in played.events]
+        shown = {s for s in range(len(played.start.seats)) if s == viewer or s in rules.open_seats}
         trump: Card | None = None
         for original, redacted in zip(played.events, seen, strict=True):
             match redacted:
                 case TrumpTurned(card=card):
                     trump = card
                 case CardDealt(seat=seat, card=card):
-                    assert card == (original.card if seat == viewer else None)  # type: ignore[attr-defined]
+                    assert card == (original.card if seat in shown else None)  # type: ignore[attr-defined]
                 case CardDrawn(seat=seat, card=card, face_up=face_up):
-                    if seat == viewer or face_up:
+                    if seat in shown or face_up:
                         assert card == original.card  # type: ignore[attr-defined]
                         assert not face_up or card == trump
                     else:
                         assert card is None
                 case PenaltyApplied(seat=seat, cards=cards):
-                    assert cards == (original.cards if seat == viewer else None)  # type: ignore[attr-defined]
+                    assert cards == (original.cards if seat in shown else None)  # type: ignore[attr-defined]
+                case CardsResponded(seat=seat, cards=cards, face_down=face_down, beat=beat):
+                    assert face_down == (rules.closed_discard and not beat)
+                    assert cards == (None if face_down and seat != viewer else original.cards)  # type: ignore[attr-defined]
                 case DealStarted(deck=order):
                     assert order is None
                 case GameStarted(seed=seed):
                     assert seed is None
+                case GameFinished(seed=seed):
+                    assert seed == (None if rules.closed_discard else original.seed)  # type: ignore[attr-defined]
                 case _:
                     assert redacted == original
 
 
+def check_face_down_stays_hidden(played: Played, chance: random.Random) -> None:
+    """closed_discard: a card a closed seat played face down reaches no other viewer, ever:
+    not in its events, its views, its replay after the game, nor the audit."""
+    rules = played.state.rules
+    if not rules.closed_discard:
+        return
+    secret: dict[int, dict[int, set[Card]]] = {}  # deal -> seat -> its face-down cards
+    number, trump = 0, None
+    for e in played.events:
+        if isinstance(e, DealStarted):
+            number = e.number
+        elif isinstance(e, TrumpTurned):
+            trump = e.card  # it lay face up: whoever plays it later, it is no secret
+        elif isinstance(e, CardsResponded) and e.face_down and e.seat not in rules.open_seats:
+            assert e.cards is not None
+            secret.setdefault(number, {}).setdefault(e.seat, set()).update(set(e.cards) - {trump})
+
+    def leaks(deal: int, viewer: Viewer, shown: object) -> list[Card]:
+        text = encode(shown)
+        return [c for s, cards in secret.get(deal, {}).items() if s != viewer
+                for c in cards if f'"{c}"'.encode() in text]
+
+    for viewer in [*range(len(played.start.seats)), SPECTATOR]:
+        number = 0
+        for e in redact_all(played.events, viewer, rules):
+            number = e.number if isinstance(e, DealStarted) else number
+            assert not leaks(number, viewer, e), e
+        for state in chance.sample(played.states, min(8, len(played.states))):
+            deal = state.deal.number  # type: ignore[union-attr]
+            assert not leaks(deal, viewer, view(state, viewer))
+            assert not leaks(deal, viewer, review(state, viewer))
+        for finding in audit(played.events, viewer):
+            assert not leaks(finding.deal, viewer, finding)
+    event("face-down cards checked")
+
+
+def check_views(played: Played, chance: random.Random) -> None:
+    moments = chance.sample(played.states, min(3, len(played.states)))
+    for state in moments:
+        for viewer in [*range(len(played.start.seats)), SPECTATOR]:
+            seen = view(state, viewer)
+            assert view(hidden_shuffled(state, viewer, chance), viewer) == seen
+            encode(seen)
+        assert view(state, ARBITER).stock == state.deal.stock  # type: ignore[union-attr]
+
+
+def check_legal(played: Played, chance: random.Random) -> None:
+    """decide accepts exactly what legal_commands lists, for the seat due and every other."""
+    moments = chance.sample(played.states, min(4, len(played.states)))
+    for state in moments:
+        if state.finished:
+            continue
+        deal = state.deal
+        assert deal is not None
+        for seat in range(len(played.start.seats)):
+            legal = legal_commands(state, seat)
+            for command in legal:
+                assert accepted(state, command, seat), command
+            for command in candidates(state, seat, chance):
+                assert accepted(state, command, seat) == listed(command, legal), command
+        if deal.phase == "draw":
+            assert Draw(1) in legal_commands(state, deal.turn)
+
+
+@PROPERTY
+@given(tables(), styles, chances)
+def test_cards_are_conserved_and_every_game_ends(start: StartGame, style: Style,
+                                                 chance: random.Random) -> None:
+    check_the_end(play_game(start, style, chance, conserved))
+
+
+@PROPERTY
+@given(tables(), styles, chances)
+def test_a_replay_rebuilds_the_live_state(start: StartGame, style: Style,
+                                          chance: random.Random) -> None:
+    check_replay(play_game(start, style, chance, nothing), chance)
+
+
+@PROPERTY
+@given(tables(), styles, chances)
+def test_redacted_events_never_show_a_viewer_a_card_it_may_not_see(
+    start: StartGame, style: Style, chance: random.Random
+) -> None:
+    played = play_game(start, style, chance, nothing)
+    check_redaction(played)
+    check_face_down_stays_hidden(played, chance)
+
+
 def hidden_shuffled(state: Game, viewer: Viewer, chance: random.Random) -> Game:
     """The same table with every card the viewer may not see moved around at random: other
-    seats' hands, the stock and the face-down trick piles. The turned trump card is public
-    wherever it lies, so it stays put."""
+    closed seats' hands, the stock, the face-down trick piles and the face-down answers of
+    others on the table. The turned trump card is public wherever it lies, so it stays put."""
     deal = state.deal
     assert deal is not None
     rules = state.rules
     hands = [list(h) for h in deal.hands]
     stock = list(deal.stock)
     piles = [list(p) for p in deal.piles]
+    answers = [list(r.cards) for r in deal.trick.responses] if deal.trick else []
     own = viewer if isinstance(viewer, int) else None
     places: list[tuple[list[Card], int]] = []
     for seat, hand in enumerate(hands):
@@ -167,13 +265,21 @@ def hidden_shuffled(state: Game, viewer: Viewer, chance: random.Random) -> Game:
     for seat, pile in enumerate(piles):
         if not (seat == own and rules.show_own_points):
             places += [(pile, i) for i in range(len(pile))]
+    if deal.trick is not None:
+        for response, cards in zip(deal.trick.responses, answers, strict=True):
+            if response.face_down and response.seat != own:
+                places += [(cards, i) for i in range(len(cards))]
     places = [(where, i) for where, i in places if where[i] != deal.trump_card]
     cards = [where[i] for where, i in places]
     chance.shuffle(cards)
     for (where, i), card in zip(places, cards, strict=True):
         where[i] = card
+    trick = deal.trick and replace(deal.trick, responses=tuple(
+        replace(r, cards=tuple(a)) for r, a in zip(deal.trick.responses, answers, strict=True)
+    ))
     moved = replace(
-        deal, hands=tuple(map(tuple, hands)), stock=tuple(stock), piles=tuple(map(tuple, piles))
+        deal, hands=tuple(map(tuple, hands)), stock=tuple(stock), piles=tuple(map(tuple, piles)),
+        trick=trick,
     )
     return replace(state, deal=moved)
 
@@ -183,21 +289,15 @@ def hidden_shuffled(state: Game, viewer: Viewer, chance: random.Random) -> Game:
 def test_a_view_does_not_depend_on_cards_the_viewer_may_not_see(
     start: StartGame, style: Style, chance: random.Random
 ) -> None:
-    played = play_game(start, style, chance, nothing)
-    moments = chance.sample(played.states, min(3, len(played.states)))
-    for state in moments:
-        for viewer in [*range(len(start.seats)), SPECTATOR]:
-            seen = view(state, viewer)
-            assert view(hidden_shuffled(state, viewer, chance), viewer) == seen
-            encode(seen)
-        assert view(state, ARBITER).stock == state.deal.stock  # type: ignore[union-attr]
+    check_views(play_game(start, style, chance, nothing), chance)
 
 
 # -- decide accepts exactly what legal_commands lists -----------------------------------------
 
 
 def candidates(state: Game, seat: int, chance: random.Random) -> list[PlayerCommand]:
-    """Every kind of command, with random card sets drawn from the seat's hand."""
+    """Every kind of command, with random card sets drawn from the seat's hand, and every
+    combination it could lead."""
     deal = state.deal
     assert deal is not None
     hand = deal.hands[seat]
@@ -205,8 +305,9 @@ def candidates(state: Game, seat: int, chance: random.Random) -> list[PlayerComm
     picked = chance.sample(sets, min(4, len(sets)))
     return [
         *(Lead(c) for c in picked), *(Respond(c) for c in picked),
-        Declare("thirty_one"), Declare("bura"), Dave(), DaveAnswer(True), DaveAnswer(False),
-        Pass(), Concede(),
+        *(Lead(c) for c in combination_leads(hand, deal.trump)),
+        Declare("thirty_one"), Declare("bura"), Declare("four_aces"), Dave(), DaveAnswer(True),
+        DaveAnswer(False), Pass(), Concede(),
     ]
 
 
@@ -230,18 +331,22 @@ def accepted(state: Game, command: PlayerCommand, seat: int) -> bool:
 def test_decide_accepts_exactly_the_commands_legal_commands_lists(
     start: StartGame, style: Style, chance: random.Random
 ) -> None:
-    played: Played = play_game(start, style, chance, nothing)
-    moments = chance.sample(played.states, min(4, len(played.states)))
-    for state in moments:
-        if state.finished:
-            continue
-        deal = state.deal
-        assert deal is not None
-        for seat in range(len(start.seats)):
-            legal = legal_commands(state, seat)
-            for command in legal:
-                assert accepted(state, command, seat), command
-            for command in candidates(state, seat, chance):
-                assert accepted(state, command, seat) == listed(command, legal), command
-        if deal.phase == "draw":
-            assert Draw(1) in legal_commands(state, deal.turn)
+    check_legal(play_game(start, style, chance, nothing), chance)
+
+
+# -- every variant of RULES.md 8, each surely on -----------------------------------------------
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@VARIANT
+@given(data=st.data())
+def test_every_invariant_holds_in_each_variant(variant: str, data: st.DataObject) -> None:
+    start = data.draw(tables(variant=variant), label="start")
+    chance = data.draw(chances, label="chance")
+    played = play_game(start, data.draw(styles, label="style"), chance, conserved)
+    check_the_end(played)
+    check_replay(played, chance)
+    check_redaction(played)
+    check_face_down_stays_hidden(played, chance)
+    check_views(played, chance)
+    check_legal(played, chance)

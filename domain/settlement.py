@@ -1,0 +1,81 @@
+"""How a deal ends: who won, who pays whom (RULES.md 5, teams, pay_pot), the next dealer."""
+
+from __future__ import annotations
+
+from domain.dealing import deal_cards
+from domain.events import (
+    DealerChosen,
+    DealLost,
+    DealVoid,
+    DealWon,
+    Event,
+    GameFinished,
+    StakeSettled,
+)
+from domain.rules import Rules
+from domain.state import Deal, Game
+from domain.table import claim_points, next_seat, sides, team_of
+
+
+def transfer(rules: Rules, seats: int, payer: int, amount: int) -> list[int]:
+    """`payer` pays `amount` to every other seat; in a team game each seat of the payer's
+    team pays `amount` and each seat of the other team receives it."""
+    if rules.teams is None:
+        payments = [amount] * seats
+        payments[payer] = -amount * (seats - 1)
+        return payments
+    payers = team_of(rules, payer)
+    return [-amount if s in payers else amount for s in range(seats)]
+
+
+def end_deal(
+    game: Game, deal: Deal, *, winner: int | None = None, loser: int | None = None, reason: str
+) -> list[Event]:
+    seats = len(game.seats)
+    rules = game.rules
+    stake = rules.stake * deal.multiplier
+    payments = [0] * seats
+    events: list[Event]
+    if winner is not None:
+        events = [DealWon(winner, reason)]
+        payments = [-p for p in transfer(rules, seats, winner, stake)]
+        next_dealer, by = winner, "winner"
+    elif loser is not None:
+        events = [DealLost(loser, reason)]
+        payments = transfer(rules, seats, loser, stake)
+        if seats == 2 or rules.teams is not None:
+            # the seat after the loser: the other seat, or (seated alternately) a team mate
+            # of the winners
+            next_dealer, by = next_seat(loser, seats), "winner"
+        else:
+            next_dealer, by = deal.dealer, "same_dealer"
+    else:
+        events = [DealVoid(reason)]
+        next_dealer, by = deal.dealer, "same_dealer"
+    for seat, fine in enumerate(deal.pot):
+        if fine:
+            payments = [a + b for a, b in zip(payments, transfer(rules, seats, seat, fine),
+                                              strict=True)]
+    if winner is not None or loser is not None or any(deal.pot):
+        events.append(
+            StakeSettled(deal=deal.number, stake=rules.stake, multiplier=deal.multiplier,
+                         payments=tuple(payments))
+        )
+    score = [a + b for a, b in zip(game.score, payments, strict=True)]
+    best = max(score)
+    if best >= rules.match_target:
+        winners_ = tuple(s for s in range(seats) if score[s] == best)
+        events.append(GameFinished(winners=winners_, reason=reason, seed=game.seed))
+        return events
+    events.append(DealerChosen(next_dealer, by))
+    return events + deal_cards(game, deal.number + 1, next_dealer, None)
+
+
+def count_up(game: Game, deal: Deal) -> list[Event]:
+    """The highest trick total (a team's pooled) wins the deal; a tie is void."""
+    teams = sides(game.rules, len(game.seats))
+    totals = [claim_points(game, deal, team[0]) for team in teams]
+    best = max(totals)
+    if totals.count(best) > 1:
+        return end_deal(game, deal, reason="no_claim")
+    return end_deal(game, deal, winner=teams[totals.index(best)][0], reason="most_points")
