@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 
 from infra.records import Hint
 
@@ -24,7 +24,7 @@ class InProcessBus:
         queue: asyncio.Queue[Hint | None] = asyncio.Queue()
         self._queues.add(queue)
         try:
-            while True:
+            while not self._closed:
                 hint = await queue.get()
                 if hint is None and self._closed:
                     return
@@ -46,6 +46,12 @@ class InProcessBus:
         if old is not None and old[0] >= version:
             return False
         self._views[(game_id, viewer)] = (version, view)
+        return True
+
+    async def put_views(self, game_id: str, version: int, views: Mapping[str, bytes],
+                        ttl_seconds: int = 86_400) -> bool:
+        for viewer, shown in views.items():
+            await self.put_view(game_id, viewer, version, shown, ttl_seconds)
         return True
 
     async def get_view(self, game_id: str, viewer: str) -> tuple[int, bytes] | None:

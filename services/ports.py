@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Protocol
 
 from infra.records import AppendResult, Checkpoint, Hint, Metadata, NewEvent, RecordedEvent
@@ -62,6 +62,13 @@ class Bus(Protocol):
         self, game_id: str, viewer: str, version: int, view: bytes, ttl_seconds: int = ...
     ) -> bool:
         """Cache a viewer's view unless a newer one is cached; False if it could not."""
+        ...
+
+    async def put_views(
+        self, game_id: str, version: int, views: Mapping[str, bytes], ttl_seconds: int = ...
+    ) -> bool:
+        """Cache several viewers' views (by viewer key) of one version, each unless a newer
+        one is cached; False if the cache could not be reached."""
         ...
 
     async def get_view(self, game_id: str, viewer: str) -> tuple[int, bytes] | None: ...

@@ -1,5 +1,8 @@
-"""Live views: one feed per watched game in this process, woken by bus hints and by a
-poll, always catching up from the event store, so a lost hint only delays, never loses."""
+"""Live views: one feed per game this process follows, woken by bus hints and by a poll,
+always catching up from the event store, so a lost hint only delays, never loses.
+
+A process follows a game while a stream here watches it or hints about it keep coming
+(idle feeds are dropped), and keeps every viewer's view of it in the bus's view cache."""
 
 from __future__ import annotations
 
@@ -8,7 +11,8 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
+from typing import Any
 
 import msgspec
 
@@ -16,15 +20,21 @@ from domain.events import Event
 from domain.evolve import evolve
 from domain.state import Game
 from domain.views import ARBITER, SPECTATOR, Viewer, redact, view
-from infra.records import StoreUnavailable
+from infra.records import Hint, StoreUnavailable
 from services.codec import from_recorded
-from services.games import GameService
+from services.games import GameNotFound, GameService
 from services.ports import Bus
 
 log = logging.getLogger("bura.projector")
 _encode = msgspec.json.Encoder().encode
 
-HISTORY = 512  # versions a feed keeps for resuming streams without reading the store
+HISTORY = 64  # versions a feed keeps for resuming streams without reading the store
+# A game nobody watches here is caught up at most this often: its hints, one per command,
+# then cost one read and one cache write per interval rather than one each.
+UNWATCHED_DELAY = 0.25
+KEEPALIVE = b": keep-alive\n\n"
+END = b'event: end\ndata: {"reason":"game_over"}\n\n'
+SHUTDOWN = b'event: shutdown\ndata: {"reason":"server_shutdown","reconnect":true}\n\n'
 
 
 class Feed:
@@ -32,14 +42,28 @@ class Feed:
         self.game_id = game_id
         self.state = state
         self.history: deque[tuple[int, Event, Game]] = deque(maxlen=HISTORY)
-        self.changed = asyncio.Condition()
+        self.changed = asyncio.Event()  # replaced by a fresh one at every change
         self.lock = asyncio.Lock()
         self.watchers = 0
-        self.refreshed = 0.0
+        self.refreshed = time.monotonic()
+        self.used = time.monotonic()
+        self.cached = 0  # the version last written to the view cache
+        self.wanted = False
+        self.lazy = False  # the refresher is waiting UNWATCHED_DELAY before it reads
+        self.refresher: asyncio.Task[None] | None = None
+        self.cacher: asyncio.Task[None] | None = None
+
+    def announce(self) -> None:
+        changed, self.changed = self.changed, asyncio.Event()
+        changed.set()
 
 
 def viewer_key(viewer: Viewer) -> str:
     return f"seat{viewer}" if isinstance(viewer, int) else viewer
+
+
+def viewers(state: Game) -> list[Viewer]:
+    return [*range(len(state.seats)), SPECTATOR, ARBITER]
 
 
 def message(version: int, event: Event | None, state: Game, viewer: Viewer) -> bytes:
@@ -51,47 +75,136 @@ def message(version: int, event: Event | None, state: Game, viewer: Viewer) -> b
 
 class Projector:
     def __init__(self, service: GameService, bus: Bus, *, poll_seconds: float = 2.0,
-                 keepalive_seconds: float = 15.0) -> None:
+                 keepalive_seconds: float = 15.0, idle_seconds: float = 30.0) -> None:
         self.service = service
         self.bus = bus
         self.poll = poll_seconds
         self.keepalive = keepalive_seconds
+        self.idle = idle_seconds
         self.feeds: dict[str, Feed] = {}
         self.draining = asyncio.Event()
         self.open_streams = 0
         self.lag = 0  # versions the newest hint was ahead of its feed: read by /metrics
-        self._task: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._loading: dict[str, int] = {}  # games being loaded: the newest version hinted
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._listen())
+        self._spawn(self._listen())
+        self._spawn(self._poll())
 
-    async def stop(self) -> None:
+    def drain(self) -> None:
+        """Close every stream with a shutdown message. Called on SIGTERM, before the server
+        waits for open connections, so streams end and the server can stop."""
+        if self.draining.is_set():
+            return
         self.draining.set()
         for feed in self.feeds.values():
-            async with feed.changed:
-                feed.changed.notify_all()
-        if self._task is not None:
-            self._task.cancel()
+            feed.announce()
+
+    async def stop(self) -> None:
+        self.drain()
+        tasks = [*self._tasks]
+        for feed in self.feeds.values():
+            tasks += [t for t in (feed.refresher, feed.cacher) if t is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+                await task
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # --- following games ---------------------------------------------------------------
 
     async def _listen(self) -> None:
         while not self.draining.is_set():
             try:
                 async for hint in self.bus.hints():
                     if hint is None:
-                        for feed in list(self.feeds.values()):
-                            await self._refresh(feed)
-                        continue
-                    feed = self.feeds.get(hint.game_id)
-                    if feed is not None and hint.version > feed.state.version:
-                        self.lag = hint.version - feed.state.version
-                        await self._refresh(feed)
+                        # (Re)subscribed: hints may be lost, and the cache with them.
+                        for feed in self.feeds.values():
+                            feed.cached = 0
+                            self._catch_up(feed)
+                    else:
+                        self._hinted(hint)
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("hint listener failed; restarting")
-                await asyncio.sleep(0.5)
+            await asyncio.sleep(0.5)
+
+    def _hinted(self, hint: Hint) -> None:
+        feed = self.feeds.get(hint.game_id)
+        if feed is None:
+            if hint.game_id in self._loading:
+                self._loading[hint.game_id] = max(self._loading[hint.game_id], hint.version)
+            elif not self.draining.is_set():
+                self._loading[hint.game_id] = hint.version
+                self._spawn(self._follow(hint.game_id))
+            return
+        feed.used = time.monotonic()
+        if hint.version > feed.state.version:
+            self.lag = hint.version - feed.state.version
+            self._catch_up(feed, lazy=feed.watchers == 0)
+
+    async def _follow(self, game_id: str) -> None:
+        try:
+            with contextlib.suppress(StoreUnavailable, GameNotFound):
+                feed = await self.feed(game_id)
+                if self._loading.get(game_id, 0) > feed.state.version:
+                    self._catch_up(feed)  # hinted again while it loaded
+        finally:
+            self._loading.pop(game_id, None)
+
+    async def _poll(self) -> None:
+        """Catch every feed up now and then, hint or not; drop feeds nobody needs."""
+        while True:
+            await asyncio.sleep(self.poll)
+            now = time.monotonic()
+            for game_id, feed in list(self.feeds.items()):
+                done = feed.state.finished and feed.cached >= feed.state.version
+                if feed.watchers == 0 and (done or now - feed.used > self.idle):
+                    del self.feeds[game_id]
+                elif now - feed.refreshed >= self.poll / 2:
+                    self._catch_up(feed)
+                elif feed.cached < feed.state.version:
+                    self._cache_later(feed)
+
+    async def feed(self, game_id: str) -> Feed:
+        """The game's feed, loaded from the store the first time."""
+        feed = self.feeds.get(game_id)
+        if feed is None:
+            state = await self.service.load(game_id)
+            feed = self.feeds.setdefault(game_id, Feed(game_id, state))
+            self._cache_later(feed)
+        return feed
+
+    def _catch_up(self, feed: Feed, lazy: bool = False) -> None:
+        """Refresh the feed now (or, lazy, after UNWATCHED_DELAY); requests made while one
+        runs fold into one more."""
+        feed.wanted = True
+        refresher = feed.refresher
+        if refresher is not None and not refresher.done():
+            if not feed.lazy or lazy:
+                return
+            refresher.cancel()  # waiting, or reading: nothing is half done at an await
+        feed.lazy = lazy
+        feed.refresher = asyncio.create_task(self._refresh_while_wanted(feed, lazy))
+
+    async def _refresh_while_wanted(self, feed: Feed, lazy: bool) -> None:
+        if lazy:
+            await asyncio.sleep(UNWATCHED_DELAY)
+        try:
+            while feed.wanted:
+                feed.wanted = False
+                await self._refresh(feed)
+        except Exception:
+            log.exception("catching up game %s failed", feed.game_id)
+        if feed.cached < feed.state.version:
+            self._cache_later(feed)
 
     async def _refresh(self, feed: Feed) -> None:
         """Read what the feed lacks from the store and wake its streams."""
@@ -109,89 +222,86 @@ class Projector:
                 state = evolve(state, event)
                 feed.history.append((row.version, event, state))
             feed.state = state
-        await self._cache_views(feed.game_id, state)
-        async with feed.changed:
-            feed.changed.notify_all()
+        feed.announce()
+        self._cache_later(feed)
 
-    async def _cache_views(self, game_id: str, state: Game) -> None:
-        viewers: list[Viewer] = [*range(len(state.seats)), SPECTATOR, ARBITER]
-        for viewer in viewers:
-            await self.bus.put_view(game_id, viewer_key(viewer), state.version,
-                                    _encode(view(state, viewer)))
+    def _cache_later(self, feed: Feed) -> None:
+        if feed.cacher is None or feed.cacher.done():
+            feed.cacher = asyncio.create_task(self._cache(feed))
 
-    async def feed(self, game_id: str) -> Feed:
-        feed = self.feeds.get(game_id)
-        if feed is None:
-            state = await self.service.load(game_id)
-            feed = self.feeds.setdefault(game_id, Feed(game_id, state))
-            await self._cache_views(game_id, state)
-        return feed
+    async def _cache(self, feed: Feed) -> None:
+        """Write every viewer's latest view to the cache; on failure, the next refresh or
+        poll tries again."""
+        while feed.cached < feed.state.version:
+            state = feed.state
+            views = {viewer_key(v): _encode(view(state, v)) for v in viewers(state)}
+            try:
+                if not await self.bus.put_views(feed.game_id, state.version, views):
+                    return
+            except Exception:
+                log.exception("caching the views of %s failed", feed.game_id)
+                return
+            feed.cached = max(feed.cached, state.version)
+
+    # --- streams -----------------------------------------------------------------------
 
     async def stream(self, game_id: str, viewer: Viewer, last_id: int | None) -> (
         AsyncIterator[bytes]
     ):
+        """The viewer's SSE messages: the current view (or, resuming after `last_id`, one
+        message per version missed), then one per version, until the game or server ends."""
         feed = await self.feed(game_id)
-        if last_id is not None and last_id > feed.state.version:
-            await self._refresh(feed)
         feed.watchers += 1
         self.open_streams += 1
         try:
-            sent = -1
+            # Start from what the store has now, not from a feed a hint has yet to wake.
+            await self._refresh(feed)
             if last_id is None or last_id > feed.state.version:
-                yield message(feed.state.version, None, feed.state, viewer)
                 sent = feed.state.version
+                yield message(sent, None, feed.state, viewer)
             else:
                 sent = last_id
-            waited = 0.0
-            while not self.draining.is_set():
-                async for chunk in self._since(feed, sent, viewer):
-                    sent = int(chunk[4 : chunk.index(b"\n")])
-                    yield chunk
-                if feed.state.finished and sent >= feed.state.version:
-                    yield b"event: end\ndata: {\"reason\":\"game_over\"}\n\n"
+            while True:
+                changed = feed.changed
+                if self.draining.is_set():
+                    yield SHUTDOWN
                     return
-                if await self._wait(feed, sent, self.poll):
-                    waited = 0.0
-                    continue
-                waited += self.poll
-                if time.monotonic() - feed.refreshed >= self.poll / 2:
-                    await self._refresh(feed)
-                if waited >= self.keepalive:
-                    waited = 0.0
-                    yield b": keep-alive\n\n"
-            yield b"event: shutdown\ndata: {\"reason\":\"server_shutdown\",\"reconnect\":true}\n\n"
+                if feed.state.version > sent:
+                    try:
+                        async for version, chunk in self._since(feed, sent, viewer):
+                            sent = version
+                            yield chunk
+                        continue
+                    except StoreUnavailable:
+                        pass  # wait for the store below, keeping the stream open
+                elif feed.state.finished:
+                    yield END
+                    return
+                try:
+                    async with asyncio.timeout(self.keepalive):
+                        await changed.wait()
+                except TimeoutError:
+                    yield KEEPALIVE
         finally:
             feed.watchers -= 1
+            feed.used = time.monotonic()
             self.open_streams -= 1
-            if feed.watchers == 0:
-                self.feeds.pop(game_id, None)
 
-    async def _wait(self, feed: Feed, sent: int, timeout: float) -> bool:
-        async with feed.changed:
-            try:
-                await asyncio.wait_for(
-                    feed.changed.wait_for(
-                        lambda: feed.state.version > sent or self.draining.is_set()
-                    ),
-                    timeout,
-                )
-            except TimeoutError:
-                return False
-        return not self.draining.is_set()
-
-    async def _since(self, feed: Feed, sent: int, viewer: Viewer) -> AsyncIterator[bytes]:
+    async def _since(self, feed: Feed, sent: int, viewer: Viewer) -> (
+        AsyncIterator[tuple[int, bytes]]
+    ):
         """Messages for every version after `sent`, from the feed's history or the store."""
-        if sent >= feed.state.version:
-            return
-        oldest = feed.history[0][0] if feed.history else feed.state.version + 1
-        if sent + 1 >= oldest:
-            for version, event, state in list(feed.history):
+        history = list(feed.history)
+        if history and history[0][0] <= sent + 1:
+            for version, event, state in history:
                 if version > sent:
-                    yield message(version, event, state, viewer)
+                    yield version, message(version, event, state, viewer)
             return
-        state = await self.service.state_at(feed.game_id, sent) if sent > 0 else Game()
-        rows = await self.service.store.read(feed.game_id, after=sent)
+        until = feed.state.version
+        rows = await self.service.store.read(feed.game_id, after=0, until=until)
+        state = Game()
         for row in rows:
             event = from_recorded(row)
             state = evolve(state, event)
-            yield message(row.version, event, state, viewer)
+            if row.version > sent:
+                yield row.version, message(row.version, event, state, viewer)

@@ -1,0 +1,118 @@
+"""Games played over HTTP: a table created with the operator key, its state folded locally
+from the arbiter's events, and bots that pick their moves with domain.legal on it."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import msgspec
+
+from domain.commands import Draw, PlayerCommand
+from domain.events import AnyEvent, Event
+from domain.evolve import evolve
+from domain.state import NEW_GAME, Game
+from tests.e2e.processes import OPERATOR_KEY
+
+OPERATOR = {"Authorization": f"Bearer {OPERATOR_KEY}"}
+Bot = Callable[[Game, int, random.Random], PlayerCommand]
+
+
+class Envelope(msgspec.Struct):
+    version: int
+    event: AnyEvent
+
+
+class Page(msgspec.Struct):
+    version: int
+    events: list[Envelope]
+
+
+_page = msgspec.json.Decoder(Page).decode
+_encode = msgspec.json.Encoder().encode
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+class Table:
+    """A game on the server, and the arbiter's full state of it as this client last saw."""
+
+    def __init__(self, created: dict[str, Any]) -> None:
+        self.game_id: str = created["game_id"]
+        self.tokens: list[str] = [s["token"] for s in created["seats"]]
+        self.spectator: str = created["spectator_token"]
+        self.state: Game = NEW_GAME
+        self.events: list[tuple[int, Event]] = []
+        self.acked: list[int] = []  # versions the server acknowledged to our commands
+
+    @classmethod
+    async def create(cls, client: httpx.AsyncClient, base: str, seats: int = 2,
+                     **options: Any) -> Table:
+        body = {"seats": [{"name": f"bot{i}"} for i in range(seats)], **options}
+        answer = await client.post(f"{base}/games", json=body, headers=OPERATOR)
+        assert answer.status_code == 201, answer.text
+        table = cls(answer.json())
+        await table.sync(client, base)
+        return table
+
+    def stream_url(self, base: str) -> str:
+        return f"{base}/games/{self.game_id}/stream"
+
+    async def sync(self, client: httpx.AsyncClient, base: str) -> Game:
+        """Fold in the events after the version we have, as the arbiter sees them."""
+        answer = await client.get(f"{base}/games/{self.game_id}/events",
+                                  params={"after": self.state.version}, headers=OPERATOR)
+        assert answer.status_code == 200, answer.text
+        for envelope in _page(answer.content).events:
+            assert envelope.version == self.state.version + 1, "a gap in the events"
+            self.state = evolve(self.state, envelope.event)
+            self.events.append((envelope.version, envelope.event))
+        return self.state
+
+    async def send(self, client: httpx.AsyncClient, base: str, seat: int,
+                   command: PlayerCommand, key: str | None = None) -> httpx.Response:
+        headers = {**bearer(self.tokens[seat]), "Idempotency-Key": key or uuid.uuid4().hex,
+                   "Content-Type": "application/json"}
+        answer = await client.post(f"{base}/games/{self.game_id}/commands",
+                                   content=_encode(command), headers=headers)
+        if answer.status_code == 200:
+            self.acked.append(answer.json()["version"])
+        return answer
+
+    def next_move(self, bot: Bot, chance: random.Random,
+                  faults: float = 0.0) -> tuple[int, PlayerCommand]:
+        """The bot's move for the seat due to act; with probability `faults`, a draw by
+        any seat instead (out of turn, two cards, or with a full hand: a penalty)."""
+        deal = self.state.deal
+        assert deal is not None and not self.state.finished
+        if faults and len(deal.stock) >= 2 and chance.random() < faults:
+            return chance.randrange(len(self.state.seats)), Draw(chance.choice((1, 2)))
+        return deal.turn, bot(self.state, deal.turn, chance)
+
+    async def play(self, client: httpx.AsyncClient, base: str, bot: Bot,
+                   chance: random.Random, moves: int = 10_000, faults: float = 0.0) -> Game:
+        """Play up to `moves` commands (to the end by default); every one must be taken."""
+        await self.sync(client, base)
+        for _ in range(moves):
+            if self.state.finished:
+                break
+            seat, command = self.next_move(bot, chance, faults)
+            answer = await self.send(client, base, seat, command)
+            assert answer.status_code == 200, f"{command}: {answer.status_code} {answer.text}"
+            await self.sync(client, base)
+        return self.state
+
+
+def stacked(hands: list[list[str]], trump: str, dealer: int, pack: tuple[str, ...]) -> list[str]:
+    """A full deck in dealing order (one card at a time from the seat after the dealer)
+    that deals `hands` by seat and then turns `trump`."""
+    seats = len(hands)
+    size = len(hands[0])
+    dealt = [hands[(dealer + 1 + i % seats) % seats][i // seats] for i in range(size * seats)]
+    chosen = [*dealt, trump]
+    return chosen + [c for c in pack if c not in chosen]

@@ -1,0 +1,103 @@
+"""Graceful shutdown on SIGTERM: no new connections, in-flight commands finish, open
+streams end with `event: shutdown`, the process exits 0 within its grace period."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import signal
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from litestar.testing import AsyncTestClient
+
+from domain.bots import random_bot
+from infra.memory_bus import InProcessBus
+from infra.sqlite_store import SqliteEventStore
+from services.app import create_app
+from services.config import Settings
+from tests.e2e.conftest import StartService
+from tests.e2e.expect import RULES
+from tests.e2e.play import Table
+from tests.e2e.processes import Proxy
+from tests.e2e.sse import Stream
+
+GRACE = 10.0
+
+
+async def test_sigterm_finishes_commands_closes_streams_and_exits_0(
+    start_service: StartService, client: httpx.AsyncClient, database: str
+) -> None:
+    proxy = Proxy.before(database).start()
+    try:
+        env = {"BURA_DATABASE_URL": proxy.via(database),
+               "BURA_SHUTDOWN_GRACE_SECONDS": str(GRACE)}
+        service = await start_service(**env)
+        table = await Table.create(client, service.url, seed="shutdown-1", **RULES)
+        chance = random.Random(21)
+        await table.play(client, service.url, random_bot, chance, moves=3)
+        url = table.stream_url(service.url)
+        streams = [Stream(client, url, token) for token in [*table.tokens, table.spectator]]
+        for stream in streams:
+            await stream.__aenter__()
+            await stream.version(table.state.version)
+
+        proxy.pause()  # the next command waits on PostgreSQL: in flight at the signal
+        seat, command = table.next_move(random_bot, chance)
+        in_flight = asyncio.create_task(table.send(client, service.url, seat, command))
+        await asyncio.sleep(0.3)
+        assert not in_flight.done()
+        signalled = time.monotonic()
+        service.signal(signal.SIGTERM)
+
+        for stream in streams:
+            last = await stream.event("shutdown", timeout=3)
+            assert last.data == {"reason": "server_shutdown", "reconnect": True}
+            await asyncio.wait_for(stream.closed.wait(), 3)
+            assert stream.messages[-1] is last
+        with pytest.raises(httpx.ConnectError):
+            async with asyncio.timeout(2):
+                while True:  # until the listening socket is closed
+                    async with httpx.AsyncClient() as fresh:  # a new connection each time
+                        await fresh.get(f"{service.url}/health/live")
+                    await asyncio.sleep(0.05)
+        assert not in_flight.done()
+
+        proxy.resume()
+        answer = await in_flight
+        assert answer.status_code == 200, answer.text
+        assert await service.wait(GRACE + 5) == 0
+        assert time.monotonic() - signalled < GRACE
+
+        again = await start_service(port=service.port, **env)
+        before = table.state.version
+        await table.sync(client, again.url)
+        assert table.state.version == answer.json()["version"] > before
+    finally:
+        proxy.close()
+
+
+async def test_readiness_is_503_and_new_streams_are_refused_while_draining(
+    tmp_path: Path,
+) -> None:
+    store = await SqliteEventStore.open(str(tmp_path / "events.db"))
+    bus = InProcessBus()
+    app = create_app(Settings(operator_key="k"), adapters=(store, bus))
+    try:
+        async with AsyncTestClient(app) as client:
+            assert (await client.get("/health/ready")).status_code == 200
+            created = await client.post("/games", json={"seats": [{"name": "a"},
+                                                                   {"name": "b"}]},
+                                        headers={"Authorization": "Bearer k"})
+            game = created.json()["game_id"]
+            app.state.projector.drain()
+            ready = await client.get("/health/ready")
+            assert ready.status_code == 503 and ready.json()["server"] == "shutting down"
+            stream = await client.get(f"/games/{game}/stream",
+                                      headers={"Authorization": "Bearer k"})
+            assert stream.status_code == 503
+    finally:
+        await bus.close()
+        await store.close()

@@ -1,0 +1,149 @@
+"""Live views over real servers: what a stream sends, how it resumes, and how commands on
+one replica reach streams on another, with hints and without."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from pathlib import Path
+
+import httpx
+import msgspec
+import redis.asyncio as redis
+
+from domain.bots import random_bot
+from domain.views import view
+from tests.e2e.conftest import StartService
+from tests.e2e.expect import RULES, assert_one_per_version, until_cached
+from tests.e2e.play import Table
+from tests.e2e.processes import OPERATOR_KEY, RedisServer
+from tests.e2e.sse import Stream
+
+
+async def test_a_stream_starts_with_the_current_view_and_sends_every_version_then_ends(
+    start_service: StartService, client: httpx.AsyncClient
+) -> None:
+    service = await start_service(BURA_SSE_KEEPALIVE_SECONDS="0.3")
+    table = await Table.create(client, service.url, seed="streams-1", **RULES)
+    chance = random.Random(1)
+    await table.play(client, service.url, random_bot, chance, moves=5)
+    start = table.state.version
+    url = table.stream_url(service.url)
+    async with Stream(client, url, table.tokens[0]) as seat, \
+            Stream(client, url, table.spectator) as spectator:
+        first = await seat.version(start)
+        await spectator.version(start)
+        assert first.id == start and first.data["event"] is None
+        assert first.data["view"] == json.loads(msgspec.json.encode(view(table.state, 0)))
+        await asyncio.sleep(1.0)  # idle: keep-alive comments, and nothing else
+        assert seat.comments >= 2 and len(seat.messages) == 1
+        await table.play(client, service.url, random_bot, chance)
+        end = await seat.event("end")
+        await spectator.event("end")
+        await asyncio.wait_for(seat.closed.wait(), 5)
+    assert end.data == {"reason": "game_over"}
+    final = table.state.version
+    assert_one_per_version(seat, start, final)
+    assert_one_per_version(spectator, start, final)
+    assert seat.views[-1].data["view"]["status"] == "finished"
+    assert all(m.data["view"]["hand"] is not None for m in seat.views[:-1] if
+               m.data["view"]["status"] == "in_progress")
+    for message in spectator.views:
+        shown = message.data["view"]
+        assert shown["hand"] is None and all(s["hand"] is None for s in shown["seats"])
+    # A stream opened after the end gets the final view, then the end, at once.
+    async with Stream(client, url, table.tokens[1]) as late:
+        await late.event("end")
+    assert [m.id for m in late.views] == [final]
+
+
+async def test_a_stream_resumed_with_last_event_id_gets_what_it_missed_once(
+    start_service: StartService, client: httpx.AsyncClient
+) -> None:
+    service = await start_service()
+    table = await Table.create(client, service.url, seed="streams-2", **RULES)
+    chance = random.Random(2)
+    url = table.stream_url(service.url)
+    async with Stream(client, url, table.tokens[1]) as first:
+        await table.play(client, service.url, random_bot, chance, moves=4)
+        await first.version(table.state.version)
+    seen = first.last_id
+    assert seen == table.state.version
+    await table.play(client, service.url, random_bot, chance, moves=6)
+    async with Stream(client, url, table.tokens[1], last_id=seen) as resumed:
+        await resumed.version(table.state.version)
+        await table.play(client, service.url, random_bot, chance, moves=2)
+        await resumed.version(table.state.version)
+    assert_one_per_version(resumed, seen + 1, table.state.version)
+    # From far back (beyond what a feed keeps in memory): read from the store.
+    async with Stream(client, url, table.tokens[1], last_id=0) as replayed:
+        await replayed.version(table.state.version)
+    assert_one_per_version(replayed, 1, table.state.version)
+    assert replayed.views[0].data["event"]["type"] == "game_started"
+
+
+async def test_the_view_cache_in_redis_follows_the_latest_version(
+    start_service: StartService, client: httpx.AsyncClient, redis_url: str
+) -> None:
+    service = await start_service()
+    table = await Table.create(client, service.url, seed="streams-3", **RULES)
+    await table.play(client, service.url, random_bot, random.Random(3), moves=12)
+    viewers = ("seat0", "seat1", "spectator", "arbiter")
+    await until_cached(redis_url, table.game_id, viewers, table.state.version)
+    cache = redis.Redis.from_url(redis_url)
+    try:
+        tokens = [*table.tokens, table.spectator, OPERATOR_KEY]
+        for viewer, token in zip(viewers, tokens, strict=True):
+            cached = json.loads(await cache.hget(f"bura:view:{table.game_id}:{viewer}", "view")
+                                or b"null")
+            answer = await client.get(f"{service.url}/games/{table.game_id}",
+                                      headers={"Authorization": f"Bearer {token}"})
+            assert cached == answer.json(), viewer
+    finally:
+        await cache.aclose()
+
+
+async def test_a_command_on_one_replica_reaches_streams_on_the_other_by_hint(
+    start_service: StartService, client: httpx.AsyncClient
+) -> None:
+    # The poll is slower than the whole test: only a hint can bring the news in time.
+    one = await start_service(BURA_FEED_POLL_SECONDS="60")
+    two = await start_service(BURA_FEED_POLL_SECONDS="60")
+    table = await Table.create(client, one.url, seed="streams-4", **RULES)
+    chance = random.Random(4)
+    url = table.stream_url(two.url)
+    async with Stream(client, url, table.tokens[0]) as seat0, \
+            Stream(client, url, table.tokens[1]) as seat1:
+        await asyncio.gather(seat0.version(table.state.version),
+                             seat1.version(table.state.version))
+        start = table.state.version
+        for _ in range(10):
+            await table.play(client, one.url, random_bot, chance, moves=1)
+            await seat0.version(table.state.version, timeout=2)
+            await seat1.version(table.state.version, timeout=2)
+    assert_one_per_version(seat0, start, table.state.version)
+    assert_one_per_version(seat1, start, table.state.version)
+
+
+async def test_streams_and_the_cache_converge_by_the_poll_when_no_hint_arrives(
+    start_service: StartService, client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    # Each replica has a Redis of its own: the hints of one never reach the other.
+    own = RedisServer(tmp_path / "own").start()
+    other = RedisServer(tmp_path / "other").start()
+    try:
+        one = await start_service(BURA_REDIS_URL=own.url)
+        two = await start_service(BURA_REDIS_URL=other.url, BURA_FEED_POLL_SECONDS="0.3")
+        table = await Table.create(client, one.url, seed="streams-5", **RULES)
+        chance = random.Random(5)
+        async with Stream(client, table.stream_url(two.url), table.tokens[1]) as seat1:
+            await seat1.version(table.state.version)
+            start = table.state.version
+            await table.play(client, one.url, random_bot, chance, moves=6)
+            await seat1.version(table.state.version, timeout=3)
+        assert_one_per_version(seat1, start, table.state.version)
+        await until_cached(other.url, table.game_id, ("seat1",), table.state.version, 3)
+    finally:
+        own.kill()
+        other.kill()
