@@ -91,12 +91,18 @@ class PostgresEventStore:
 
     @classmethod
     async def open(
-        cls, dsn: str, min_size: int = 1, max_size: int = 10, connect_timeout: float = 5.0
+        cls, dsn: str, min_size: int = 1, max_size: int = 10, connect_timeout: float = 5.0,
+        command_timeout: float = 10.0,
     ) -> PostgresEventStore:
-        """A store on a new pool; min_size=0 defers connecting until first use."""
+        """A store on a new pool; min_size=0 defers connecting until first use.
+
+        command_timeout bounds every statement: a stalled server answers 503 (and the
+        client retries with its Idempotency-Key) instead of hanging the request.
+        """
         with reachable():
             pool = await asyncpg.create_pool(
-                dsn, min_size=min_size, max_size=max_size, timeout=connect_timeout
+                dsn, min_size=min_size, max_size=max_size, timeout=connect_timeout,
+                command_timeout=command_timeout,
             )
         return cls(pool)
 
