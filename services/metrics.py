@@ -1,0 +1,67 @@
+"""Prometheus metrics: what the SRE on call looks at first. One registry per app, so two
+apps in one process (tests, benchmarks) never mix their counts."""
+
+from __future__ import annotations
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
+)
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+disable_created_metrics()
+
+__all__ = ["CONTENT_TYPE_LATEST", "Metrics"]
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.commands = Counter(
+            "bura_commands", "Player commands by type and outcome (ok, duplicate, the 409 "
+            "rule code, unavailable, error)", ["type", "outcome"], registry=r,
+        )
+        self.command_seconds = Histogram(
+            "bura_command_seconds", "Time to decide and append one command", ["type"],
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5), registry=r,
+        )
+        self.conflicts = Counter(
+            "bura_append_conflicts", "Appends that lost a version race", registry=r
+        )
+        self.retries = Counter(
+            "bura_command_retries", "Commands decided again after a conflict or stale cache",
+            registry=r,
+        )
+        self.penalties = Counter(
+            "bura_penalties", "Penalties and false declarations by rule", ["rule"], registry=r
+        )
+        self.games_created = Counter("bura_games_created", "Games created", registry=r)
+        self.deals_ended = Counter(
+            "bura_deals_ended", "Deals ended by result reason", ["reason"], registry=r
+        )
+        self.open_streams = Gauge("bura_sse_streams", "Open SSE streams", registry=r)
+        self.projector_lag = Gauge(
+            "bura_projector_lag_versions",
+            "How many versions the newest hint was ahead of this replica's live view",
+            registry=r,
+        )
+        self.store_errors = Counter(
+            "bura_store_errors", "Event store calls that failed to reach the database",
+            registry=r,
+        )
+        self.redis_errors = Gauge(
+            "bura_redis_errors", "Redis calls that failed since start (publish, cache, "
+            "pub/sub)", registry=r,
+        )
+        self.http = Histogram(
+            "bura_http_request_seconds", "HTTP requests by route and status",
+            ["method", "route", "status"], registry=r,
+        )
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
