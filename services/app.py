@@ -8,17 +8,20 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from litestar import Litestar, MediaType, Request, Response
-from litestar.exceptions import HTTPException, ValidationException
+from litestar import Litestar, MediaType, Request, Response, get
+from litestar.exceptions import HTTPException, SerializationException, ValidationException
 from litestar.openapi import OpenAPIConfig
+from litestar.openapi.spec import Components, SecurityScheme
 
 from domain.errors import BadCard, BadOption, RuleViolation
 from infra.records import StoreUnavailable
-from services.api import GamesController, HealthController, StreamController
+from services.api import BadGame, GamesController, HealthController, StreamController
 from services.config import Settings
 from services.games import GameNotFound, GameService
+from services.metrics import CONTENT_TYPE_LATEST, Metrics
 from services.ports import Bus, EventStore
 from services.projector import Projector
+from services.requests import request_middleware
 
 log = logging.getLogger("bura")
 
@@ -47,6 +50,8 @@ def _http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response
         detail = "; ".join(
             f"{e.get('key', '')}: {e.get('message', '')}" for e in exc.extra if isinstance(e, dict)
         ) or exc.detail
+    elif isinstance(exc.__cause__, SerializationException):
+        return _error(400, "malformed_json", f"the body is not valid JSON: {exc.detail}")
     else:
         detail = exc.detail
     return _error(exc.status_code, codes.get(exc.status_code, "error"), detail, **extra)
@@ -56,6 +61,7 @@ def _handlers() -> dict[Any, Callable[[Request[Any, Any, Any], Any], Response[An
     return {
         HTTPException: _http_error,
         RuleViolation: lambda r, e: _error(409, e.code, e.detail),
+        BadGame: lambda r, e: _error(400, e.code, e.detail),
         GameNotFound: lambda r, e: _error(404, "game_not_found", f"no game {e.args[0]}"),
         BadOption: lambda r, e: _error(400, "bad_option", e.detail, option=e.option),
         BadCard: lambda r, e: _error(400, "bad_card", str(e)),
@@ -76,10 +82,14 @@ def create_app(
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         store, bus = adapters if adapters is not None else await open_adapters(settings)
         service = GameService(
-            store, bus, retries=settings.command_retries, cache=settings.cache_games
+            store, bus, retries=settings.command_retries, cache=settings.cache_games,
+            metrics=metrics,
         )
         projector = Projector(service, bus, poll_seconds=settings.feed_poll_seconds,
                               keepalive_seconds=settings.sse_keepalive_seconds)
+        metrics.open_streams.set_function(lambda: projector.open_streams)
+        metrics.projector_lag.set_function(lambda: projector.lag)
+        metrics.redis_errors.set_function(lambda: getattr(bus, "errors", 0))
         app.state.service = service
         app.state.projector = projector
         projector.start()
@@ -91,16 +101,30 @@ def create_app(
                 await bus.close()
                 await store.close()
 
+    metrics = Metrics()
+
+    @get("/metrics", include_in_schema=False, media_type=CONTENT_TYPE_LATEST)
+    async def prometheus() -> Response[bytes]:
+        return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)
+
     app = Litestar(
-        route_handlers=[GamesController, StreamController, HealthController],
+        route_handlers=[GamesController, StreamController, HealthController, prometheus],
+        middleware=[request_middleware(metrics)],
         exception_handlers=_handlers(),
         lifespan=[lifespan],
         request_max_body_size=settings.max_body_bytes,
-        openapi_config=OpenAPIConfig(title="Bura server", version="1.0", description=DESCRIPTION,
-                                     path="/schema"),
+        openapi_config=OpenAPIConfig(
+            title="Bura server", version="1.0", description=DESCRIPTION, path="/schema",
+            security=[{"bearer": []}],
+            components=Components(security_schemes={"bearer": SecurityScheme(
+                type="http", scheme="bearer",
+                description="The operator key, a seat token, or the spectator token",
+            )}),
+        ),
         debug=False,
         logging_config=None,
     )
+    app.state.metrics = metrics
     app.state.operator_key = settings.operator_key
     app.state.settings = settings
     return app

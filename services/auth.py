@@ -38,6 +38,18 @@ def is_operator(token: str, operator_key: str) -> bool:
     return hmac.compare_digest(token.encode(), operator_key.encode())
 
 
+async def require_operator(
+    request: Request[Any, Any, Any], service: GameService, operator_key: str
+) -> None:
+    """401 for an unknown token, 403 for a seat's or spectator's."""
+    token = bearer(request)
+    if is_operator(token, operator_key):
+        return
+    if await service.seat_of(token.partition(".")[0], token) is None:
+        raise NotAuthorizedException("unknown token")
+    raise PermissionDeniedException("only the operator key creates games")
+
+
 async def caller_for(
     request: Request[Any, Any, Any], game_id: str, service: GameService,
     operator_key: str,

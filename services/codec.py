@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import msgspec
 
+from domain.commands import Command
 from domain.events import AnyEvent, Event
 from domain.naming import snake
 from infra.records import NewEvent, RecordedEvent
@@ -24,6 +25,10 @@ _decode_raw = msgspec.json.Decoder(dict[str, object]).decode
 
 def type_of(event: Event) -> str:
     return snake(type(event).__name__)
+
+
+def type_of_command(command: Command) -> str:
+    return snake(type(command).__name__)
 
 
 def to_new(event: Event) -> NewEvent:

@@ -5,7 +5,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import logging
+import re
 import secrets
+import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -15,19 +18,30 @@ import msgspec
 from domain.commands import PlayerCommand, StartGame
 from domain.decide import decide
 from domain.errors import RuleViolation
-from domain.events import Event
+from domain.events import DealLost, DealVoid, DealWon, Declared, Event, PenaltyApplied
 from domain.evolve import fold
 from domain.rules import Rules
 from domain.state import NEW_GAME, Game
-from infra.records import Conflict, Hint, Metadata
-from services.codec import from_recorded, to_new
+from infra.records import Conflict, Hint, Metadata, StoreUnavailable
+from services.codec import from_recorded, to_new, type_of_command
+from services.metrics import Metrics
 from services.ports import Bus, EventStore
 
 SPECTATOR_SEAT = -1
+log = logging.getLogger("bura.games")
+
+# What a game id may look like (create() makes hex ids). Anything else names no game, and
+# some text (a NUL) cannot even be looked up in PostgreSQL: refuse it before the store.
+GAME_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
 
 
 class GameNotFound(Exception):
     pass
+
+
+def _named(game_id: str) -> None:
+    if not GAME_ID.fullmatch(game_id):
+        raise GameNotFound(game_id)
 
 
 class Recorded(msgspec.Struct, frozen=True):
@@ -53,14 +67,15 @@ def token_hash(token: str) -> bytes:
 
 
 class GameService:
-    def __init__(self, store: EventStore, bus: Bus, *, retries: int = 8, cache: int = 4096):
+    def __init__(self, store: EventStore, bus: Bus, *, retries: int = 8, cache: int = 4096,
+                 metrics: Metrics | None = None):
+        self.metrics = metrics or Metrics()
         self.store = store
         self.bus = bus
         self.retries = retries
         self._cache: OrderedDict[str, Game] = OrderedDict()
         self._cache_size = cache
         self._tokens: dict[str, list[bytes]] = {}
-        self.conflicts = 0  # read by the metrics endpoint
 
     async def create(
         self, names: Sequence[str], rules: Rules, *, seed: str | None = None,
@@ -88,6 +103,8 @@ class GameService:
 
     async def seat_of(self, game_id: str, token: str) -> int | None:
         """The seat a token plays (SPECTATOR_SEAT for the spectator token), or None."""
+        if not GAME_ID.fullmatch(game_id):
+            return None
         hashes = self._tokens.get(game_id)
         if hashes is None:
             hashes = await self.store.seat_tokens(game_id)
@@ -104,6 +121,7 @@ class GameService:
 
     async def load(self, game_id: str) -> Game:
         """The current state: the cached one brought up to date with what it lacks."""
+        _named(game_id)
         state = self._cache.get(game_id, NEW_GAME)
         rows = await self.store.read(game_id, after=state.version)
         if rows:
@@ -113,7 +131,13 @@ class GameService:
         self._remember(game_id, state)
         return state
 
+    async def rules_of(self, game_id: str) -> Rules:
+        """A game's table options, which never change: from the cache when it holds the game."""
+        cached = self._cache.get(game_id)
+        return cached.rules if cached is not None else (await self.load(game_id)).rules
+
     async def state_at(self, game_id: str, version: int) -> Game:
+        _named(game_id)
         rows = await self.store.read(game_id, after=0, until=version)
         state = fold(NEW_GAME, (from_recorded(r) for r in rows))
         if not state.started:
@@ -121,6 +145,7 @@ class GameService:
         return state
 
     async def events(self, game_id: str, after: int = 0) -> list[Recorded]:
+        _named(game_id)
         rows = await self.store.read(game_id, after=after)
         return [Recorded(r.version, from_recorded(r)) for r in rows]
 
@@ -130,9 +155,53 @@ class GameService:
     ) -> Outcome:
         """Decide and append; on a race, reload and decide again (bounded). A repeated
         command id returns the first outcome and changes nothing."""
+        kind = type_of_command(command)
+        started = time.perf_counter()
+        outcome_label = "error"
+        try:
+            outcome = await self._execute(game_id, seat, command, command_id, correlation_id)
+        except RuleViolation as violation:
+            outcome_label = violation.code
+            log.info("command refused: %s", violation.detail, extra={
+                "game_id": game_id, "seat": seat, "command_id": command_id, "code": violation.code,
+            })
+            raise
+        except StoreUnavailable:
+            outcome_label = "unavailable"
+            self.metrics.store_errors.inc()
+            raise
+        else:
+            outcome_label = "duplicate" if outcome.duplicate else "ok"
+            if not outcome.duplicate:
+                self._count(outcome)
+            log.info("%s %s", kind, "repeated" if outcome.duplicate else "accepted", extra={
+                "game_id": game_id, "version": outcome.version, "seat": seat,
+                "command_id": command_id,
+            })
+            return outcome
+        finally:
+            self.metrics.commands.labels(kind, outcome_label).inc()
+            self.metrics.command_seconds.labels(kind).observe(time.perf_counter() - started)
+
+    def _count(self, outcome: Outcome) -> None:
+        for recorded in outcome.events:
+            match recorded.event:
+                case PenaltyApplied(rule=rule):
+                    self.metrics.penalties.labels(rule).inc()
+                case Declared(true=False):
+                    self.metrics.penalties.labels("false_declaration").inc()
+                case DealWon(reason=reason) | DealLost(reason=reason) | DealVoid(reason=reason):
+                    self.metrics.deals_ended.labels(reason).inc()
+
+    async def _execute(
+        self, game_id: str, seat: int, command: PlayerCommand, command_id: str | None,
+        correlation_id: str | None,
+    ) -> Outcome:
         metadata = Metadata(command_id=command_id, actor=seat, correlation_id=correlation_id)
         state = self._cache.get(game_id) or await self.load(game_id)
-        for _attempt in range(self.retries + 1):
+        for attempt in range(self.retries + 1):
+            if attempt:
+                self.metrics.retries.inc()
             try:
                 events = decide(state, command, seat)
             except RuleViolation:
@@ -149,7 +218,7 @@ class GameService:
                     game_id, state.version, [to_new(e) for e in events], metadata
                 )
             except Conflict:
-                self.conflicts += 1
+                self.metrics.conflicts.inc()
                 state = await self.load(game_id)
                 continue
             if result.duplicate:

@@ -9,6 +9,7 @@ import sys
 from datetime import UTC, datetime
 
 from services.config import Settings
+from services.requests import LogContext
 
 _FIELDS = ("game_id", "version", "seat", "command_id", "request_id", "code", "status",
            "method", "path", "duration_ms", "url", "store", "error")
@@ -37,6 +38,7 @@ def configure(settings: Settings) -> None:
         handler.setFormatter(JsonFormatter())
     else:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    handler.addFilter(LogContext())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(settings.log_level.upper())

@@ -33,7 +33,9 @@ def request_middleware(metrics: Metrics) -> Any:
                 await app(scope, receive, send)
                 return
             given = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
-            rid = given[:64] if given.strip() else uuid.uuid4().hex
+            # Kept only if it is sane text: it goes into logs and the event store.
+            usable = given.strip() and given.isascii() and given.isprintable() and len(given) <= 200
+            rid = given if usable else uuid.uuid4().hex
             token = request_id.set(rid)
             started = time.perf_counter()
             status = 500

@@ -162,6 +162,7 @@ class Proxy:
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.server: asyncio.Server | None = None
         self.pipes: set[asyncio.StreamWriter] = set()
+        self.held = 0  # messages that arrived while paused
         self.flowing = asyncio.Event()
         self.flowing.set()
 
@@ -225,6 +226,8 @@ class Proxy:
         async def copy(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
             with contextlib.suppress(OSError, asyncio.CancelledError):
                 while data := await src.read(65536):
+                    if not self.flowing.is_set():
+                        self.held += 1  # a message is waiting on the pause
                     await self.flowing.wait()
                     dst.write(data)
                     await dst.drain()

@@ -46,8 +46,11 @@ async def test_sigterm_finishes_commands_closes_streams_and_exits_0(
 
         proxy.pause()  # the next command waits on PostgreSQL: in flight at the signal
         seat, command = table.next_move(random_bot, chance)
+        held = proxy.held
         in_flight = asyncio.create_task(table.send(client, service.url, seat, command))
-        await asyncio.sleep(0.3)
+        async with asyncio.timeout(5):  # until the command's query waits on PostgreSQL
+            while proxy.held == held:
+                await asyncio.sleep(0.02)
         assert not in_flight.done()
         signalled = time.monotonic()
         service.signal(signal.SIGTERM)

@@ -1,0 +1,208 @@
+"""The HTTP API over an in-process ASGI transport, on each event store.
+
+Streaming responses are buffered by this transport, so live streams are tested elsewhere
+with a real server; here every call is a plain request and its answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+from litestar import Litestar
+
+from domain import cards as pack
+from infra.memory_bus import InProcessBus
+from services.app import create_app
+from services.config import Settings
+from services.games import GameService
+from services.ports import EventStore
+
+OPERATOR_KEY = "operator-key-of-the-api-tests"
+OPERATOR = {"Authorization": f"Bearer {OPERATOR_KEY}"}
+CARD = re.compile(r"^(10|[2-9JQKA])[SHDC]$")
+
+Body = dict[str, Any]
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def stacked(
+    hands: Sequence[Sequence[str]], trump: str, stock: Sequence[str] = (), dealer: int = 1
+) -> list[str]:
+    """A full 36-card deck in dealing order (RULES.md 2) that deals `hands` (by seat), turns
+    `trump`, and leaves `stock` on top of the stock, the rest of the pack below it."""
+    seats = len(hands)
+    dealt = [hands[(dealer + 1 + i % seats) % seats][i // seats] for i in range(3 * seats)]
+    chosen = [*dealt, trump, *stock]
+    assert len(set(chosen)) == len(chosen), "a card is stacked twice"
+    return chosen + [c for c in pack.deck(36) if c not in chosen]
+
+
+# A two-seat game that seat 0 wins by declaring 31 (35 points) after an accepted dave.
+# Dealer 1: seat 0 leads. Trump clubs. Each step is (seat, command).
+THIRTY_ONE_DECK = stacked(
+    hands=[["AS", "10S", "KS"], ["6H", "7H", "8H"]],
+    trump="6C",
+    stock=["9D", "AD", "10D", "7D", "QS", "JH", "8S", "9S", "JS", "QH"],
+)
+THIRTY_ONE_GAME: list[tuple[int, Body]] = [
+    (0, {"type": "lead", "cards": ["AS", "10S", "KS"]}),  # 25 points, not beaten
+    (1, {"type": "respond", "cards": ["6H", "7H", "8H"]}),
+    (0, {"type": "draw"}), (1, {"type": "draw"}),
+    (0, {"type": "draw"}), (1, {"type": "draw"}),
+    (0, {"type": "draw"}), (1, {"type": "draw"}),
+    (0, {"type": "lead", "cards": ["9D"]}),
+    (1, {"type": "respond", "cards": ["AD"]}),  # seat 1 takes 11
+    (1, {"type": "draw"}), (0, {"type": "draw"}),
+    (1, {"type": "lead", "cards": ["7D"]}),
+    (0, {"type": "respond", "cards": ["10D"]}),  # seat 0 takes 10: 35 in all
+    (0, {"type": "draw"}), (1, {"type": "draw"}),
+    (0, {"type": "dave"}),
+    (1, {"type": "dave_answer", "accept": True}),
+    (0, {"type": "declare", "claim": "thirty_one"}),
+]
+# After the first trick of that deck seat 0 (the taker) is due to draw, with an empty hand.
+FIRST_TRICK = THIRTY_ONE_GAME[:2]
+
+
+@dataclass
+class Table:
+    """A game created through the API and its secrets."""
+
+    game_id: str
+    tokens: list[str]
+    spectator: str
+    version: int
+
+    def seat(self, seat: int) -> dict[str, str]:
+        return bearer(self.tokens[seat])
+
+    @property
+    def watcher(self) -> dict[str, str]:
+        return bearer(self.spectator)
+
+
+class Api:
+    def __init__(self, client: httpx.AsyncClient, app: Litestar, store: EventStore) -> None:
+        self.client = client
+        self.app = app
+        self.store = store
+
+    @property
+    def service(self) -> GameService:
+        service: GameService = self.app.state.service
+        return service
+
+    async def create(
+        self,
+        *,
+        seats: int = 2,
+        rules: Body | None = None,
+        deck: Sequence[str] | None = THIRTY_ONE_DECK,
+        dealer: int | None = 1,
+        seed: str | None = "api-tests",
+    ) -> Table:
+        body: Body = {"seats": [{"name": f"p{i}"} for i in range(seats)]}
+        for key, value in (("rules", rules), ("deck", deck), ("dealer", dealer), ("seed", seed)):
+            if value is not None:
+                body[key] = list(value) if key == "deck" else value
+        answer = await self.client.post("/games", json=body, headers=OPERATOR)
+        assert answer.status_code == 201, answer.text
+        created = answer.json()
+        return Table(
+            created["game_id"], [s["token"] for s in created["seats"]],
+            created["spectator_token"], created["version"],
+        )
+
+    async def send(
+        self, table: Table, seat: int, command: Body, key: str | None = None
+    ) -> httpx.Response:
+        headers = table.seat(seat)
+        if key is not None:
+            headers["Idempotency-Key"] = key
+        return await self.client.post(f"/games/{table.game_id}/commands", json=command,
+                                      headers=headers)
+
+    async def play(self, table: Table, seat: int, command: Body, key: str | None = None) -> Body:
+        """Send a command that must be accepted; its answer."""
+        answer = await self.send(table, seat, command, key)
+        assert answer.status_code == 200, (seat, command, answer.text)
+        result: Body = answer.json()
+        return result
+
+    async def get(self, path: str, headers: dict[str, str] = OPERATOR, **params: Any) -> Body:
+        answer = await self.client.get(path, headers=headers, params=params)
+        assert answer.status_code == 200, (path, answer.text)
+        result: Body = answer.json()
+        return result
+
+    async def view(self, table: Table, headers: dict[str, str] = OPERATOR) -> Body:
+        return await self.get(f"/games/{table.game_id}", headers)
+
+    async def events(self, table: Table, headers: dict[str, str] = OPERATOR) -> list[Body]:
+        page = await self.get(f"/games/{table.game_id}/events", headers)
+        events: list[Body] = page["events"]
+        return events
+
+    async def version(self, table: Table) -> int:
+        return int((await self.view(table))["version"])
+
+
+@asynccontextmanager
+async def serving(app: Litestar) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of the app with its lifespan running. The lifespan is entered and left in
+    one task of its own: a fixture's setup and teardown run in different tasks."""
+    started, stop = asyncio.Event(), asyncio.Event()
+
+    async def lifespan() -> None:
+        async with app.lifespan():
+            started.set()
+            await stop.wait()
+
+    task = asyncio.create_task(lifespan())
+    ready = asyncio.create_task(started.wait())
+    await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
+    if task.done():
+        ready.cancel()
+        await task  # raises why the app did not start
+    try:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://bura.test") as client:
+            yield client
+    finally:
+        stop.set()
+        await task
+
+
+def app_on(store: EventStore) -> Litestar:
+    return create_app(Settings(operator_key=OPERATOR_KEY), (store, InProcessBus()))
+
+
+@pytest.fixture
+async def api(store: EventStore) -> AsyncIterator[Api]:
+    """The app on each event store (tests/conftest.py `store`) and the in-process bus."""
+    app = app_on(store)
+    async with serving(app) as client:
+        yield Api(client, app, store)
+
+
+def cards_in(payload: Any) -> Iterator[str]:
+    """Every card code anywhere in a JSON document."""
+    if isinstance(payload, str):
+        if CARD.match(payload):
+            yield payload
+    elif isinstance(payload, dict):
+        for value in payload.values():
+            yield from cards_in(value)
+    elif isinstance(payload, list):
+        for value in payload:
+            yield from cards_in(value)

@@ -1,0 +1,139 @@
+"""The operator's command line on each store: export, import into an empty store, replay,
+audit and verify."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from domain.evolve import replay
+from domain.views import ARBITER, view
+from infra.records import RecordedEvent
+from services import cli
+from services.codec import from_recorded
+from services.ports import EventStore
+from services.table_text import render
+from tests import servers
+from tests.api.conftest import FIRST_TRICK, THIRTY_ONE_GAME, Api, Body, app_on, serving
+
+Where = dict[str, str]  # the environment that points the CLI at a store
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Where, Where]]:
+    """A store holding games, and an empty one, on each adapter."""
+    if request.param == "sqlite":
+        yield ({"BURA_SQLITE_PATH": str(tmp_path / "games.db")},
+               {"BURA_SQLITE_PATH": str(tmp_path / "empty.db")})
+        return
+    admin = request.getfixturevalue("postgres_admin_url")
+    with servers.fresh_database(admin) as full, servers.fresh_database(admin) as empty:
+        yield {"BURA_DATABASE_URL": full}, {"BURA_DATABASE_URL": empty}
+
+
+async def opened(where: Where) -> EventStore:
+    if "BURA_DATABASE_URL" in where:
+        return await servers.open_postgres_store(where["BURA_DATABASE_URL"])
+    return servers.sqlite_store(where["BURA_SQLITE_PATH"])
+
+
+def play_games(where: Where) -> tuple[str, str]:
+    """Through the API: a game won by 31, and one lost by an out-of-turn draw."""
+
+    async def play() -> tuple[str, str]:
+        store = await opened(where)
+        app = app_on(store)
+        try:
+            async with serving(app) as client:
+                api = Api(client, app, store)
+                won, penalised = await api.create(), await api.create()
+                for seat, command in THIRTY_ONE_GAME:
+                    await api.play(won, seat, command)
+                steps: list[tuple[int, Body]] = [*FIRST_TRICK, (1, {"type": "draw"})]
+                for seat, command in steps:
+                    await api.play(penalised, seat, command)
+                return won.game_id, penalised.game_id
+        finally:
+            await store.close()
+
+    return servers.run_async(play)
+
+
+def rows(where: Where, game_id: str) -> list[RecordedEvent]:
+    async def read() -> list[RecordedEvent]:
+        store = await opened(where)
+        try:
+            return await store.read(game_id)
+        finally:
+            await store.close()
+
+    return servers.run_async(read)
+
+
+def bura(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], where: Where,
+         *argv: str) -> tuple[int, str]:
+    for name in ("BURA_DATABASE_URL", "BURA_SQLITE_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in where.items():
+        monkeypatch.setenv(name, value)
+    capsys.readouterr()
+    code = cli.main(list(argv))
+    return code, capsys.readouterr().out
+
+
+def test_export_then_import_into_an_empty_store_replays_the_same_game(
+    stores: tuple[Where, Where], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    full, empty = stores
+    game, _ = play_games(full)
+    export = tmp_path / "game.jsonl"
+    code, out = bura(monkeypatch, capsys, full, "export", game, "--out", str(export))
+    assert code == 0 and f"exported {len(rows(full, game))} events" in out
+    code, out = bura(monkeypatch, capsys, empty, "import", str(export))
+    assert code == 0 and f"as game {game}" in out
+
+    source, copy = rows(full, game), rows(empty, game)
+    assert [(r.version, r.type, r.data, r.schema_version, r.metadata.actor,
+             r.metadata.command_id) for r in copy] == [
+        (r.version, r.type, r.data, r.schema_version, r.metadata.actor, r.metadata.command_id)
+        for r in source
+    ]
+    events = [from_recorded(r) for r in source]
+    for version in range(1, len(source) + 1):
+        _, before = bura(monkeypatch, capsys, full, "replay", game, "--version", str(version))
+        _, after = bura(monkeypatch, capsys, empty, "replay", game, "--version", str(version))
+        assert after == before
+        assert before.strip() == render(view(replay(events[:version]), ARBITER))
+    _, latest = bura(monkeypatch, capsys, empty, "replay", game)
+    assert "result: winners [0] (thirty_one)" in latest
+
+
+def test_audit_and_verify_on_the_command_line(
+    stores: tuple[Where, Where], monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    full, _ = stores
+    won, penalised = play_games(full)
+    code, out = bura(monkeypatch, capsys, full, "audit", penalised)
+    assert code == 0
+    assert "deal 1: out_of_turn_draw by seat 1" in out
+    assert "due to draw: seat 0" in out
+    code, out = bura(monkeypatch, capsys, full, "audit", won)
+    assert code == 0 and "no penalty and no false declaration" in out
+    code, out = bura(monkeypatch, capsys, full, "verify", won)
+    assert code == 0
+    assert "deal 1: commitment ok, shuffle ok (operator-fixed deck)" in out
+    assert out.strip().endswith("verified")
+
+
+def test_the_command_line_says_when_there_is_no_such_game(
+    stores: tuple[Where, Where], monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _, empty = stores
+    with pytest.raises(SystemExit, match="no game nope"):
+        bura(monkeypatch, capsys, empty, "replay", "nope")
+

@@ -1,0 +1,78 @@
+"""What the SRE on call reads: /metrics after a played game, request ids, JSON logs."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from services.logs import JsonFormatter
+from services.requests import LogContext
+from tests.api.conftest import FIRST_TRICK, THIRTY_ONE_GAME, Api
+
+
+async def test_metrics_expose_the_series_an_sre_needs_after_a_played_game(api: Api) -> None:
+    table = await api.create()
+    for seat, command in THIRTY_ONE_GAME:
+        await api.play(table, seat, command)
+    penalised = await api.create()
+    for seat, command in FIRST_TRICK:
+        await api.play(penalised, seat, command)
+    await api.play(penalised, 1, {"type": "draw"})  # seat 0 was due: out_of_turn_draw
+    refused = await api.send(table, 0, {"type": "lead", "cards": ["8S"]})
+    assert refused.status_code == 409
+
+    answer = await api.client.get("/metrics")
+    assert answer.status_code == 200
+    assert answer.headers["content-type"].startswith("text/plain")
+    text = answer.text
+    for line in (
+        'bura_commands_total{outcome="ok",type="lead"}',
+        'bura_commands_total{outcome="ok",type="declare"}',
+        'bura_commands_total{outcome="game_over",type="lead"}',
+        'bura_penalties_total{rule="out_of_turn_draw"}',
+        'bura_deals_ended_total{reason="thirty_one"}',
+        'bura_deals_ended_total{reason="out_of_turn_draw"}',
+        'bura_command_seconds_bucket{le="0.05",type="draw"}',
+        "bura_append_conflicts_total 0.0",
+        "bura_command_retries_total",
+        "bura_sse_streams 0.0",
+        "bura_projector_lag_versions",
+        "bura_store_errors_total 0.0",
+        "bura_redis_errors 0.0",
+        'bura_http_request_seconds_count{method="POST",route="/games/{game_id}/commands"',
+    ):
+        assert line in text, line
+    registry = api.app.state.metrics.registry
+    assert registry.get_sample_value(
+        "bura_commands_total", {"type": "draw", "outcome": "ok"}
+    ) == 11  # ten in the won game, and the faulty draw that was judged (not refused)
+
+
+async def test_a_request_id_is_echoed_and_recorded_with_the_events(api: Api) -> None:
+    table = await api.create()
+    seat, command = THIRTY_ONE_GAME[0]
+    headers = {**table.seat(seat), "X-Request-ID": "trace-42"}
+    answer = await api.client.post(f"/games/{table.game_id}/commands", json=command,
+                                   headers=headers)
+    assert answer.status_code == 200 and answer.headers["x-request-id"] == "trace-42"
+    rows = await api.store.read(table.game_id, after=table.version)
+    assert [r.metadata.correlation_id for r in rows] == ["trace-42"]
+    assert rows[0].metadata.actor == seat
+
+    anonymous = await api.client.get("/health/live")
+    assert len(anonymous.headers["x-request-id"]) == 32  # one is made when none is sent
+    bad = await api.client.get("/health/live", headers={"X-Request-ID": "x" * 500})
+    assert bad.headers["x-request-id"] != "x" * 500
+
+
+def test_log_lines_are_json_with_the_game_fields() -> None:
+    record = logging.LogRecord("bura.games", logging.INFO, __file__, 1, "draw accepted", (),
+                               None)
+    for key, value in {"game_id": "g1", "version": 14, "seat": 0, "command_id": "k-1"}.items():
+        setattr(record, key, value)
+    LogContext().filter(record)
+    line = json.loads(JsonFormatter().format(record))
+    assert line["message"] == "draw accepted" and line["level"] == "info"
+    assert {k: line[k] for k in ("game_id", "version", "seat", "command_id")} == {
+        "game_id": "g1", "version": 14, "seat": 0, "command_id": "k-1"
+    }

@@ -1,0 +1,158 @@
+"""Schemathesis against the app's own OpenAPI: generated requests, valid and invalid, as
+every role and on live, finished and unknown games, never meet a server error."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.errors import Unsatisfiable
+from litestar import Litestar
+from schemathesis.checks import not_a_server_error
+from schemathesis.python import asgi
+
+from services.app import create_app
+from services.config import Settings
+from tests.api.conftest import (
+    FIRST_TRICK,
+    OPERATOR,
+    OPERATOR_KEY,
+    THIRTY_ONE_DECK,
+    THIRTY_ONE_GAME,
+)
+
+# Examples per operation, generation mode, game and role: more where a body is generated.
+EXAMPLES = 4
+BODY_EXAMPLES = 12
+MODES = (schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE)
+Game = dict[str, Any]
+ROLES = ("operator", "seat0", "seat1", "spectator", "other_game", "forged", "nobody")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def app(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Litestar]:
+    """The app opening its own store, as in production: schemathesis runs it on an event
+    loop of its own, in another thread."""
+    if request.param == "sqlite":
+        where = Settings(operator_key=OPERATOR_KEY, sqlite_path=str(tmp_path / "events.db"))
+    else:
+        where = Settings(operator_key=OPERATOR_KEY,
+                         database_url=request.getfixturevalue("database_url"))
+    yield create_app(where)
+    asgi.shutdown_lifespans()
+
+
+class Tables:
+    """Games to aim generated requests at, made through the same in-process client."""
+
+    def __init__(self, app: Litestar) -> None:
+        self.client = asgi.get_client(app)
+        self.finished = self.create()
+        for seat, command in THIRTY_ONE_GAME:
+            self.command(self.finished, seat, command)
+        self.live = self.create()
+
+    def create(self) -> Game:
+        answer = self.client.post("/games", headers=OPERATOR, json={
+            "seats": [{"name": "ann"}, {"name": "bob"}], "deck": THIRTY_ONE_DECK, "dealer": 1,
+        })
+        assert answer.status_code == 201, answer.text
+        created: Game = answer.json()
+        return created
+
+    def command(self, game: Game, seat: int, body: dict[str, Any]) -> None:
+        answer = self.client.post(f"/games/{game['game_id']}/commands", json=body,
+                                  headers=bearer(game["seats"][seat]["token"]))
+        assert answer.status_code == 200, answer.text
+
+    def a_live_game(self) -> Game:
+        """The live game, dealt afresh once generated commands have ended it."""
+        state = self.client.get(f"/games/{self.live['game_id']}", headers=OPERATOR).json()
+        if state["status"] != "in_progress":
+            self.live = self.create()
+            for seat, command in FIRST_TRICK:
+                self.command(self.live, seat, command)
+        return self.live
+
+    def roles(self, game: Game) -> dict[str, dict[str, str]]:
+        """Each role's headers for this game (ROLES)."""
+        other = self.finished if game is not self.finished else self.live
+        return {
+            "operator": OPERATOR,
+            "seat0": bearer(game["seats"][0]["token"]),
+            "seat1": bearer(game["seats"][1]["token"]),
+            "spectator": bearer(game["spectator_token"]),
+            "other_game": bearer(other["seats"][0]["token"]),
+            "forged": bearer(f"{game['game_id']}.forged"),
+            "nobody": {},
+        }
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_generated_requests_never_meet_a_server_error(app: Litestar) -> None:
+    schema = schemathesis.openapi.from_asgi("/schema/openapi.json", app)
+    tables = Tables(app)
+    operations = [result.ok() for result in schema.get_all_operations()]
+    assert {"POST /games", "POST /games/{game_id}/commands", "GET /games/{game_id}/replay",
+            "GET /games/{game_id}/stream"} <= {o.label for o in operations}
+    seen: Counter[tuple[str, int]] = Counter()
+    for operation in operations:
+        for mode in MODES:
+            try:
+                for game_id, headers in aims(tables, operation):
+                    cases = operation.as_strategy(mode, path_parameters=game_id,
+                                                  headers=headers)
+                    examples = BODY_EXAMPLES if operation.body else EXAMPLES
+                    seen.update(exercise(cases, examples))
+            except Unsatisfiable:
+                # Nothing of this operation can be made invalid (no body, no query, the
+                # path given): there is no negative case to send.
+                assert mode is schemathesis.GenerationMode.NEGATIVE
+                assert not operation.body and not operation.query
+    # The requests went deep: past auth, to the rules, and to every kind of refusal.
+    statuses = {status for _, status in seen}
+    assert {200, 201, 400, 401, 403, 404, 409} <= statuses, seen
+    assert seen["POST /games/{game_id}/commands", 200] > 0, seen
+
+
+def aims(tables: Tables, operation: schemathesis.APIOperation) -> Iterator[
+    tuple[dict[str, str] | None, dict[str, str] | None]
+]:
+    """Path and headers to send: the finished and the live game as each role, then
+    whatever schemathesis makes up (unknown games) as the operator, a seat and nobody."""
+    if "{game_id}" in operation.path:
+        # An open stream of a live game would not end here: streams go to finished games.
+        live = not operation.path.endswith("/stream")
+        for kind in ("finished", "live") if live else ("finished",):
+            for role in ROLES:
+                game = tables.finished if kind == "finished" else tables.a_live_game()
+                yield {"game_id": game["game_id"]}, tables.roles(game)[role] or None
+    roles = tables.roles(tables.finished)
+    for role in ("operator", "seat0", "nobody") if operation.path != "/health" else ("nobody",):
+        yield None, roles[role] or None
+
+
+def exercise(
+    cases: st.SearchStrategy[schemathesis.Case], examples: int
+) -> Counter[tuple[str, int]]:
+    seen: Counter[tuple[str, int]] = Counter()
+
+    @settings(max_examples=examples, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(cases)
+    def run(case: schemathesis.Case) -> None:
+        response = case.call()
+        seen[case.operation.label, response.status_code] += 1
+        case.validate_response(response, checks=[not_a_server_error])
+
+    run()
+    return seen
