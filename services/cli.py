@@ -59,7 +59,7 @@ def _progress(done: int, total: int, label: str) -> None:
         sys.stderr.write("\n")
 
 
-async def _events(settings: config.Settings, game_id: str) -> list[tuple[int, object]]:
+async def _rows(settings: config.Settings, game_id: str) -> list[RecordedEvent]:
     store = await _store(settings)
     try:
         rows = await store.read(game_id)
@@ -67,19 +67,23 @@ async def _events(settings: config.Settings, game_id: str) -> list[tuple[int, ob
         await store.close()
     if not rows:
         raise SystemExit(f"no game {game_id}")
-    return [(r.version, from_recorded(r)) for r in rows]
+    return rows
+
+
+async def _events(settings: config.Settings, game_id: str) -> list[tuple[int, Event]]:
+    return [(r.version, from_recorded(r)) for r in await _rows(settings, game_id)]
 
 
 async def cmd_replay(settings: config.Settings, game_id: str, version: int | None) -> None:
     events = await _events(settings, game_id)
     chosen = [e for v, e in events if version is None or v <= version]
-    state = replay(chosen)  # type: ignore[arg-type]
+    state = replay(chosen)
     print(render(view(state, ARBITER)))
 
 
 async def cmd_audit(settings: config.Settings, game_id: str) -> int:
     events = await _events(settings, game_id)
-    findings = audit(e for _, e in events)  # type: ignore[misc]
+    findings = audit(e for _, e in events)
     if not findings:
         print(f"game {game_id}: no penalty and no false declaration in {len(events)} events")
     for f in findings:
@@ -97,11 +101,11 @@ async def cmd_audit(settings: config.Settings, game_id: str) -> int:
 
 async def cmd_verify(settings: config.Settings, game_id: str) -> int:
     events = [e for _, e in await _events(settings, game_id)]
-    state = replay(events)  # type: ignore[arg-type]
+    state = replay(events)
     if not state.finished:
         print(f"game {game_id} is not over: its seed is still secret (the operator may check "
               "it with the seed from the event store)")
-    checks = verify_deals(events, state.seed)  # type: ignore[arg-type]
+    checks = verify_deals(events, state.seed)
     for c in checks:
         print(f"deal {c.number}: commitment {'ok' if c.commitment_ok else 'MISMATCH'}, "
               f"shuffle {'ok' if c.shuffle_ok else 'MISMATCH'}"
@@ -112,13 +116,7 @@ async def cmd_verify(settings: config.Settings, game_id: str) -> int:
 
 
 async def cmd_export(settings: config.Settings, game_id: str, path: str) -> int:
-    store = await _store(settings)
-    try:
-        rows = await store.read(game_id)
-    finally:
-        await store.close()
-    if not rows:
-        raise SystemExit(f"no game {game_id}")
+    rows = await _rows(settings, game_id)
     with open(path, "wb") as out:
         for i, r in enumerate(rows, 1):
             line = ExportedEvent(game_id, r.version, r.type, r.schema_version, msgspec.Raw(r.data),
