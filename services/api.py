@@ -13,7 +13,7 @@ from litestar.exceptions import (
     ValidationException,
 )
 from litestar.openapi import ResponseSpec
-from litestar.params import Parameter
+from litestar.params import FromPath, HeaderParameter, JSONBody, Parameter
 from litestar.response import Stream
 
 from domain.audit import Finding, audit
@@ -154,7 +154,9 @@ class GamesController(Controller):
     tags: ClassVar[list[str]] = ["games"]
 
     @post("/", responses=ERRORS, status_code=201, summary="Create a game (operator key)")
-    async def create_game(self, request: Request[Any, Any, Any], data: CreateGame) -> CreatedGame:
+    async def create_game(
+        self, request: Request[Any, Any, Any], data: JSONBody[CreateGame]
+    ) -> CreatedGame:
         """Deals the first deal. Returns one secret token per seat and a spectator token:
         hand each to its player; only their hashes are stored."""
         await require_operator(request, _service(request), request.app.state.operator_key)
@@ -186,12 +188,12 @@ class GamesController(Controller):
     async def command(
         self,
         request: Request[Any, Any, Any],
-        game_id: str,
-        data: PlayerCommand,
+        game_id: FromPath[str],
+        data: JSONBody[PlayerCommand],
         idempotency_key: Annotated[
             str | None,
-            Parameter(header="Idempotency-Key", min_length=1, max_length=200,
-                      pattern=r"^[\x20-\x7e]+$", required=False),
+            HeaderParameter(name="Idempotency-Key", min_length=1, max_length=200,
+                            pattern=r"^[\x20-\x7e]+$", required=False),
         ] = None,
     ) -> CommandResult:
         """Acts as the token's seat. Send an Idempotency-Key: a retry with the same key
@@ -212,7 +214,7 @@ class GamesController(Controller):
         )
 
     @get("/{game_id:str}", responses=ERRORS, summary="The caller's view of the table")
-    async def get_game(self, request: Request[Any, Any, Any], game_id: str) -> View:
+    async def get_game(self, request: Request[Any, Any, Any], game_id: FromPath[str]) -> View:
         caller = await _caller(request, game_id)
         return view(await _service(request).load(game_id), caller.viewer)
 
@@ -222,7 +224,7 @@ class GamesController(Controller):
         summary="Events after a version, redacted for the caller",
     )
     async def get_events(
-        self, request: Request[Any, Any, Any], game_id: str,
+        self, request: Request[Any, Any, Any], game_id: FromPath[str],
         after: Annotated[int, Parameter(ge=0, le=LAST_VERSION)] = 0,
     ) -> EventPage:
         caller = await _caller(request, game_id)
@@ -237,7 +239,7 @@ class GamesController(Controller):
         summary="The full table at a version (arbiter; seats once over)",
     )
     async def get_replay(
-        self, request: Request[Any, Any, Any], game_id: str,
+        self, request: Request[Any, Any, Any], game_id: FromPath[str],
         version: Annotated[int | None, Parameter(ge=1, le=LAST_VERSION)] = None,
     ) -> Replay:
         caller = await _caller(request, game_id)
@@ -253,7 +255,7 @@ class GamesController(Controller):
         responses=ERRORS,
         summary="Every penalty and false declaration, with evidence",
     )
-    async def get_audit(self, request: Request[Any, Any, Any], game_id: str) -> Audit:
+    async def get_audit(self, request: Request[Any, Any, Any], game_id: FromPath[str]) -> Audit:
         caller = await _caller(request, game_id)
         service = _service(request)
         current = await service.load(game_id)
@@ -267,7 +269,9 @@ class GamesController(Controller):
         responses=ERRORS,
         summary="Check every deal against its shuffle commitment",
     )
-    async def get_verify(self, request: Request[Any, Any, Any], game_id: str) -> Verification:
+    async def get_verify(
+        self, request: Request[Any, Any, Any], game_id: FromPath[str]
+    ) -> Verification:
         """Open to everyone at the table once the game is over and its seed revealed."""
         caller = await _caller(request, game_id)
         service = _service(request)
@@ -295,9 +299,9 @@ class StreamController(Controller):
     async def stream(
         self,
         request: Request[Any, Any, Any],
-        game_id: str,
+        game_id: FromPath[str],
         last_event_id: Annotated[
-            str | None, Parameter(header="Last-Event-ID", required=False, max_length=20)
+            str | None, HeaderParameter(name="Last-Event-ID", required=False, max_length=20)
         ] = None,
     ) -> Stream:
         """A new stream starts with the current view; a reconnect with Last-Event-ID first
