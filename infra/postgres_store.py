@@ -43,6 +43,15 @@ def reachable() -> Iterator[None]:
 
 NO_METADATA = Metadata()
 
+
+class _StatelessConnection(asyncpg.Connection):  # type: ignore[misc]
+    """A pooled connection released without asyncpg's reset query (RESET ALL, UNLISTEN,
+    CLOSE ALL, advisory unlock): the store never sets session state, so that round trip
+    on every release bought nothing. Open transactions are still ended on release."""
+
+    def get_reset_query(self) -> str:
+        return ""
+
 _APPEND = "SELECT * FROM bura_append($1, $2, $3, $4, $5, $6, $7, $8, $9)"
 _COLUMNS = (
     "stream_id, version, type, data, schema_version, command_id, actor,"
@@ -102,7 +111,7 @@ class PostgresEventStore:
         with reachable():
             pool = await asyncpg.create_pool(
                 dsn, min_size=min_size, max_size=max_size, timeout=connect_timeout,
-                command_timeout=command_timeout,
+                command_timeout=command_timeout, connection_class=_StatelessConnection,
             )
         return cls(pool)
 

@@ -334,11 +334,14 @@ class HealthController(Controller):
     async def live(self) -> dict[str, str]:
         return {"status": "ok"}
 
-    @get("/ready", summary="Readiness: the store answers and the server is not stopping")
+    @get("/ready", summary="Readiness: the store and Redis answer, the server is not stopping")
     async def ready(self, request: Request[Any, Any, Any]) -> Response[dict[str, str]]:
-        """503 without the event store or while shutting down. A bus that does not answer
-        is reported but keeps the replica ready: commands work without it and live views
-        catch up by polling, whereas every replica failing at once would serve nothing."""
+        """503 without the event store, without Redis, or while shutting down.
+
+        With BURA_READY_REQUIRES_BUS=false an unreachable Redis is reported as "degraded"
+        and the replica stays ready: commands work without Redis and live views catch up
+        by polling, so an operator may prefer that to every replica leaving the Service
+        while Redis restarts."""
         service = _service(request)
         checks: dict[str, str] = {}
         for name, part in (("store", service.store), ("bus", service.bus)):
@@ -351,5 +354,7 @@ class HealthController(Controller):
         if request.app.state.projector.draining.is_set():
             checks["server"] = "shutting down"
         ok = checks["store"] == "ok" and "server" not in checks
+        if request.app.state.settings.ready_requires_bus:
+            ok = ok and checks["bus"] == "ok"
         status = "unavailable" if not ok else "ok" if checks["bus"] == "ok" else "degraded"
         return Response({"status": status, **checks}, status_code=200 if ok else 503)

@@ -30,6 +30,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     shutdown_grace_seconds: float = 20.0
     sse_keepalive_seconds: float = 15.0
     feed_poll_seconds: float = 2.0
+    ready_requires_bus: bool = True
 
 
 # name -> (field, help) — the README's settings table is written from this.
@@ -49,8 +50,11 @@ VARIABLES: dict[str, tuple[str, str]] = {
     "BURA_SSE_KEEPALIVE_SECONDS": ("sse_keepalive_seconds", "keep-alive comment interval"),
     "BURA_FEED_POLL_SECONDS": ("feed_poll_seconds", "live views re-read the store this often "
                                "even without a hint"),
+    "BURA_READY_REQUIRES_BUS": ("ready_requires_bus", "readiness fails while Redis is "
+                                "unreachable (false: report it, stay ready)"),
 }
 
+_BOOLS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 _CHOICES = {
     "log_level": {"debug", "info", "warning", "error"},
     "log_format": {"json", "text"},
@@ -66,8 +70,13 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         if value is None or value == "":
             continue
         default = getattr(defaults, field)
-        if isinstance(default, bool):
+        if field == "operator_key_generated":
             raise ConfigError(f"{name} cannot be set")
+        if isinstance(default, bool):
+            if value.lower() not in _BOOLS:
+                raise ConfigError(f"{name}={value!r}: write true or false")
+            raw[field] = _BOOLS[value.lower()]
+            continue
         try:
             if isinstance(default, int):
                 raw[field] = int(value)

@@ -34,7 +34,7 @@ async def test_redis_restarted_mid_game(
     bus = RedisServer(tmp_path / "redis").start()
     try:
         one = await start_service(BURA_REDIS_URL=bus.url)
-        two = await start_service(BURA_REDIS_URL=bus.url)
+        two = await start_service(BURA_REDIS_URL=bus.url, BURA_READY_REQUIRES_BUS="false")
         table = await Table.create(client, one.url, seed="faults-1", **RULES)
         chance = random.Random(11)
         url = table.stream_url(two.url)
@@ -49,13 +49,16 @@ async def test_redis_restarted_mid_game(
             began = time.perf_counter()
             await table.play(client, one.url, random_bot, chance, moves=6)  # all answer 200
             assert time.perf_counter() - began < 4.0, "commands waited on the dead Redis"
-            ready = (await client.get(f"{one.url}/health/ready")).json()
-            assert ready["status"] == "degraded" and ready["bus"].startswith("unavailable")
+            ready = await client.get(f"{one.url}/health/ready")  # Redis required: not ready
+            assert ready.status_code == 503 and ready.json()["bus"].startswith("unavailable")
+            relaxed = await client.get(f"{two.url}/health/ready")  # ready, and says why not
+            assert relaxed.status_code == 200 and relaxed.json()["status"] == "degraded"
             await seat0.version(table.state.version, timeout=5)  # by the poll
             async with Stream(client, url, table.tokens[1], last_id=start) as resumed:
                 await resumed.version(table.state.version, timeout=5)
 
             bus.start()  # the same port, empty
+            await until_ready(client, one.url)  # ready again on its own
             await table.play(client, one.url, random_bot, chance, moves=4)
             await seat0.version(table.state.version, timeout=5)
             await spectator.version(table.state.version, timeout=5)

@@ -31,12 +31,14 @@ def test_every_variable_is_read():
         "BURA_SHUTDOWN_GRACE_SECONDS": "5",
         "BURA_SSE_KEEPALIVE_SECONDS": "1.5",
         "BURA_FEED_POLL_SECONDS": "0.5",
+        "BURA_READY_REQUIRES_BUS": "false",
     }
     assert set(env) == set(VARIABLES)
     settings = load(env)
     assert settings.port == 9000 and settings.redis_url == "redis://cache:6379/0"
     assert settings.operator_key == "k" * 32 and not settings.operator_key_generated
     assert settings.sse_keepalive_seconds == 1.5 and settings.feed_poll_seconds == 0.5
+    assert settings.ready_requires_bus is False
 
 
 @pytest.mark.parametrize(
@@ -50,6 +52,7 @@ def test_every_variable_is_read():
         ("BURA_LOG_FORMAT", "xml"),
         ("BURA_MAX_BODY_BYTES", "0"),
         ("BURA_COMMAND_RETRIES", "-1"),
+        ("BURA_READY_REQUIRES_BUS", "maybe"),
     ],
 )
 def test_a_bad_setting_stops_start_up_naming_it(name, value):
