@@ -20,6 +20,7 @@ from services import config
 from services.codec import from_recorded, to_new
 from services.fairness import verify_deals
 from services.ports import EventStore
+from services.progress import Progress
 from services.table_text import render
 
 _encode = msgspec.json.Encoder().encode
@@ -47,16 +48,6 @@ async def _store(settings: config.Settings) -> EventStore:
     from infra.sqlite_store import SqliteEventStore
 
     return await SqliteEventStore.open(settings.sqlite_path)
-
-
-def _progress(done: int, total: int, label: str) -> None:
-    if not sys.stderr.isatty() or total < 50:
-        return
-    width = 30
-    filled = width * done // total
-    sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-    if done == total:
-        sys.stderr.write("\n")
 
 
 async def _rows(settings: config.Settings, game_id: str) -> list[RecordedEvent]:
@@ -117,12 +108,13 @@ async def cmd_verify(settings: config.Settings, game_id: str) -> int:
 
 async def cmd_export(settings: config.Settings, game_id: str, path: str) -> int:
     rows = await _rows(settings, game_id)
+    progress = Progress("export", len(rows))
     with open(path, "wb") as out:
         for i, r in enumerate(rows, 1):
             line = ExportedEvent(game_id, r.version, r.type, r.schema_version, msgspec.Raw(r.data),
                                  r.metadata.actor, r.metadata.command_id)
             out.write(_encode(line) + b"\n")
-            _progress(i, len(rows), "export")
+            progress(i)
     print(f"exported {len(rows)} events of game {game_id} to {path}")
     return 0
 
@@ -140,10 +132,11 @@ async def cmd_import(settings: config.Settings, path: str) -> int:
     try:
         # Decode every line first, so a corrupt file never lands half-way.
         events = [from_recorded_line(e) for e in lines]
+        progress = Progress("import", len(lines))
         for i, (line, event) in enumerate(zip(lines, events, strict=True), 1):
             await store.append(game_id, line.version - 1, [to_new(event)],
                                Metadata(actor=line.actor, command_id=line.command_id))
-            _progress(i, len(lines), "import")
+            progress(i)
     finally:
         await store.close()
     print(f"imported {len(lines)} events as game {game_id}")
@@ -210,7 +203,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         case "simulate":
             from services.simulate import print_summary, simulate
 
-            print_summary(simulate(args.games, args.seats, args.seed, args.bot))
+            progress = Progress("simulate", args.games)
+            print_summary(simulate(args.games, args.seats, args.seed, args.bot, progress))
             return 0
         case "replay":
             asyncio.run(cmd_replay(settings, args.game, args.version))

@@ -9,6 +9,7 @@ import random
 import statistics
 import time
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from domain.bots import greedy_bot, random_bot
@@ -17,7 +18,10 @@ from domain.simulation import Bot, play_game
 BOTS: dict[str, Bot] = {"random": random_bot, "greedy": greedy_bot}
 
 
-def simulate(games: int, seats: int, seed: int, bot: str = "random") -> dict[str, Any]:
+def simulate(
+    games: int, seats: int, seed: int, bot: str = "random",
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
     """Plays `games` games of `seats` identical bots; every game's deck and every bot
     choice follow from `seed`, so a summary can be reproduced (except its timings)."""
     if bot not in BOTS:
@@ -34,6 +38,8 @@ def simulate(games: int, seats: int, seed: int, bot: str = "random") -> dict[str
         lengths.append(len(events))
         reasons.update(deal.reason for deal in state.deals)
         wins.update(state.winners or ())
+        if progress is not None:
+            progress(n + 1)
     seconds = time.perf_counter() - started
     return {
         "games": games,

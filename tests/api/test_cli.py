@@ -137,3 +137,53 @@ def test_the_command_line_says_when_there_is_no_such_game(
     with pytest.raises(SystemExit, match="no game nope"):
         bura(monkeypatch, capsys, empty, "replay", "nope")
 
+
+
+def test_migrate_applies_once_and_then_reports_up_to_date(
+    postgres_admin_url: str, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with servers.fresh_database(postgres_admin_url, migrated=False) as url:
+        code, out = bura(monkeypatch, capsys, {"BURA_DATABASE_URL": url}, "migrate")
+        assert code == 0 and "applied: 001_events.sql" in out
+        code, out = bura(monkeypatch, capsys, {"BURA_DATABASE_URL": url}, "migrate")
+        assert code == 0 and "nothing, up to date" in out
+
+
+def test_migrate_without_a_database_url_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.delenv("BURA_DATABASE_URL", raising=False)
+    monkeypatch.setenv("BURA_SQLITE_PATH", str(tmp_path / "x.db"))
+    assert cli.main(["migrate"]) == 2
+    assert "BURA_DATABASE_URL is not set" in capsys.readouterr().err
+
+
+def test_simulate_prints_deals_by_reason_and_speed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out = bura(monkeypatch, capsys, {"BURA_SQLITE_PATH": str(tmp_path / "x.db")},
+                     "simulate", "--games", "60", "--seats", "3", "--seed", "7",
+                     "--bot", "greedy")
+    assert code == 0
+    assert "60 games, 3 seats, greedy bots, seed 7" in out
+    assert "deals by result:" in out and "games/s" in out and "events per game" in out
+
+
+def test_long_runs_draw_a_progress_bar_on_a_terminal_only() -> None:
+    import io
+
+    from services.progress import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen, pipe = Terminal(), io.StringIO()
+    for stream in (screen, pipe):
+        bar = Progress("export", 100, stream)
+        for done in range(1, 101):
+            bar(done)
+    assert screen.getvalue().endswith("\rexport [" + "#" * 30 + "] 100/100\n")
+    assert screen.getvalue().count("\r") <= 31  # redrawn only as the bar grows
+    assert pipe.getvalue() == ""
