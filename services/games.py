@@ -75,7 +75,8 @@ class GameService:
         self.retries = retries
         self._cache: OrderedDict[str, Game] = OrderedDict()
         self._cache_size = cache
-        self._tokens: dict[str, list[bytes]] = {}
+        # Seat token hashes by game; they never change, the oldest game is dropped first.
+        self._tokens: OrderedDict[str, list[bytes]] = OrderedDict()
 
     async def create(
         self, names: Sequence[str], rules: Rules, *, seed: str | None = None,
@@ -110,6 +111,8 @@ class GameService:
             hashes = await self.store.seat_tokens(game_id)
             if hashes:
                 self._tokens[game_id] = hashes
+                while len(self._tokens) > self._cache_size:
+                    self._tokens.popitem(last=False)
         digest = token_hash(token)
         found = None
         for index, stored in enumerate(hashes):
