@@ -24,37 +24,47 @@ class StartGame(Command, frozen=True, kw_only=True):
 
 
 class Draw(Command, frozen=True):
+    """Take the top card of the stock when due to draw. A count of 2+ is a double draw."""
+
     count: int = 1
 
 
 class Lead(Command, frozen=True):
-    """Also, in the Czech game, a combination led out of turn at the start of a trick."""
+    """Lead 1-3 cards of one suit on your turn to lead (Kozel: 1 or 3); in the Czech game
+    also a combination led out of turn at the start of a trick."""
 
     cards: tuple[Card, ...]
 
 
 class Respond(Command, frozen=True):
+    """Answer the cards on the table with as many cards, any cards at all."""
+
     cards: tuple[Card, ...]
 
 
 class Declare(Command, frozen=True):
+    """Claim the deal: 31 points in your tricks, bura (three trumps) or, in Kozel, four
+    aces. A false claim loses the deal."""
+
     claim: Literal["thirty_one", "bura", "four_aces"]  # four_aces: Kozel only
 
 
 class Dave(Command, frozen=True):
-    pass
+    """Offer the opponent to give up or to double the stake (two seats, your lead)."""
 
 
 class DaveAnswer(Command, frozen=True):
+    """Answer a dave: accept doubles the stake, decline gives up the deal."""
+
     accept: bool
 
 
 class Pass(Command, frozen=True):
-    pass
+    """With the hands played out, take the last lead without declaring."""
 
 
 class Concede(Command, frozen=True):
-    pass
+    """Give up the deal on your turn: you lose it."""
 
 
 PlayerCommand = Draw | Lead | Respond | Declare | Dave | DaveAnswer | Pass | Concede

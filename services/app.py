@@ -115,6 +115,7 @@ def create_app(
         request_max_body_size=settings.max_body_bytes,
         openapi_config=OpenAPIConfig(
             title="Bura server", version="1.0", description=DESCRIPTION, path="/schema",
+            use_handler_docstrings=True,
             security=[{"bearer": []}],
             components=Components(security_schemes={"bearer": SecurityScheme(
                 type="http", scheme="bearer",
