@@ -26,6 +26,7 @@ from typing import Any
 import httpx
 import msgspec
 
+from bench import database_url
 from domain.bots import random_bot
 from domain.commands import StartGame
 from domain.decide import decide
@@ -36,7 +37,6 @@ from tests.e2e.processes import Service
 from tests.e2e.sse import Stream
 from tests.servers import fresh_database
 
-DEFAULT_DATABASE = "postgresql://postgres@127.0.0.1:5432/test"
 DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
 GAMES = 32
 WARMUP = 3.0  # seconds before latencies count
@@ -47,12 +47,10 @@ _encode = msgspec.json.Encoder().encode
 
 
 def run() -> dict[str, Any]:
-    database = (os.environ.get("BURA_BENCH_DATABASE_URL")
-                or os.environ.get("BURA_TEST_DATABASE_URL") or DEFAULT_DATABASE)
     redis_url = (os.environ.get("BURA_BENCH_REDIS_URL")
                  or os.environ.get("BURA_TEST_REDIS_URL") or DEFAULT_REDIS)
     started = time.perf_counter()
-    with fresh_database(database) as scratch, tempfile.TemporaryDirectory() as logs:
+    with fresh_database(database_url()) as scratch, tempfile.TemporaryDirectory() as logs:
         env = {"BURA_DATABASE_URL": scratch, "BURA_REDIS_URL": redis_url}
         replicas = [Service(env, log_dir=Path(logs)), Service(env, log_dir=Path(logs))]
         try:

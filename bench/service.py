@@ -39,13 +39,14 @@ from urllib.parse import urlsplit
 import httpx
 import msgspec
 
-from bench.store import DEFAULT_URL, _scratch_database
+from bench import database_url
 from domain.bots import greedy_bot
 from domain.commands import PlayerCommand, StartGame
 from domain.decide import decide
 from domain.evolve import fold
 from domain.rules import Rules
 from domain.state import NEW_GAME, Game
+from tests.servers import fresh_database
 
 GAMES = 32
 WINDOWS = 3
@@ -60,13 +61,9 @@ Post = Callable[[str, bytes, dict[str, str]], Awaitable[tuple[int, bytes]]]
 
 
 def run() -> dict[str, Any]:
-    url = (
-        os.environ.get("BURA_BENCH_DATABASE_URL")
-        or os.environ.get("BURA_TEST_DATABASE_URL")
-        or DEFAULT_URL
-    )
     started = time.perf_counter()
-    with _scratch_database(url) as scratch, _service(scratch) as base:
+    # Unmigrated: the service migrates at start, as in production.
+    with fresh_database(database_url(), migrated=False) as scratch, _service(scratch) as base:
         windows = asyncio.run(_drive(base, lean=True, windows=WINDOWS))
         [through_httpx] = asyncio.run(_drive(base, lean=False, windows=1))
     rate = statistics.median(w["commands_per_second"] for w in windows)

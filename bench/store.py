@@ -13,24 +13,23 @@ Figures are medians of a few timed windows; no target is asserted here.
 from __future__ import annotations
 
 import asyncio
-import os
 import statistics
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import asyncpg
 import msgspec
 
+from bench import database_url
 from infra.migrate import migrate
 from infra.postgres_store import PostgresEventStore
 from infra.records import Metadata, NewEvent
+from tests.servers import fresh_database
 
-DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/test"
 WRITERS = (1, 8, 32)
 REPEATS = 3
 WARMUP = 0.15  # seconds per window before counting starts (connections, prepared plans)
@@ -60,13 +59,9 @@ _BARE_UNNEST = (
 
 
 def run() -> dict[str, Any]:
-    url = (
-        os.environ.get("BURA_BENCH_DATABASE_URL")
-        or os.environ.get("BURA_TEST_DATABASE_URL")
-        or DEFAULT_URL
-    )
     started = time.perf_counter()
-    with _scratch_database(url) as scratch:
+    # Unmigrated: _measure applies the migrations itself.
+    with fresh_database(database_url(), migrated=False) as scratch:
         rows = asyncio.run(_measure(scratch))
     return {
         "unit": "events/s (median of windows)",
@@ -254,21 +249,3 @@ def _theirs(url: str, writers: int) -> float:
                 t.join()
         recorder.datastore.close()
     return window.rate()
-
-
-@contextmanager
-def _scratch_database(url: str) -> Iterator[str]:
-    name = f"bura_bench_{uuid.uuid4().hex[:12]}"
-
-    async def admin(sql: str) -> None:
-        conn = await asyncpg.connect(url)
-        try:
-            await conn.execute(sql)
-        finally:
-            await conn.close()
-
-    asyncio.run(admin(f'CREATE DATABASE "{name}"'))
-    try:
-        yield urlunsplit(urlsplit(url)._replace(path="/" + name))
-    finally:
-        asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
