@@ -10,7 +10,7 @@ from domain.cards import Card
 from domain.events import DealLost, Declared, Event, PenaltyApplied, PotPaid
 from domain.evolve import evolve
 from domain.state import NEW_GAME, Deal, Game
-from domain.views import ARBITER, Viewer
+from domain.views import ARBITER, Viewer, disclosed_to, sees_hand
 
 RULE_TEXT = {
     "double_draw": "RULES.md 4: taking two cards at once («двойной подъём») loses the deal",
@@ -46,8 +46,22 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def audit(events: Iterable[Event], viewer: Viewer = ARBITER) -> list[Finding]:
-    """Every finding as `viewer` may see it: a face-down card (closed_discard) stays hidden
-    from every seat but the one that played it, even in the evidence."""
+    """Every finding as `viewer` may see it, by the same rules that hide cards everywhere
+    else: a face-down card (closed_discard) stays out of the evidence for every seat but
+    the one that played it, and the cards a seat took or was judged on stay hidden from
+    whoever may not see that seat's hand (once a classic game is over, everyone may)."""
+    findings, state = _findings(events, viewer)
+    shown_as = disclosed_to(state, viewer)
+    return [_redacted(f, shown_as, state) for f in findings]
+
+
+def _redacted(finding: Finding, viewer: Viewer, state: Game) -> Finding:
+    if sees_hand(viewer, finding.seat, state.rules):
+        return finding
+    return msgspec.structs.replace(finding, cards=None, hand=None)
+
+
+def _findings(events: Iterable[Event], viewer: Viewer) -> tuple[list[Finding], Game]:
     findings: list[Finding] = []
     state: Game = NEW_GAME
     pending: dict[str, object] | None = None
@@ -88,7 +102,7 @@ def audit(events: Iterable[Event], viewer: Viewer = ARBITER) -> list[Finding]:
                     )
                 )
                 pending = None
-    return findings
+    return findings, state
 
 
 def _pile(deal: Deal, seat: int, viewer: Viewer) -> tuple[Card, ...]:

@@ -43,11 +43,11 @@ def end_deal(
     elif loser is not None:
         events = [DealLost(loser, reason)]
         payments = transfer(rules, seats, loser, stake)
-        if seats == 2 or rules.teams is not None:
-            # the seat after the loser: the other seat, or (seated alternately) a team mate
-            # of the winners
+        if seats == 2:
             next_dealer, by = next_seat(loser, seats), "winner"
         else:
+            # docs/rules.md §2: with 3+ seats a loss has no single winner (in a team game,
+            # a whole team wins), so the same dealer deals again
             next_dealer, by = deal.dealer, "same_dealer"
     else:
         events = [DealVoid(reason)]

@@ -166,10 +166,21 @@ def view(state: Game, viewer: Viewer) -> View:
     )
 
 
+def disclosed_to(state: Game, viewer: Viewer) -> Viewer:
+    """Whose eyes `viewer` reviews a game's record with: once a game is over its seed is
+    revealed and with it every card, so everyone reviews it as the arbiter; but in a
+    closed_discard game the seed stays hidden and a seat (or a spectator) sees only what
+    it saw at the time, since the hands and the stock hold cards later played face down."""
+    if state.finished and sees_seed(viewer, state.rules):
+        return ARBITER
+    return viewer
+
+
 def review(state: Game, viewer: Viewer) -> View:
-    """The whole table for a replay once the game is over: every hand, the stock and the
-    piles; but in a closed_discard game a seat sees only what it saw at the time, since
-    the hands and the stock hold the cards that were later played face down."""
+    """The whole table at any version of a game that is over, for a replay: every hand,
+    the stock and the piles; but in a closed_discard game a seat (or a spectator) sees
+    only what it saw at the time, since the hands and the stock hold the cards that were
+    later played face down."""
     return view(state, ARBITER if sees_seed(viewer, state.rules) else viewer)
 
 

@@ -2,6 +2,7 @@
 
 from domain.audit import RULE_TEXT, audit
 from domain.commands import Declare, Draw
+from domain.views import ARBITER, SPECTATOR
 from tests.domain.given import act, dealing_order, lead, play, respond, start
 
 HANDS = ["AS 6S QD", "7S 6H 8D"]  # seat 0 leads; hearts are trumps
@@ -84,3 +85,43 @@ def test_findings_are_made_in_every_deal_of_a_game():
     seat = state.deal.turn  # type: ignore[union-attr]
     events = recorded((state, events), (1 - seat, Draw()))
     assert [f.deal for f in audit(events)] == [1, 2]
+
+
+# -- what each viewer may see of the evidence -----------------------------------------------
+
+
+def double_draw_by_seat_1(**options):
+    return recorded(start_table(**options), (0, lead("AS")), (1, respond("6H")), (1, Draw(2)))
+
+
+def test_cards_taken_by_a_faulty_draw_are_hidden_from_others_while_the_game_goes_on():
+    events = double_draw_by_seat_1(match_target=2)
+    assert audit(events, ARBITER)[0].cards == ("KC", "QC")
+    assert audit(events, 1)[0].cards == ("KC", "QC")  # the drawer saw what it took
+    assert audit(events, 0)[0].cards is None
+    assert audit(events, SPECTATOR)[0].cards is None
+
+
+def test_once_a_classic_game_is_over_everyone_may_see_the_cards_taken():
+    events = double_draw_by_seat_1()
+    assert type(events[-1]).__name__ == "GameFinished"
+    assert audit(events, 0)[0].cards == ("KC", "QC")
+    assert audit(events, SPECTATOR)[0].cards == ("KC", "QC")
+
+
+def test_in_closed_discard_the_cards_taken_stay_hidden_after_the_game_too():
+    events = double_draw_by_seat_1(closed_discard=True)
+    assert type(events[-1]).__name__ == "GameFinished"
+    assert audit(events, 1)[0].cards == ("KC", "QC")
+    assert audit(events, 0)[0].cards is None
+    assert audit(events, SPECTATOR)[0].cards is None
+    assert audit(events, ARBITER)[0].cards == ("KC", "QC")
+
+
+def test_the_hand_a_false_bura_was_judged_on_is_shown_as_the_hand_itself_would_be():
+    events = recorded(start_table(closed_discard=True), (0, Declare("bura")))
+    assert audit(events, 0)[0].hand == ("AS", "6S", "QD")
+    assert audit(events, 1)[0].hand is None
+    assert audit(events, SPECTATOR)[0].hand is None
+    open_table = recorded(start_table(open_seats=(0,), match_target=2), (0, Declare("bura")))
+    assert audit(open_table, 1)[0].hand == ("AS", "6S", "QD")  # an open hand is public

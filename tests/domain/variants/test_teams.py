@@ -4,11 +4,11 @@ two teams of 2 or 3 seated alternately, their trick points pooled for a declarat
 import pytest
 
 from domain.cards import deck, points
-from domain.commands import Declare, Draw
+from domain.commands import Concede, Declare, Draw
 from domain.errors import BadOption
 from domain.events import DealerChosen, DealLost, DealWon, Declared, StakeSettled
 from domain.rules import Rules, check
-from tests.domain.given import act, current, table, trick
+from tests.domain.given import act, current, lead, play, respond, table, trick
 
 TEAMS = {"deck": 52, "teams": ((0, 2), (1, 3))}
 # seat 0 leads (seat 3 deals); hearts are trumps
@@ -61,12 +61,26 @@ def test_the_winning_team_s_seat_deals_next():
     assert DealerChosen(2, "winner") in events
 
 
-def test_after_a_penalty_the_seat_after_the_offender_of_the_other_team_deals_next():
-    given = given_table(match_target=3)
-    _, events = act(given, 1, Draw())  # seat 1 draws with a full hand
-    assert events[1] == DealLost(1, "extra_card")
+def test_after_a_penalty_the_same_dealer_deals_again():
+    # a team's loss has no single winner: the dealer of the lost deal deals the next one
+    given = play(given_table(match_target=3), (0, lead("AS")), (1, respond("3S")),
+                 (2, respond("10S")), (3, respond("5S")))  # seat 0 takes, draws first
+    assert current(given).draws[0] == 0 and current(given).dealer == 3
+    given, events = act(given, 1, Draw())  # seat 1 draws before seat 0: out of turn
+    assert events[0].rule == "out_of_turn_draw"  # type: ignore[attr-defined]
+    assert events[1] == DealLost(1, "out_of_turn_draw")
     assert StakeSettled(deal=1, stake=1, multiplier=1, payments=(1, -1, 1, -1)) in events
-    assert DealerChosen(2, "winner") in events
+    assert DealerChosen(3, "same_dealer") in events
+    assert current(given).dealer == 3 and current(given).number == 2
+
+
+def test_after_a_false_declaration_or_a_concession_the_same_dealer_deals_again():
+    given = after_two_tricks(target_points=51, match_target=3)
+    _, events = act(given, 2, Declare("thirty_one"))  # 42 of 51: false
+    assert DealerChosen(3, "same_dealer") in events
+    given = given_table(match_target=3)
+    _, events = act(given, 0, Concede())
+    assert DealerChosen(3, "same_dealer") in events
 
 
 def test_teams_of_three_play_with_six_seats():
