@@ -25,9 +25,9 @@ import asyncpg
 import msgspec
 
 from bench import database_url
-from infra.migrate import migrate
-from infra.postgres_store import PostgresEventStore
-from infra.records import Metadata, NewEvent
+from infra.ports.events import Metadata, NewEvent
+from infra.postgres.migrate import migrate
+from infra.postgres.store import PostgresEventStore
 from tests.servers import fresh_database
 
 WRITERS = (1, 8, 32)
@@ -45,7 +45,7 @@ _BARE_TABLE = """
 CREATE TABLE bare_events (
     stream_id text NOT NULL, version bigint NOT NULL, type text NOT NULL, data bytea NOT NULL,
     schema_version integer NOT NULL DEFAULT 1, command_id text, actor integer,
-    causation_id text, correlation_id text, recorded_at timestamptz NOT NULL DEFAULT now(),
+    correlation_id text, recorded_at timestamptz NOT NULL DEFAULT now(),
     tx_id xid8 NOT NULL DEFAULT pg_current_xact_id(), position bigserial NOT NULL,
     PRIMARY KEY (stream_id, version));
 CREATE INDEX ON bare_events (tx_id, position);

@@ -20,7 +20,7 @@ from domain.commands import (
     StartGame,
 )
 from domain.dealing import deal_cards
-from domain.errors import BadCard, RuleViolation
+from domain.errors import BadSetup, RuleViolation
 from domain.events import (
     BuraShown,
     CardDrawn,
@@ -64,9 +64,9 @@ def decide(state: Game, command: AnyCommand, actor: int | None) -> list[Event]:
         case Draw(count=count):
             return _draw(state, deal, actor, count)
         case Lead(cards=cards):
-            return _lead(state, deal, actor, _parsed(cards))
+            return _lead(state, deal, actor, cards)
         case Respond(cards=cards):
-            return _respond(state, deal, actor, _parsed(cards))
+            return _respond(state, deal, actor, cards)
         case Declare(claim="bura"):
             return _show_bura(state, deal, actor)
         case Declare(claim="four_aces"):
@@ -94,7 +94,7 @@ def _start(state: Game, command: StartGame) -> list[Event]:
     seats = len(command.seats)
     rules = check(command.rules, seats)
     if command.dealer is not None and not 0 <= command.dealer < seats:
-        raise RuleViolation("bad_dealer", f"dealer must be a seat 0 to {seats - 1}")
+        raise BadSetup(f"dealer must be a seat 0 to {seats - 1}", code="bad_dealer")
     order = None if command.deck is None else _check_deck(command.deck, pack.deck(rules.deck))
     events: list[Event] = [GameStarted(seats=command.seats, rules=rules, seed=command.seed)]
     if command.dealer is None:
@@ -108,24 +108,13 @@ def _start(state: Game, command: StartGame) -> list[Event]:
 
 
 def _check_deck(order: Sequence[Card], full: Sequence[Card]) -> tuple[Card, ...]:
-    """The operator's deck in canonical notation (`10h` -> `10H`), if it is the full pack."""
-    try:
-        cards = pack.parse_cards(order)
-    except BadCard as e:
-        raise RuleViolation("bad_deck", str(e)) from None
+    """The operator's deck, if it is the full pack (cards are parsed at the edge)."""
+    cards = tuple(order)
     if len(set(cards)) != len(cards):
-        raise RuleViolation("bad_deck", "the deck lists a card twice")
+        raise BadSetup("the deck lists a card twice", code="bad_deck")
     if sorted(cards) != sorted(full):
-        raise RuleViolation("bad_deck", f"the deck must be the full {len(full)}-card pack")
+        raise BadSetup(f"the deck must be the full {len(full)}-card pack", code="bad_deck")
     return cards
-
-
-def _parsed(cards: Sequence[str]) -> tuple[Card, ...]:
-    """Card input is case-insensitive (RULES.md 1); events always hold the upper-case code."""
-    try:
-        return pack.parse_cards(cards)
-    except BadCard as e:
-        raise RuleViolation("bad_card", str(e)) from None
 
 
 # -- playing a trick --------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""The one way the domain says no."""
+"""How the domain says no: a table that cannot be set up (BadSetup, the caller's input is
+wrong), or a command that breaks a rule of play (RuleViolation)."""
 
 
 class RuleViolation(Exception):
@@ -10,14 +11,32 @@ class RuleViolation(Exception):
         self.detail = detail
 
 
-class BadOption(ValueError):
+class BadSetup(ValueError):
+    """A new game cannot be set up as asked: a bad option, card, deck or dealer. `code` is
+    stable and becomes the API's 400 body; `option` names the table option at fault."""
+
+    code = "bad_setup"
+
+    def __init__(self, detail: str, *, code: str | None = None, option: str | None = None) -> (
+        None
+    ):
+        super().__init__(f"{option}: {detail}" if option else detail)
+        self.detail = detail
+        self.option = option
+        if code is not None:
+            self.code = code
+
+
+class BadOption(BadSetup):
     """A table option is unknown, out of range, or contradicts another one."""
 
+    code = "bad_option"
+
     def __init__(self, option: str, detail: str) -> None:
-        super().__init__(f"{option}: {detail}")
-        self.option = option
-        self.detail = detail
+        super().__init__(detail, option=option)
 
 
-class BadCard(ValueError):
+class BadCard(BadSetup):
     """Text that is not a card of the notation `10H`, `AS`, `QD`."""
+
+    code = "bad_card"

@@ -1,1 +1,2 @@
-"""Adapters: event stores (PostgreSQL, SQLite), buses (Redis, in-process), migrations."""
+"""Adapters: the ports the game service needs (infra/ports) and their implementations on
+PostgreSQL, SQLite, Redis and in memory."""

@@ -6,10 +6,22 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from contextvars import ContextVar
 from datetime import UTC, datetime
 
 from services.config import Settings
-from services.requests import LogContext
+
+# The id of the request being served (services/http/middleware.py sets it).
+request_id: ContextVar[str | None] = ContextVar("request_id", default=None)
+
+
+class LogContext(logging.Filter):
+    """Stamps the current request id on every record logged while serving it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "request_id", None) is None:
+            record.request_id = request_id.get()
+        return True
 
 _FIELDS = ("game_id", "version", "seat", "command_id", "request_id", "code", "status",
            "method", "path", "duration_ms", "url", "store", "error")

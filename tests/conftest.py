@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from services.ports import EventStore
+from infra.ports.events import EventStore
+from services.bootstrap import Adapters
 from tests import servers
 
 
@@ -32,12 +33,18 @@ def redis_url() -> Iterator[str]:
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[EventStore]:
-    """An open, migrated event store on each adapter."""
+async def adapters(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Adapters]:
+    """Open, migrated adapters on each database (the in-process hint bus)."""
     if request.param == "sqlite":
-        opened: EventStore = servers.sqlite_store(tmp_path / "events.db")
+        opened = await servers.sqlite_adapters(tmp_path / "events.db")
     else:
         # Looked up lazily so that `-k sqlite` runs need no PostgreSQL.
-        opened = await servers.open_postgres_store(request.getfixturevalue("database_url"))
+        opened = await servers.postgres_adapters(request.getfixturevalue("database_url"))
     yield opened
     await opened.close()
+
+
+@pytest.fixture
+def store(adapters: Adapters) -> EventStore:
+    """The event store of each adapter."""
+    return adapters.store

@@ -29,9 +29,15 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 import pytest
 
-from infra.migrate import migrate
-from infra.postgres_store import PostgresEventStore
-from infra.sqlite_store import SqliteEventStore
+from infra.memory.hints import InProcessHintBus
+from infra.ports.hints import HintBus
+from infra.postgres.migrate import migrate
+from infra.postgres.store import PostgresEventStore
+from infra.postgres.tokens import PostgresSeatTokens
+from infra.sqlite.database import SqliteDatabase
+from infra.sqlite.store import SqliteEventStore
+from infra.sqlite.tokens import SqliteSeatTokens
+from services.bootstrap import Adapters
 
 DATABASE_ENV = "BURA_TEST_DATABASE_URL"
 REDIS_ENV = "BURA_TEST_REDIS_URL"
@@ -53,6 +59,20 @@ async def open_postgres_store(
 
 def sqlite_store(path: str | os.PathLike[str] = ":memory:") -> SqliteEventStore:
     return SqliteEventStore(os.fspath(path))
+
+
+async def postgres_adapters(url: str, hints: HintBus | None = None) -> Adapters:
+    """Adapters on a PostgreSQL database (migrated here) and the given hint bus."""
+    store = await open_postgres_store(url)
+    return Adapters(store, PostgresSeatTokens(store.pool), hints or InProcessHintBus())
+
+
+async def sqlite_adapters(
+    path: str | os.PathLike[str] = ":memory:", hints: HintBus | None = None
+) -> Adapters:
+    database = await SqliteDatabase.open(os.fspath(path))
+    return Adapters(SqliteEventStore(database), SqliteSeatTokens(database),
+                    hints or InProcessHintBus())
 
 
 # --- one database per test session ----------------------------------------------------

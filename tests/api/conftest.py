@@ -18,11 +18,11 @@ import pytest
 from litestar import Litestar
 
 from domain import cards as pack
-from infra.memory_bus import InProcessBus
-from services.app import create_app
+from infra.ports.events import EventStore
+from services.app.games import GameService
+from services.bootstrap import Adapters, Runtime
 from services.config import Settings
-from services.games import GameService
-from services.ports import EventStore
+from services.http.app import create_app
 
 OPERATOR_KEY = "operator-key-of-the-api-tests"
 OPERATOR = {"Authorization": f"Bearer {OPERATOR_KEY}"}
@@ -92,15 +92,20 @@ class Table:
 
 
 class Api:
-    def __init__(self, client: httpx.AsyncClient, app: Litestar, store: EventStore) -> None:
+    def __init__(self, client: httpx.AsyncClient, app: Litestar, adapters: Adapters) -> None:
         self.client = client
         self.app = app
-        self.store = store
+        self.adapters = adapters
+        self.store: EventStore = adapters.store
+
+    @property
+    def runtime(self) -> Runtime:
+        runtime: Runtime = self.app.state.runtime
+        return runtime
 
     @property
     def service(self) -> GameService:
-        service: GameService = self.app.state.service
-        return service
+        return self.runtime.games
 
     async def create(
         self,
@@ -183,16 +188,16 @@ async def serving(app: Litestar) -> AsyncIterator[httpx.AsyncClient]:
         await task
 
 
-def app_on(store: EventStore) -> Litestar:
-    return create_app(Settings(operator_key=OPERATOR_KEY), (store, InProcessBus()))
+def app_on(adapters: Adapters) -> Litestar:
+    return create_app(Settings(operator_key=OPERATOR_KEY), adapters)
 
 
 @pytest.fixture
-async def api(store: EventStore) -> AsyncIterator[Api]:
-    """The app on each event store (tests/conftest.py `store`) and the in-process bus."""
-    app = app_on(store)
+async def api(adapters: Adapters) -> AsyncIterator[Api]:
+    """The app on each database (tests/conftest.py `adapters`) and the in-process bus."""
+    app = app_on(adapters)
     async with serving(app) as client:
-        yield Api(client, app, store)
+        yield Api(client, app, adapters)
 
 
 def cards_in(payload: Any) -> Iterator[str]:

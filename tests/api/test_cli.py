@@ -10,11 +10,11 @@ import pytest
 
 from domain.evolve import replay
 from domain.views import ARBITER, view
-from infra.records import RecordedEvent
+from infra.ports.events import RecordedEvent
 from services import cli
-from services.codec import from_recorded
-from services.ports import EventStore
-from services.table_text import render
+from services.app.codec import from_recorded
+from services.bootstrap import Adapters
+from services.cli.table_text import render
 from tests import servers
 from tests.api.conftest import FIRST_TRICK, THIRTY_ONE_GAME, Api, Body, app_on, serving
 
@@ -33,21 +33,21 @@ def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Whe
         yield {"BURA_DATABASE_URL": full}, {"BURA_DATABASE_URL": empty}
 
 
-async def opened(where: Where) -> EventStore:
+async def opened(where: Where) -> Adapters:
     if "BURA_DATABASE_URL" in where:
-        return await servers.open_postgres_store(where["BURA_DATABASE_URL"])
-    return servers.sqlite_store(where["BURA_SQLITE_PATH"])
+        return await servers.postgres_adapters(where["BURA_DATABASE_URL"])
+    return await servers.sqlite_adapters(where["BURA_SQLITE_PATH"])
 
 
 def play_games(where: Where) -> tuple[str, str]:
     """Through the API: a game won by 31, and one lost by an out-of-turn draw."""
 
     async def play() -> tuple[str, str]:
-        store = await opened(where)
-        app = app_on(store)
+        adapters = await opened(where)
+        app = app_on(adapters)
         try:
             async with serving(app) as client:
-                api = Api(client, app, store)
+                api = Api(client, app, adapters)
                 won, penalised = await api.create(), await api.create()
                 for seat, command in THIRTY_ONE_GAME:
                     await api.play(won, seat, command)
@@ -56,18 +56,18 @@ def play_games(where: Where) -> tuple[str, str]:
                     await api.play(penalised, seat, command)
                 return won.game_id, penalised.game_id
         finally:
-            await store.close()
+            await adapters.close()
 
     return servers.run_async(play)
 
 
 def rows(where: Where, game_id: str) -> list[RecordedEvent]:
     async def read() -> list[RecordedEvent]:
-        store = await opened(where)
+        adapters = await opened(where)
         try:
-            return await store.read(game_id)
+            return await adapters.store.read(game_id)
         finally:
-            await store.close()
+            await adapters.close()
 
     return servers.run_async(read)
 
@@ -134,8 +134,14 @@ def test_the_command_line_says_when_there_is_no_such_game(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     _, empty = stores
-    with pytest.raises(SystemExit, match="no game nope"):
-        bura(monkeypatch, capsys, empty, "replay", "nope")
+    for name, value in empty.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("BURA_DATABASE_URL", raising=False)
+    capsys.readouterr()
+    code = cli.main(["replay", "nope"])
+    said = capsys.readouterr().err
+    assert code == 4
+    assert said.startswith("bura replay: no game nope") and said.count("\n") == 1
 
 
 
@@ -173,7 +179,7 @@ def test_simulate_prints_deals_by_reason_and_speed(
 def test_long_runs_draw_a_progress_bar_on_a_terminal_only() -> None:
     import io
 
-    from services.progress import Progress
+    from services.cli.progress import Progress
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

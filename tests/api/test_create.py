@@ -10,9 +10,13 @@ from typing import Any
 import pytest
 
 from domain import cards as pack
-from infra.postgres_store import PostgresEventStore
-from infra.sqlite_store import SqliteEventStore
-from services.ports import EventStore
+from infra.memory.hints import InProcessHintBus
+from infra.ports.events import EventStore
+from infra.postgres.store import PostgresEventStore
+from infra.postgres.tokens import PostgresSeatTokens
+from infra.sqlite.store import SqliteEventStore
+from services.bootstrap import Adapters
+from tests import servers
 from tests.api.conftest import OPERATOR, THIRTY_ONE_DECK, Api, app_on, serving
 from tests.servers import free_port
 
@@ -79,7 +83,7 @@ async def test_seat_tokens_are_unguessable_and_only_their_hashes_are_stored(api:
             game, _, secret = token.partition(".")
             assert game == table.game_id
             assert len(secret) >= 32  # 192 random bits, URL-safe base64
-        stored = await api.store.seat_tokens(table.game_id)
+        stored = await api.adapters.tokens.hashes(table.game_id)
         assert stored == [hashlib.sha256(t.encode()).digest()
                           for t in [*table.tokens, table.spectator]]
         everything = await stored_text(api.store, table.game_id)
@@ -93,7 +97,7 @@ async def test_seat_tokens_are_unguessable_and_only_their_hashes_are_stored(api:
 async def stored_text(store: EventStore, game_id: str) -> str:
     """Every stored row of a game, in every table, as text (bytes also as hex)."""
     if isinstance(store, SqliteEventStore):
-        with sqlite3.connect(store.path) as db:
+        with sqlite3.connect(store.db.path) as db:
             tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE "
                                                "type = 'table' AND name NOT LIKE 'sqlite_%'")]
             rows = [row for t in tables
@@ -112,10 +116,12 @@ async def test_a_store_that_cannot_be_reached_is_a_503_that_says_so(tmp_path: An
     closed_port = await PostgresEventStore.open(
         f"postgresql://postgres@127.0.0.1:{free_port()}/test", min_size=0, connect_timeout=2
     )
-    closed_file = SqliteEventStore(str(tmp_path / "gone.db"))
+    closed_file = await servers.sqlite_adapters(str(tmp_path / "gone.db"))
     await closed_file.close()
-    for store in (closed_port, closed_file):
-        async with serving(app_on(store)) as client:
+    closed = [Adapters(closed_port, PostgresSeatTokens(closed_port.pool), InProcessHintBus()),
+              closed_file]
+    for adapters in closed:
+        async with serving(app_on(adapters)) as client:
             calls = [
                 client.post("/games", json={"seats": TWO}, headers=OPERATOR),
                 client.get(f"/games/{'a' * 32}", headers=OPERATOR),

@@ -11,11 +11,11 @@ from domain.commands import Concede, StartGame
 from domain.decide import decide
 from domain.events import DealStarted, Event, GameFinished
 from domain.evolve import fold
+from domain.fairness import verify_deals
 from domain.rules import Rules
 from domain.shuffle import commitment, deal_seed
 from domain.state import NEW_GAME
-from services.codec import to_new
-from services.fairness import verify_deals
+from services.app.codec import to_new
 from tests.api.conftest import THIRTY_ONE_DECK, Api
 
 

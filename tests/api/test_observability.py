@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 import logging
 
-from services.logs import JsonFormatter
-from services.requests import LogContext
+from services.logs import JsonFormatter, LogContext
 from tests.api.conftest import FIRST_TRICK, THIRTY_ONE_GAME, Api
 
 
@@ -42,7 +41,7 @@ async def test_metrics_expose_the_series_an_sre_needs_after_a_played_game(api: A
         'bura_http_request_seconds_count{method="POST",route="/games/{game_id}/commands"',
     ):
         assert line in text, line
-    registry = api.app.state.metrics.registry
+    registry = api.runtime.metrics.registry
     assert registry.get_sample_value(
         "bura_commands_total", {"type": "draw", "outcome": "ok"}
     ) == 11  # ten in the won game, and the faulty draw that was judged (not refused)

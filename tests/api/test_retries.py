@@ -12,9 +12,9 @@ from domain.commands import Concede, Declare, Draw, PlayerCommand
 from domain.evolve import replay
 from domain.legal import legal_commands
 from domain.state import Game
-from infra.memory_bus import InProcessBus
-from services.codec import from_recorded
-from services.games import GameService
+from infra.memory.hints import InProcessHintBus
+from services.app.codec import from_recorded
+from services.app.games import GameService
 from tests.api.conftest import FIRST_TRICK, THIRTY_ONE_GAME, Api, Body, Table
 
 DRAW: Body = {"type": "draw"}
@@ -108,7 +108,7 @@ async def test_concurrent_identical_retries_across_service_instances_append_once
     retried draw at once: the store's command id is the one guard."""
     table = await after_first_trick(api)
     before = await api.version(table)
-    replicas = [GameService(api.store, InProcessBus()) for _ in range(3)]
+    replicas = [GameService(api.store, api.runtime.seating, InProcessHintBus()) for _ in range(3)]
     draw = Draw(1)
     outcomes = await asyncio.gather(*(
         r.execute(table.game_id, 0, draw, command_id="replicated") for r in replicas

@@ -17,8 +17,8 @@ from litestar import Litestar
 from schemathesis.checks import not_a_server_error
 from schemathesis.python import asgi
 
-from services.app import create_app
 from services.config import Settings
+from services.http.app import create_app
 from tests.api.conftest import (
     FIRST_TRICK,
     OPERATOR,

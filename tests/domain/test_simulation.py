@@ -8,7 +8,7 @@ from domain.bots import greedy_bot, random_bot
 from domain.evolve import replay
 from domain.rules import Rules
 from domain.simulation import play_game
-from services.simulate import print_summary, simulate
+from services.cli.simulate import print_summary, simulate
 
 
 @pytest.mark.parametrize("bot", [random_bot, greedy_bot])

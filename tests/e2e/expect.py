@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 import httpx
-import redis.asyncio as redis
 
 from tests.e2e.sse import Stream
 
@@ -18,23 +17,6 @@ def assert_one_per_version(stream: Stream, first: int, last: int) -> None:
     ids = [m.id for m in stream.views]
     assert ids == list(range(first, last + 1)), ids
     assert all(m.data["version"] == m.id == m.data["view"]["version"] for m in stream.views)
-
-
-async def cached_version(url: str, game_id: str, viewer: str) -> int:
-    """The version of the viewer's view in the Redis cache at `url` (0: none)."""
-    cache = redis.Redis.from_url(url)
-    try:
-        return int((await cache.hget(f"bura:view:{game_id}:{viewer}", "version")) or 0)
-    finally:
-        await cache.aclose()
-
-
-async def until_cached(url: str, game_id: str, viewers: tuple[str, ...], version: int,
-                       timeout: float = 5.0) -> None:
-    async with asyncio.timeout(timeout):
-        for viewer in viewers:
-            while await cached_version(url, game_id, viewer) < version:
-                await asyncio.sleep(0.05)
 
 
 async def until_ready(client: httpx.AsyncClient, base: str, timeout: float = 15.0) -> None:

@@ -14,10 +14,9 @@ import pytest
 from litestar.testing import AsyncTestClient
 
 from domain.bots import random_bot
-from infra.memory_bus import InProcessBus
-from infra.sqlite_store import SqliteEventStore
-from services.app import create_app
 from services.config import Settings
+from services.http.app import create_app
+from tests import servers
 from tests.e2e.conftest import StartService
 from tests.e2e.expect import RULES
 from tests.e2e.play import Table
@@ -85,9 +84,8 @@ async def test_sigterm_finishes_commands_closes_streams_and_exits_0(
 async def test_readiness_is_503_and_new_streams_are_refused_while_draining(
     tmp_path: Path,
 ) -> None:
-    store = await SqliteEventStore.open(str(tmp_path / "events.db"))
-    bus = InProcessBus()
-    app = create_app(Settings(operator_key="k"), adapters=(store, bus))
+    adapters = await servers.sqlite_adapters(tmp_path / "events.db")
+    app = create_app(Settings(operator_key="k"), adapters)
     try:
         async with AsyncTestClient(app) as client:
             assert (await client.get("/health/ready")).status_code == 200
@@ -95,12 +93,11 @@ async def test_readiness_is_503_and_new_streams_are_refused_while_draining(
                                                                    {"name": "b"}]},
                                         headers={"Authorization": "Bearer k"})
             game = created.json()["game_id"]
-            app.state.projector.drain()
+            app.state.runtime.projector.drain()
             ready = await client.get("/health/ready")
             assert ready.status_code == 503 and ready.json()["server"] == "shutting down"
             stream = await client.get(f"/games/{game}/stream",
                                       headers={"Authorization": "Bearer k"})
             assert stream.status_code == 503
     finally:
-        await bus.close()
-        await store.close()
+        await adapters.close()

@@ -4,7 +4,7 @@ import asyncio
 
 import asyncpg
 
-from infra.migrate import migrate, migration_files
+from infra.postgres.migrate import migrate, migration_files
 from tests import servers
 
 

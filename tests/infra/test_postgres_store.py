@@ -10,10 +10,11 @@ import asyncpg
 import msgspec
 import pytest
 
-from infra.migrate import migrate
-from infra.postgres_store import PostgresEventStore
-from infra.records import AppendResult, Metadata, NewEvent, StoreUnavailable
+from infra.ports.events import AppendResult, Metadata, NewEvent, StoreUnavailable
+from infra.postgres.migrate import migrate
+from infra.postgres.store import PostgresEventStore
 from tests import servers
+from tests.infra.test_store_contract import caught_up, read_along
 
 
 @pytest.fixture
@@ -101,3 +102,25 @@ async def test_an_unreachable_database_makes_the_store_unavailable() -> None:
             await store.ping()
     finally:
         await store.close()
+
+
+async def test_an_append_that_commits_late_is_not_skipped_by_a_global_reader(
+    pg_store: PostgresEventStore,
+) -> None:
+    # Appends that commit while an older one, which took its position first, is still open:
+    # a reader that followed positions alone would step past the slow one for good.
+    store = pg_store
+    checkpoint = await caught_up(store)
+    slow, quick = f"slow-{uuid.uuid4()}", [f"quick-{uuid.uuid4()}" for _ in range(3)]
+    ours = {slow, *quick}
+    async with store.pool.acquire() as conn, conn.transaction():
+        await store.append_on(conn, slow, 0, [NewEvent("Slow", b"{}")])
+        await asyncio.gather(*(store.append(s, 0, [NewEvent("Quick", b"{}")]) for s in quick))
+        seen, checkpoint = await read_along(store, checkpoint, ours, 4, timeout=0.3)
+        assert slow not in {e.stream_id for e in seen}
+    after, _ = await read_along(store, checkpoint, ours, count=4 - len(seen))
+    seen += after
+
+    assert sorted(e.stream_id for e in seen) == sorted(ours)  # each exactly once
+    late = next(e for e in seen if e.stream_id == slow)
+    assert late.position < min(e.position for e in seen if e.stream_id != slow)

@@ -3,28 +3,23 @@
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import uuid
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 
 import msgspec
 import pytest
 
-from infra.postgres_store import PostgresEventStore
-from infra.records import (
+from infra.ports.events import (
     START,
     AppendResult,
     Checkpoint,
     Conflict,
+    EventStore,
     Metadata,
     NewEvent,
     RecordedEvent,
     StoreUnavailable,
 )
-from infra.sqlite_store import SqliteEventStore, append_in_transaction
-from services.ports import EventStore
 
 WRITERS = 20
 
@@ -82,9 +77,7 @@ async def read_along(
 async def test_an_appended_batch_reads_back_as_written(store: EventStore) -> None:
     stream = game()
     led = {"seat": 1, "cards": ["AS", "10H"], "note": "козырь ✓"}
-    metadata = Metadata(
-        command_id=str(uuid.uuid4()), actor=1, causation_id="cmd-7", correlation_id="req-9"
-    )
+    metadata = Metadata(command_id=str(uuid.uuid4()), actor=1, correlation_id="req-9")
     batch = [
         NewEvent("CardsLed", msgspec.json.encode(led), schema_version=2),
         NewEvent("TurnPassed", b"{}"),
@@ -315,70 +308,7 @@ async def test_a_checkpoint_loop_reads_every_stream_in_global_order_exactly_once
     assert more == []
 
 
-@asynccontextmanager
-async def held_open_append(
-    store: EventStore, stream: str, events: Sequence[NewEvent]
-) -> AsyncIterator[None]:
-    """An append whose transaction stays open (uncommitted) until the block ends."""
-    if isinstance(store, PostgresEventStore):
-        async with store.pool.acquire() as conn, conn.transaction():
-            await store.append_on(conn, stream, 0, events)
-            yield
-    else:
-        assert isinstance(store, SqliteEventStore)
-        db = sqlite3.connect(store.path, isolation_level=None, check_same_thread=False)
-        try:
-            db.execute("BEGIN IMMEDIATE")
-            append_in_transaction(db, stream, 0, list(events), Metadata())
-            yield
-            db.execute("COMMIT")
-        finally:
-            db.close()
-
-
-async def test_an_append_that_commits_late_is_not_skipped_by_a_global_reader(
-    store: EventStore,
-) -> None:
-    checkpoint = await caught_up(store)
-    slow, quick = game(), [game() for _ in range(3)]
-    ours = {slow, *quick}
-
-    async with held_open_append(store, slow, [event("Slow")]):
-        seen, checkpoint = await read_along(store, checkpoint, ours, count=1, timeout=0.1)
-        later = [asyncio.create_task(store.append(s, 0, [event("Quick")])) for s in quick]
-        if isinstance(store, PostgresEventStore):
-            # These commit while the slow append, which took its position first, is open:
-            # a reader that followed positions alone would now step past it for good.
-            await asyncio.gather(*later)
-            meanwhile, checkpoint = await read_along(store, checkpoint, ours, 4, timeout=0.3)
-            seen += meanwhile
-        else:
-            # SQLite has one writer at a time: these wait for the open transaction.
-            await asyncio.sleep(0.1)
-        assert slow not in {e.stream_id for e in seen}
-    await asyncio.gather(*later)
-
-    after, _ = await read_along(store, checkpoint, ours, count=4 - len(seen))
-    seen += after
-
-    assert sorted(e.stream_id for e in seen) == sorted(ours)  # each exactly once
-    late = next(e for e in seen if e.stream_id == slow)
-    assert late.position < min(e.position for e in seen if e.stream_id != slow)
-
-
-# --- seats and lifecycle ------------------------------------------------------------------
-
-
-async def test_seat_tokens_are_kept_per_seat_and_replaced_whole(store: EventStore) -> None:
-    stream = game()
-    assert await store.seat_tokens(stream) == []
-
-    await store.save_seat_tokens(stream, [b"\x00hash-0", b"\xffhash-1"])
-    assert await store.seat_tokens(stream) == [b"\x00hash-0", b"\xffhash-1"]
-
-    await store.save_seat_tokens(stream, [b"a", b"b", b"c"])
-    assert await store.seat_tokens(stream) == [b"a", b"b", b"c"]
-    assert await store.seat_tokens(game()) == []
+# --- lifecycle ------------------------------------------------------------------
 
 
 async def test_a_closed_store_is_unavailable(store: EventStore) -> None:

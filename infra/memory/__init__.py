@@ -1,0 +1,1 @@
+"""The in-process hint bus of the embedded default (one process)."""

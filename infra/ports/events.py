@@ -1,0 +1,111 @@
+"""The event store port: what is appended, what is read back, and the guarantees."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol
+
+import msgspec
+
+
+class NewEvent(msgspec.Struct, frozen=True):
+    """An event about to be appended: its type tag and its msgspec-encoded JSON payload."""
+
+    type: str
+    data: bytes
+    schema_version: int = 1
+
+
+class Metadata(msgspec.Struct, frozen=True):
+    """What is recorded with every event of one append: the command id it was appended
+    under (idempotency), the seat that sent it, and the request it came in (correlation)."""
+
+    command_id: str | None = None
+    actor: int | None = None
+    correlation_id: str | None = None
+
+
+NO_METADATA = Metadata()
+
+
+class RecordedEvent(msgspec.Struct, frozen=True):
+    stream_id: str
+    version: int
+    type: str
+    data: bytes
+    schema_version: int
+    metadata: Metadata
+    recorded_at: datetime
+    # Global order for catch-up readers: (transaction id, position). SQLite uses tx_id 0.
+    tx_id: int
+    position: int
+
+
+class AppendResult(msgspec.Struct, frozen=True):
+    """Versions written by one append: first_version..last_version inclusive.
+
+    duplicate is true when the command id had been seen: nothing was appended and the
+    versions are those of the first append under that id.
+    """
+
+    stream_id: str
+    first_version: int
+    last_version: int
+    duplicate: bool = False
+
+
+# A catch-up reader's place in the global order: (tx_id, position) of the last event read.
+Checkpoint = tuple[int, int]
+START: Checkpoint = (0, 0)
+
+
+class Conflict(Exception):
+    """The stream is not at the expected version: another writer got there first."""
+
+    def __init__(self, stream_id: str, expected: int, actual: int) -> None:
+        super().__init__(f"stream {stream_id}: expected version {expected}, found {actual}")
+        self.stream_id = stream_id
+        self.expected = expected
+        self.actual = actual
+
+
+class StoreUnavailable(Exception):
+    """The database cannot be reached; nothing was written."""
+
+
+class EventStore(Protocol):
+    """One stream per game, versions gapless from 1, appends optimistic and idempotent."""
+
+    async def append(
+        self,
+        stream_id: str,
+        expected_version: int,
+        events: Sequence[NewEvent],
+        metadata: Metadata = NO_METADATA,
+    ) -> AppendResult:
+        """Append after expected_version in one transaction, or raise Conflict.
+
+        metadata.command_id makes the append idempotent within the stream: a repeated id
+        appends nothing and returns the first append's result with duplicate=True.
+        """
+        ...
+
+    async def read(
+        self, stream_id: str, after: int = 0, until: int | None = None
+    ) -> list[RecordedEvent]: ...
+
+    async def version(self, stream_id: str) -> int: ...
+
+    async def find_command(self, stream_id: str, command_id: str) -> AppendResult | None:
+        """The result of the first append made under command_id (duplicate=False), if any."""
+        ...
+
+    async def read_all(self, after: Checkpoint, limit: int = 1000) -> list[RecordedEvent]:
+        """Events of every stream after the checkpoint, in global order, never skipping one
+        that a concurrent writer commits late."""
+        ...
+
+    async def ping(self) -> None: ...
+
+    async def close(self) -> None: ...

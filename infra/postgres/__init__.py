@@ -1,0 +1,1 @@
+"""The production adapters on PostgreSQL (asyncpg): event store, seat tokens, migrations."""

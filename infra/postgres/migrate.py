@@ -1,0 +1,55 @@
+"""Apply the pending SQL migrations in infra/migrations to a PostgreSQL database."""
+
+from __future__ import annotations
+
+from importlib.resources import files
+
+import asyncpg
+
+from infra.postgres.store import reachable
+
+# Any fixed key will do; every process that migrates this schema takes the same one.
+_LOCK_KEY = 0x6275726100000001
+
+
+def migration_files() -> list[tuple[str, str]]:
+    """(name, SQL) of every migration, in the order they apply."""
+    folder = files("infra.postgres") / "migrations"
+    names = sorted(p.name for p in folder.iterdir() if p.name.endswith(".sql"))
+    return [(name, (folder / name).read_text(encoding="utf-8")) for name in names]
+
+
+async def migrate(dsn: str) -> list[str]:
+    """Apply pending migrations, each in its own transaction; return the names applied.
+
+    A session advisory lock makes concurrent callers (replicas starting together) wait
+    for one another, so each migration applies exactly once.
+    """
+    with reachable():
+        conn = await asyncpg.connect(dsn)
+        try:
+            await conn.execute("SELECT pg_advisory_lock($1)", _LOCK_KEY)
+            try:
+                return await _apply_pending(conn)
+            finally:
+                await conn.execute("SELECT pg_advisory_unlock($1)", _LOCK_KEY)
+        finally:
+            await conn.close()
+
+
+async def _apply_pending(conn: asyncpg.Connection) -> list[str]:
+    await conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " name text PRIMARY KEY,"
+        " applied_at timestamptz NOT NULL DEFAULT now())"
+    )
+    done = {r["name"] for r in await conn.fetch("SELECT name FROM schema_migrations")}
+    applied = []
+    for name, sql in migration_files():
+        if name in done:
+            continue
+        async with conn.transaction():
+            await conn.execute(sql)
+            await conn.execute("INSERT INTO schema_migrations (name) VALUES ($1)", name)
+        applied.append(name)
+    return applied

@@ -1,0 +1,171 @@
+"""Hints on Redis pub/sub. Pub/sub delivers at most once, so after any (re)subscribe the
+bus says so (a None hint) and readers catch up from the store.
+
+Publishing never waits on Redis: a hint goes at once to this process's own listeners and
+into a bounded outbox that a background task sends, so a slow or dead Redis delays no
+command; a hint it cannot send is dropped, which the readers' catch-up makes harmless."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import msgspec
+import redis.asyncio as redis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff, NoBackoff
+from redis.exceptions import RedisError
+
+from infra.ports.hints import Hint
+
+log = logging.getLogger("bura.redis")
+
+CHANNEL = "bura:hints"
+OUTBOX = 4096  # hints waiting to be sent; beyond that, new ones are dropped
+_DOWN = (RedisError, OSError)
+
+
+class _Wire(msgspec.Struct, frozen=True):
+    """A hint as sent: `origin` lets a process skip the echo of its own hints."""
+
+    game_id: str
+    version: int
+    origin: str = ""
+
+
+_encode = msgspec.json.Encoder().encode
+_decode_wire = msgspec.json.Decoder(_Wire).decode
+
+
+class RedisHintBus:
+    def __init__(self, client: redis.Redis, listener: redis.Redis, url: str) -> None:
+        self.client = client  # commands: publish, ping
+        self.listener = listener  # pub/sub: never retries silently, so no gap goes unseen
+        self.url = url
+        self.errors = 0  # read by the metrics endpoint
+        self.origin = uuid.uuid4().hex
+        self._closed = asyncio.Event()
+        self._local: set[asyncio.Queue[Hint | None]] = set()
+        self._outbox: asyncio.Queue[bytes] = asyncio.Queue(OUTBOX)
+        self._sender: asyncio.Task[None] | None = None
+        self._warned = 0.0
+
+    @classmethod
+    async def open(cls, url: str) -> RedisHintBus:
+        common: dict[str, Any] = {
+            "socket_connect_timeout": 2,
+            "socket_timeout": 5,
+            "health_check_interval": 10,
+        }
+        client = redis.Redis.from_url(
+            url, retry=Retry(ExponentialBackoff(cap=0.2, base=0.02), 2), **common
+        )
+        listener = redis.Redis.from_url(url, retry=Retry(NoBackoff(), 0), **common)
+        return cls(client, listener, url)
+
+    async def publish(self, hint: Hint) -> None:
+        """Wake this process's listeners now and queue the hint for the other processes."""
+        for queue in self._local:
+            queue.put_nowait(hint)
+        if self._closed.is_set():
+            return
+        if self._sender is None or self._sender.done():
+            self._sender = asyncio.create_task(self._send())
+        try:
+            self._outbox.put_nowait(_encode(_Wire(hint.game_id, hint.version, self.origin)))
+        except asyncio.QueueFull:
+            self.errors += 1
+
+    async def _send(self) -> None:
+        while True:
+            batch = [await self._outbox.get()]
+            while not self._outbox.empty() and len(batch) < 256:
+                batch.append(self._outbox.get_nowait())
+            try:
+                async with self.client.pipeline(transaction=False) as pipe:
+                    for data in batch:
+                        pipe.publish(CHANNEL, data)
+                    await pipe.execute()
+            except _DOWN as error:
+                self.errors += 1
+                self._warn(f"dropped {len(batch)} hint(s): redis unavailable ({error})")
+
+    def _warn(self, text: str) -> None:
+        now = time.monotonic()
+        if now - self._warned > 5.0:
+            self._warned = now
+            log.warning(text)
+
+    async def hints(self) -> AsyncIterator[Hint | None]:
+        """Every hint: this process's own at once, the others' from Redis. None after each
+        (re)subscribe, since whatever was published while we were away is lost to us."""
+        local: asyncio.Queue[Hint | None] = asyncio.Queue()
+        self._local.add(local)
+        remote = asyncio.create_task(self._subscribe(local))
+        try:
+            while True:
+                hint = await local.get()
+                if hint is None and self._closed.is_set():
+                    return
+                yield hint
+        finally:
+            self._local.discard(local)
+            remote.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await remote
+
+    async def _subscribe(self, into: asyncio.Queue[Hint | None]) -> None:
+        delay = 0.05
+        while not self._closed.is_set():
+            pubsub = self.listener.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(CHANNEL)
+                into.put_nowait(None)
+                delay = 0.05
+                while not self._closed.is_set():
+                    message = await pubsub.get_message(timeout=1.0)
+                    if message is None or message["type"] != "message":
+                        continue
+                    try:
+                        wire = _decode_wire(message["data"])
+                    except msgspec.DecodeError:
+                        log.warning("ignored a malformed hint on %s", CHANNEL)
+                        continue
+                    if wire.origin != self.origin:
+                        into.put_nowait(Hint(wire.game_id, wire.version))
+            except _DOWN as error:
+                self.errors += 1
+                self._warn(f"redis pub/sub lost ({error}); reconnecting")
+            except Exception:
+                self.errors += 1
+                log.exception("redis pub/sub failed; reconnecting")
+            finally:
+                with contextlib.suppress(*_DOWN):
+                    await pubsub.aclose()
+            if not self._closed.is_set():
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+
+    async def ping(self) -> None:
+        await self.client.ping()
+
+    async def close(self) -> None:
+        self._closed.set()
+        for queue in self._local:
+            queue.put_nowait(None)
+        if self._sender is not None:
+            # Give the hints already queued a moment to leave.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(0.5):
+                    while not self._outbox.empty() and not self._sender.done():
+                        await asyncio.sleep(0.01)
+            self._sender.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sender
+        await self.listener.aclose()
+        await self.client.aclose()

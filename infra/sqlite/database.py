@@ -1,0 +1,134 @@
+"""One SQLite file for the embedded default, served by a single worker thread.
+
+Every call runs on the thread that owns the connection, so calls are serialised; writes
+also take SQLite's write lock (BEGIN IMMEDIATE), which keeps them correct when several
+processes share the file. The schema is brought up to date when the file is opened, step
+by step (`PRAGMA user_version` counts the steps applied).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+from infra.ports.events import StoreUnavailable
+
+T = TypeVar("T")
+
+# Each step runs once, in order, in one transaction with the bump of user_version.
+SCHEMA: tuple[str, ...] = (
+    """
+    CREATE TABLE IF NOT EXISTS events (
+        position       INTEGER PRIMARY KEY AUTOINCREMENT,
+        stream_id      TEXT    NOT NULL,
+        version        INTEGER NOT NULL CHECK (version > 0),
+        type           TEXT    NOT NULL,
+        data           BLOB    NOT NULL,
+        schema_version INTEGER NOT NULL DEFAULT 1,
+        command_id     TEXT,
+        actor          INTEGER,
+        correlation_id TEXT,
+        recorded_at    TEXT    NOT NULL,
+        tx_id          INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (stream_id, version)
+    );
+    CREATE TABLE IF NOT EXISTS commands (
+        stream_id     TEXT    NOT NULL,
+        command_id    TEXT    NOT NULL,
+        first_version INTEGER NOT NULL,
+        last_version  INTEGER NOT NULL,
+        PRIMARY KEY (stream_id, command_id)
+    ) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS seat_tokens (
+        stream_id  TEXT    NOT NULL,
+        seat       INTEGER NOT NULL,
+        token_hash BLOB    NOT NULL,
+        PRIMARY KEY (stream_id, seat)
+    ) WITHOUT ROWID;
+    """,
+)
+
+
+class SqliteDatabase:
+    def __init__(self, path: str = ":memory:") -> None:
+        """Open (and create) the database at path; blocks briefly while it opens."""
+        self.path = path
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bura-sqlite")
+        self._db: sqlite3.Connection | None = None
+        try:
+            self._worker.submit(self._open).result()
+        except BaseException:
+            self._worker.shutdown(wait=False)
+            raise
+
+    @classmethod
+    async def open(cls, path: str = ":memory:") -> SqliteDatabase:
+        return await asyncio.to_thread(cls, path)
+
+    def _open(self) -> None:
+        db = None
+        try:
+            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA busy_timeout = 5000")
+            if self.path != ":memory:":
+                db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")
+            _upgrade(db)
+        except sqlite3.Error as e:
+            if db is not None:
+                db.close()
+            raise StoreUnavailable(f"cannot open {self.path}: {e}") from e
+        self._db = db
+
+    async def run(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `work` on the worker thread; a locked or failing file is StoreUnavailable."""
+
+        def guarded() -> T:
+            if self._db is None:
+                raise StoreUnavailable("the event store is closed")
+            try:
+                return work(self._db)
+            except sqlite3.OperationalError as e:  # locked, I/O error, disk full
+                raise StoreUnavailable(f"sqlite: {e}") from e
+
+        try:
+            done = asyncio.get_running_loop().run_in_executor(self._worker, guarded)
+        except RuntimeError as e:  # the worker has been shut down
+            raise StoreUnavailable("the event store is closed") from e
+        return await done
+
+    async def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `work` inside one write transaction (BEGIN IMMEDIATE ... COMMIT)."""
+
+        def transaction(db: sqlite3.Connection) -> T:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                result = work(db)
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+            return result
+
+        return await self.run(transaction)
+
+    async def close(self) -> None:
+        def close() -> None:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+        try:
+            await asyncio.get_running_loop().run_in_executor(self._worker, close)
+        except RuntimeError:  # already closed
+            return
+        self._worker.shutdown(wait=True)
+
+
+def _upgrade(db: sqlite3.Connection) -> None:
+    applied = db.execute("PRAGMA user_version").fetchone()[0]
+    for step, script in enumerate(SCHEMA[applied:], start=applied + 1):
+        db.executescript(f"BEGIN IMMEDIATE; {script}; PRAGMA user_version = {step}; COMMIT;")

@@ -1,0 +1,157 @@
+"""The event store on SQLite (stdlib sqlite3): the embedded default of infra.ports.events.
+
+Appends take SQLite's write lock, and positions are handed out under it, so commit order
+is position order and tx_id is always 0.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from infra.ports.events import (
+    NO_METADATA,
+    AppendResult,
+    Checkpoint,
+    Conflict,
+    Metadata,
+    NewEvent,
+    RecordedEvent,
+)
+from infra.sqlite.database import SqliteDatabase
+
+_COLUMNS = (
+    "stream_id, version, type, data, schema_version, command_id, actor,"
+    " correlation_id, recorded_at, tx_id, position"
+)
+_INSERT = (
+    "INSERT INTO events (stream_id, version, type, data, schema_version, command_id,"
+    " actor, correlation_id, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_VERSION = "SELECT coalesce(max(version), 0) FROM events WHERE stream_id = ?"
+_FIND_COMMAND = (
+    "SELECT first_version, last_version FROM commands WHERE stream_id = ? AND command_id = ?"
+)
+
+
+def _recorded(row: tuple[Any, ...]) -> RecordedEvent:
+    return RecordedEvent(
+        stream_id=row[0],
+        version=row[1],
+        type=row[2],
+        data=bytes(row[3]),
+        schema_version=row[4],
+        metadata=Metadata(command_id=row[5], actor=row[6], correlation_id=row[7]),
+        recorded_at=datetime.fromisoformat(row[8]),
+        tx_id=row[9],
+        position=row[10],
+    )
+
+
+class SqliteEventStore:
+    def __init__(self, db: SqliteDatabase | str = ":memory:") -> None:
+        """A store on an open database, or on a file (path) it opens and owns."""
+        self.db = db if isinstance(db, SqliteDatabase) else SqliteDatabase(db)
+
+    @classmethod
+    async def open(cls, path: str = ":memory:") -> SqliteEventStore:
+        return cls(await SqliteDatabase.open(path))
+
+    async def append(
+        self,
+        stream_id: str,
+        expected_version: int,
+        events: Sequence[NewEvent],
+        metadata: Metadata = NO_METADATA,
+    ) -> AppendResult:
+        if not events:
+            raise ValueError("nothing to append")
+        batch = list(events)
+        return await self.db.write(
+            lambda db: append_in_transaction(db, stream_id, expected_version, batch, metadata)
+        )
+
+    async def read(
+        self, stream_id: str, after: int = 0, until: int | None = None
+    ) -> list[RecordedEvent]:
+        last = until if until is not None else 2**62
+        rows = await self.db.run(
+            lambda db: db.execute(
+                f"SELECT {_COLUMNS} FROM events"
+                " WHERE stream_id = ? AND version > ? AND version <= ? ORDER BY version",
+                (stream_id, after, last),
+            ).fetchall()
+        )
+        return [_recorded(r) for r in rows]
+
+    async def version(self, stream_id: str) -> int:
+        row = await self.db.run(lambda db: db.execute(_VERSION, (stream_id,)).fetchone())
+        return int(row[0])
+
+    async def find_command(self, stream_id: str, command_id: str) -> AppendResult | None:
+        row = await self.db.run(
+            lambda db: db.execute(_FIND_COMMAND, (stream_id, command_id)).fetchone()
+        )
+        return None if row is None else AppendResult(stream_id, row[0], row[1])
+
+    async def read_all(self, after: Checkpoint, limit: int = 1000) -> list[RecordedEvent]:
+        if after[0] > 0:  # tx_id is always 0 here: nothing sorts after that checkpoint
+            return []
+        rows = await self.db.run(
+            lambda db: db.execute(
+                f"SELECT {_COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?",
+                (after[1], limit),
+            ).fetchall()
+        )
+        return [_recorded(r) for r in rows]
+
+    async def ping(self) -> None:
+        await self.db.run(lambda db: db.execute("SELECT 1").fetchone())
+
+    async def close(self) -> None:
+        await self.db.close()
+
+
+def append_in_transaction(
+    db: sqlite3.Connection,
+    stream_id: str,
+    expected_version: int,
+    events: list[NewEvent],
+    metadata: Metadata,
+) -> AppendResult:
+    """The append itself, on a connection whose caller holds the write lock."""
+    if metadata.command_id is not None:
+        prior = db.execute(_FIND_COMMAND, (stream_id, metadata.command_id)).fetchone()
+        if prior is not None:
+            return AppendResult(stream_id, prior[0], prior[1], duplicate=True)
+    head = db.execute(_VERSION, (stream_id,)).fetchone()[0]
+    if head != expected_version:
+        raise Conflict(stream_id, expected_version, head)
+    now = datetime.now(UTC).isoformat()
+    m = metadata
+    db.executemany(
+        _INSERT,
+        [
+            (
+                stream_id,
+                expected_version + i,
+                e.type,
+                e.data,
+                e.schema_version,
+                m.command_id,
+                m.actor,
+                m.correlation_id,
+                now,
+            )
+            for i, e in enumerate(events, start=1)
+        ],
+    )
+    last = expected_version + len(events)
+    if metadata.command_id is not None:
+        db.execute(
+            "INSERT INTO commands VALUES (?, ?, ?, ?)",
+            (stream_id, metadata.command_id, expected_version + 1, last),
+        )
+    return AppendResult(stream_id, expected_version + 1, last)

@@ -1,0 +1,50 @@
+"""Events to and from the store's rows: msgspec JSON, a schema version per event type, and
+upcasters that lift old rows to the current shape so old streams stay readable."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import msgspec
+
+from domain.commands import Command
+from domain.events import AnyEvent, Event
+from domain.naming import snake
+from infra.ports.events import NewEvent, RecordedEvent
+
+# Bump an event type's version when its shape changes, and register an upcaster from the
+# old version: UPCASTERS[(type, old_version)] turns an old payload into the next version's.
+SCHEMA_VERSIONS: dict[str, int] = {}
+Upcaster = Callable[[dict[str, object]], dict[str, object]]
+UPCASTERS: dict[tuple[str, int], Upcaster] = {}
+
+_encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.Decoder(AnyEvent).decode
+_decode_raw = msgspec.json.Decoder(dict[str, object]).decode
+
+
+def type_of(event: Event) -> str:
+    return snake(type(event).__name__)
+
+
+def type_of_command(command: Command) -> str:
+    return snake(type(command).__name__)
+
+
+def to_new(event: Event) -> NewEvent:
+    kind = type_of(event)
+    return NewEvent(type=kind, data=_encode(event), schema_version=SCHEMA_VERSIONS.get(kind, 1))
+
+
+def from_recorded(row: RecordedEvent) -> Event:
+    current = SCHEMA_VERSIONS.get(row.type, 1)
+    if row.schema_version == current:
+        event: Event = _decode(row.data)
+        return event
+    payload = _decode_raw(row.data)
+    version = row.schema_version
+    while version < current:
+        payload = UPCASTERS[(row.type, version)](payload)
+        version += 1
+    converted: Event = msgspec.convert(payload, AnyEvent)
+    return converted

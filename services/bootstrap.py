@@ -1,0 +1,132 @@
+"""The composition root: settings -> adapters -> seating, game service, reviews, projector.
+
+The server, the CLI and the tests all build the application here: PostgreSQL and Redis
+when the settings name them, else the embedded SQLite file and the in-process bus.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from infra.ports.events import EventStore
+from infra.ports.hints import HintBus
+from infra.ports.tokens import SeatTokens
+from services.app.callers import Seating
+from services.app.games import GameService
+from services.app.reviews import Reviews
+from services.config import Settings
+from services.live.projector import Projector
+from services.metrics import Metrics
+
+
+@dataclass
+class Adapters:
+    """Open connections to the outside world; close() releases them."""
+
+    store: EventStore
+    tokens: SeatTokens
+    hints: HintBus
+
+    async def close(self) -> None:
+        await self.hints.close()
+        await self.store.close()
+
+
+async def open_store(settings: Settings) -> tuple[EventStore, SeatTokens]:
+    """The event store and seat tokens the settings name, migrated and open."""
+    if settings.database_url:
+        from infra.postgres.migrate import migrate
+        from infra.postgres.store import PostgresEventStore
+        from infra.postgres.tokens import PostgresSeatTokens
+
+        await migrate(settings.database_url)
+        postgres = await PostgresEventStore.open(settings.database_url)
+        return postgres, PostgresSeatTokens(postgres.pool)
+    from infra.sqlite.database import SqliteDatabase
+    from infra.sqlite.store import SqliteEventStore
+    from infra.sqlite.tokens import SqliteSeatTokens
+
+    directory = os.path.dirname(settings.sqlite_path)
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+    database = await SqliteDatabase.open(settings.sqlite_path)
+    return SqliteEventStore(database), SqliteSeatTokens(database)
+
+
+async def open_hints(settings: Settings) -> HintBus:
+    if settings.redis_url:
+        from infra.redis.hints import RedisHintBus
+
+        return await RedisHintBus.open(settings.redis_url)
+    from infra.memory.hints import InProcessHintBus
+
+    return InProcessHintBus()
+
+
+async def open_adapters(settings: Settings) -> Adapters:
+    store, tokens = await open_store(settings)
+    try:
+        hints = await open_hints(settings)
+    except BaseException:
+        await store.close()
+        raise
+    return Adapters(store, tokens, hints)
+
+
+@dataclass
+class Runtime:
+    """Everything the entry points use, built from one set of settings."""
+
+    settings: Settings
+    adapters: Adapters
+    metrics: Metrics
+    seating: Seating
+    games: GameService
+    reviews: Reviews
+    projector: Projector
+
+
+def assemble(settings: Settings, adapters: Adapters, metrics: Metrics | None = None) -> Runtime:
+    metrics = metrics or Metrics()
+    seating = Seating(adapters.tokens, settings.operator_key, cache=settings.cache_games)
+    games = GameService(
+        adapters.store,
+        seating,
+        adapters.hints,
+        retries=settings.command_retries,
+        cache=settings.cache_games,
+        metrics=metrics,
+    )
+    projector = Projector(
+        games,
+        adapters.hints,
+        poll_seconds=settings.feed_poll_seconds,
+        keepalive_seconds=settings.sse_keepalive_seconds,
+    )
+    metrics.open_streams.set_function(lambda: projector.open_streams)
+    metrics.projector_lag.set_function(lambda: projector.lag)
+    metrics.redis_errors.set_function(lambda: getattr(adapters.hints, "errors", 0))
+    return Runtime(settings, adapters, metrics, seating, games, Reviews(games), projector)
+
+
+@asynccontextmanager
+async def running(
+    settings: Settings, adapters: Adapters | None = None, metrics: Metrics | None = None
+) -> AsyncIterator[Runtime]:
+    """The assembled application with its projector running. Adapters it opens itself it
+    closes at the end; adapters given to it are left open for the caller."""
+    opened = adapters is None
+    adapters = adapters if adapters is not None else await open_adapters(settings)
+    try:
+        runtime = assemble(settings, adapters, metrics)
+        runtime.projector.start()
+        try:
+            yield runtime
+        finally:
+            await runtime.projector.stop()
+    finally:
+        if opened:
+            await adapters.close()

@@ -1,0 +1,5 @@
+"""The `bura` command line."""
+
+from services.cli.main import main
+
+__all__ = ["main"]

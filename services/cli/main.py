@@ -1,0 +1,113 @@
+"""The operator's command line: `bura serve | migrate | simulate | replay | audit | verify |
+export | import`. A failure is one line on stderr and an exit code (services/cli/errors.py)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Callable, Sequence
+
+import msgspec
+
+from infra.ports.events import Conflict, StoreUnavailable
+from services import config
+from services.cli import records
+from services.cli.errors import FAILED, NOT_FOUND, UNAVAILABLE, USAGE, CliError
+from services.cli.progress import Progress
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="bura", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("serve", help="run the HTTP API")
+    sub.add_parser("migrate", help="apply the SQL migrations to BURA_DATABASE_URL")
+    sim = sub.add_parser("simulate", help="play bot games and print a summary")
+    sim.add_argument("--games", type=int, default=200)
+    sim.add_argument("--seats", type=int, default=2)
+    sim.add_argument("--seed", type=int, default=1)
+    sim.add_argument("--bot", choices=["random", "greedy"], default="random")
+    rep = sub.add_parser("replay", help="print the table of a game at a version")
+    rep.add_argument("game")
+    rep.add_argument("--version", type=int)
+    aud = sub.add_parser("audit", help="print each penalty and false declaration with evidence")
+    aud.add_argument("game")
+    ver = sub.add_parser("verify", help="check every deal against its shuffle commitment")
+    ver.add_argument("game")
+    exp = sub.add_parser("export", help="write a game's events as JSON Lines")
+    exp.add_argument("game")
+    exp.add_argument("--out", default=None)
+    imp = sub.add_parser("import", help="load a JSON Lines export into the store")
+    imp.add_argument("file")
+    return parser
+
+
+def _run(args: argparse.Namespace, settings: config.Settings) -> int:
+    match args.command:
+        case "serve":
+            from services.http.server import serve
+
+            return serve(settings)
+        case "migrate":
+            if not settings.database_url:
+                raise CliError("BURA_DATABASE_URL is not set (SQLite migrates itself)", USAGE)
+            from infra.postgres.migrate import migrate
+
+            applied = asyncio.run(migrate(settings.database_url))
+            print("applied: " + (", ".join(applied) if applied else "nothing, up to date"))
+            return 0
+        case "simulate":
+            from services.cli.simulate import print_summary, simulate
+
+            try:
+                summary = simulate(
+                    args.games, args.seats, args.seed, args.bot, Progress("simulate", args.games)
+                )
+            except ValueError as e:
+                raise CliError(str(e), USAGE) from None
+            print_summary(summary)
+            return 0
+        case "replay":
+            return asyncio.run(records.cmd_replay(settings, args.game, args.version))
+        case "audit":
+            return asyncio.run(records.cmd_audit(settings, args.game))
+        case "verify":
+            return asyncio.run(records.cmd_verify(settings, args.game))
+        case "export":
+            out = args.out or f"{args.game}.jsonl"
+            return asyncio.run(records.cmd_export(settings, args.game, out))
+        case "import":
+            return asyncio.run(records.cmd_import(settings, args.file))
+    raise CliError(f"unknown command {args.command}", USAGE)
+
+
+# What each kind of failure says, and its exit code: never a traceback.
+_FAILURES: tuple[tuple[type[BaseException], int, Callable[[BaseException], str]], ...] = (
+    (CliError, FAILED, str),
+    (config.ConfigError, USAGE, lambda e: f"bad setting: {e}"),
+    (StoreUnavailable, UNAVAILABLE, lambda e: f"the event store is unavailable: {e}"),
+    (Conflict, FAILED, lambda e: f"the store already holds other events: {e}"),
+    (FileNotFoundError, NOT_FOUND, lambda e: f"no such file: {getattr(e, 'filename', e)}"),
+    (OSError, FAILED, str),
+    (msgspec.DecodeError, FAILED, lambda e: f"cannot read: {e}"),
+)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        settings = config.load()
+        return _run(args, settings)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:
+        for kind, code, say in _FAILURES:
+            if isinstance(error, kind):
+                exit_code = error.exit_code if isinstance(error, CliError) else code
+                print(f"bura {args.command}: {say(error)}", file=sys.stderr)
+                return exit_code
+        raise
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""The HTTP API: Litestar controllers per resource, dependencies, errors, middleware."""

@@ -1,0 +1,62 @@
+"""What handlers are given (Litestar `Provide`): the runtime's parts and the caller."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request
+from litestar.datastructures import State
+from litestar.di import NamedDependency, Provide
+from litestar.params import FromPath
+
+from services.app.callers import Caller
+from services.app.games import GameService
+from services.app.reviews import Reviews
+from services.bootstrap import Runtime
+from services.live.projector import Projector
+
+
+def bearer(request: Request[Any, Any, Any]) -> str | None:
+    """The token of `Authorization: Bearer <token>`, or None."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+def _runtime(state: State) -> Runtime:
+    runtime: NamedDependency[Runtime] = state.runtime
+    return runtime
+
+
+def _games(runtime: NamedDependency[Runtime]) -> GameService:
+    return runtime.games
+
+
+def _reviews(runtime: NamedDependency[Runtime]) -> Reviews:
+    return runtime.reviews
+
+
+def _projector(runtime: NamedDependency[Runtime]) -> Projector:
+    return runtime.projector
+
+
+async def _caller(
+    request: Request[Any, Any, Any], game_id: FromPath[str], runtime: NamedDependency[Runtime]
+) -> Caller:
+    """Who the bearer token is at the game named in the path (401 or 403 otherwise)."""
+    return await runtime.seating.caller(bearer(request), game_id)
+
+
+async def _operator(request: Request[Any, Any, Any], runtime: NamedDependency[Runtime]) -> Caller:
+    return await runtime.seating.operator(bearer(request))
+
+
+DEPENDENCIES: dict[str, Provide] = {
+    "runtime": Provide(_runtime, sync_to_thread=False),
+    "games": Provide(_games, sync_to_thread=False),
+    "reviews": Provide(_reviews, sync_to_thread=False),
+    "projector": Provide(_projector, sync_to_thread=False),
+    "caller": Provide(_caller),
+    "operator": Provide(_operator),
+}

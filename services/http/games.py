@@ -1,0 +1,65 @@
+"""/games: create a game, the caller's view of it, its events."""
+
+from __future__ import annotations
+
+from typing import Annotated, ClassVar
+
+from litestar import Controller, get, post
+from litestar.di import NamedDependency
+from litestar.params import FromPath, JSONBody, Parameter
+
+from domain.cards import parse_cards
+from domain.views import View, view
+from services.app.callers import Caller
+from services.app.games import GameService
+from services.app.results import CreatedGame, EventPage
+from services.http.errors import ERRORS
+from services.http.middleware import request_id
+from services.http.schemas import LAST_VERSION, CreateGame
+
+
+class GamesController(Controller):
+    path = "/games"
+    tags: ClassVar[list[str]] = ["games"]
+
+    @post("/", responses=ERRORS, status_code=201, summary="Create a game (operator key)")
+    async def create_game(
+        self,
+        operator: NamedDependency[Caller],
+        games: NamedDependency[GameService],
+        data: JSONBody[CreateGame],
+    ) -> CreatedGame:
+        """Deals the first deal. Returns one secret token per seat and a spectator token:
+        hand each to its player; only their hashes are stored."""
+        deck = list(parse_cards(data.deck)) if data.deck is not None else None
+        return await games.create(
+            [s.name for s in data.seats],
+            data.rules,
+            seed=data.seed,
+            dealer=data.dealer,
+            deck=deck,
+            correlation_id=request_id.get(),
+        )
+
+    @get("/{game_id:str}", responses=ERRORS, summary="The caller's view of the table")
+    async def get_game(
+        self,
+        game_id: FromPath[str],
+        caller: NamedDependency[Caller],
+        games: NamedDependency[GameService],
+    ) -> View:
+        return view(await games.load(game_id), caller.viewer)
+
+    @get(
+        "/{game_id:str}/events",
+        responses=ERRORS,
+        summary="Events after a version, redacted for the caller",
+    )
+    async def get_events(
+        self,
+        game_id: FromPath[str],
+        caller: NamedDependency[Caller],
+        games: NamedDependency[GameService],
+        after: Annotated[int, Parameter(ge=0, le=LAST_VERSION)] = 0,
+    ) -> EventPage:
+        return await games.page(game_id, caller.viewer, after)

@@ -1,0 +1,61 @@
+"""The arbiter's reads: replay, audit, verify (services/app/reviews.py says who may)."""
+
+from __future__ import annotations
+
+from typing import Annotated, ClassVar
+
+from litestar import Controller, get
+from litestar.di import NamedDependency
+from litestar.params import FromPath, Parameter
+
+from services.app.callers import Caller
+from services.app.results import Audit, Replay, Verification
+from services.app.reviews import Reviews
+from services.http.errors import ERRORS
+from services.http.schemas import LAST_VERSION
+
+
+class ReviewsController(Controller):
+    path = "/games"
+    tags: ClassVar[list[str]] = ["reviews"]
+
+    @get(
+        "/{game_id:str}/replay",
+        responses=ERRORS,
+        summary="The full table at a version (operator; everyone at the table once over)",
+    )
+    async def get_replay(
+        self,
+        game_id: FromPath[str],
+        caller: NamedDependency[Caller],
+        reviews: NamedDependency[Reviews],
+        version: Annotated[int | None, Parameter(ge=1, le=LAST_VERSION)] = None,
+    ) -> Replay:
+        return await reviews.replay(game_id, caller, version)
+
+    @get(
+        "/{game_id:str}/audit",
+        responses=ERRORS,
+        summary="Every penalty and false declaration, with evidence",
+    )
+    async def get_audit(
+        self,
+        game_id: FromPath[str],
+        caller: NamedDependency[Caller],
+        reviews: NamedDependency[Reviews],
+    ) -> Audit:
+        return await reviews.audit(game_id, caller)
+
+    @get(
+        "/{game_id:str}/verify",
+        responses=ERRORS,
+        summary="Check every deal against its shuffle commitment",
+    )
+    async def get_verify(
+        self,
+        game_id: FromPath[str],
+        caller: NamedDependency[Caller],
+        reviews: NamedDependency[Reviews],
+    ) -> Verification:
+        """Open to everyone at the table once the game is over and its seed revealed."""
+        return await reviews.verify(game_id, caller)

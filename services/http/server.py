@@ -1,0 +1,77 @@
+"""Serving the API with uvicorn: adapters opened for the process, graceful SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from types import FrameType
+
+import uvicorn
+from litestar import Litestar
+
+from services.config import Settings
+from services.http.app import create_app
+from services.logs import configure
+
+log = logging.getLogger("bura")
+
+
+class Server(uvicorn.Server):
+    """uvicorn, telling the app's projector of SIGTERM/SIGINT at once.
+
+    uvicorn stops accepting and then waits for open connections before the app's lifespan
+    shutdown runs; live streams never close by themselves, so the projector must end them
+    (with a final `event: shutdown`) as soon as the signal comes. A stop by signal is the
+    normal way out: the process exits 0 rather than re-raising the signal.
+    """
+
+    def __init__(self, config: uvicorn.Config, app: Litestar) -> None:
+        super().__init__(config)
+        self.app = app
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    async def serve(self, sockets: list[object] | None = None) -> None:  # type: ignore[override]
+        self.loop = asyncio.get_running_loop()
+        await super().serve(sockets)  # type: ignore[arg-type]
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        # A signal handler runs between two bytecodes of the loop's own thread: hand the
+        # work to the loop rather than touch its objects from here.
+        runtime = getattr(self.app.state, "runtime", None)
+        if runtime is not None and self.loop is not None:
+            self.loop.call_soon_threadsafe(runtime.projector.drain)
+        if self.should_exit and sig == signal.SIGINT:
+            self.force_exit = True
+        else:
+            if not self.should_exit:
+                log.info("stopping: draining connections", extra={"code": f"signal {sig}"})
+            self.should_exit = True
+
+
+def serve(settings: Settings) -> int:
+    configure(settings)
+    app = create_app(settings)
+    where = "PostgreSQL" if settings.database_url else f"SQLite file {settings.sqlite_path}"
+    where += " + Redis" if settings.redis_url else " + in-process bus"
+    url = f"http://{settings.host}:{settings.port}"
+    print(f"Bura server on {url}  ({where})", flush=True)
+    print(f"OpenAPI: {url}/schema", flush=True)
+    if settings.operator_key_generated:
+        print(
+            f"operator key (generated; set BURA_OPERATOR_KEY to fix it): {settings.operator_key}",
+            flush=True,
+        )
+    else:
+        print("operator key: from BURA_OPERATOR_KEY", flush=True)
+    log.info("starting", extra={"url": url, "store": where})
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_config=None,
+        timeout_graceful_shutdown=int(settings.shutdown_grace_seconds),
+        access_log=False,
+    )
+    Server(config, app).run()
+    return 0

@@ -1,0 +1,23 @@
+"""Server-Sent Events framing of the live views: one message per version, its SSE `id` the
+game version, its data the redacted event and the viewer's view."""
+
+from __future__ import annotations
+
+import msgspec
+
+from domain.events import Event
+from domain.state import Game
+from domain.views import Viewer, redact, view
+
+_encode = msgspec.json.Encoder().encode
+
+KEEPALIVE = b": keep-alive\n\n"
+END = b'event: end\ndata: {"reason":"game_over"}\n\n'
+SHUTDOWN = b'event: shutdown\ndata: {"reason":"server_shutdown","reconnect":true}\n\n'
+
+
+def message(version: int, event: Event | None, state: Game, viewer: Viewer) -> bytes:
+    """One SSE message: the version as its id, the redacted event and the viewer's view."""
+    shown = redact(event, viewer, state.rules) if event is not None else None
+    data = _encode({"version": version, "event": shown, "view": view(state, viewer)})
+    return b"id: %d\nevent: view\ndata: %s\n\n" % (version, data)

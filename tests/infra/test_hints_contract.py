@@ -1,0 +1,104 @@
+"""The HintBus contract: the in-process bus and the Redis bus pass this same module.
+
+`pair` is a publisher and a listener: one bus for the in-process adapter (one process), two
+buses (two processes' worth of connections) for Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+
+from infra.memory.hints import InProcessHintBus
+from infra.ports.hints import Hint, HintBus
+from infra.redis.hints import RedisHintBus
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def pair(request: pytest.FixtureRequest) -> AsyncIterator[tuple[HintBus, HintBus]]:
+    if request.param == "memory":
+        bus = InProcessHintBus()
+        yield bus, bus
+        await bus.close()
+        return
+    url = request.getfixturevalue("redis_url")
+    publisher, listener = await RedisHintBus.open(url), await RedisHintBus.open(url)
+    yield publisher, listener
+    await publisher.close()
+    await listener.close()
+
+
+async def listening(bus: HintBus, game: str, into: list[Hint]) -> asyncio.Task[None]:
+    """A listener that keeps the hints of `game`; returns once it is subscribed."""
+    ready = asyncio.Event()
+
+    async def listen() -> None:
+        async for hint in bus.hints():
+            ready.set()  # a None (subscribed) or a first hint: it hears us now
+            if hint is not None and hint.game_id == game:
+                into.append(hint)
+
+    task = asyncio.create_task(listen())
+    if isinstance(bus, RedisHintBus):
+        await asyncio.wait_for(ready.wait(), 5)  # Redis says None once subscribed
+    else:
+        await asyncio.sleep(0)
+    return task
+
+
+async def until(condition: object, timeout: float = 5.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():  # type: ignore[operator]
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.01)
+
+
+async def test_hints_reach_a_listener_in_the_order_published(
+    pair: tuple[HintBus, HintBus],
+) -> None:
+    publisher, listener = pair
+    game, heard = f"g-{uuid.uuid4()}", []
+    task = await listening(listener, game, heard)
+    for version in range(1, 21):
+        await publisher.publish(Hint(game, version))
+    await until(lambda: len(heard) == 20)
+    assert [h.version for h in heard] == list(range(1, 21))
+    task.cancel()
+
+
+async def test_every_listener_hears_every_hint(pair: tuple[HintBus, HintBus]) -> None:
+    publisher, listener = pair
+    game = f"g-{uuid.uuid4()}"
+    one: list[Hint] = []
+    two: list[Hint] = []
+    tasks = [await listening(listener, game, one), await listening(listener, game, two)]
+    await publisher.publish(Hint(game, 7))
+    await until(lambda: one and two)
+    assert one == two == [Hint(game, 7)]
+    for task in tasks:
+        task.cancel()
+
+
+async def test_a_publisher_hears_its_own_hints_at_once(pair: tuple[HintBus, HintBus]) -> None:
+    publisher, _ = pair
+    game, heard = f"g-{uuid.uuid4()}", []
+    task = await listening(publisher, game, heard)
+    await publisher.publish(Hint(game, 1))
+    await until(lambda: heard)
+    assert heard == [Hint(game, 1)]  # once, not again when Redis echoes it
+    await asyncio.sleep(0.2)
+    assert heard == [Hint(game, 1)]
+    task.cancel()
+
+
+async def test_closing_ends_the_hints_and_publishing_after_close_is_harmless(
+    pair: tuple[HintBus, HintBus],
+) -> None:
+    publisher, listener = pair
+    await listener.ping()
+    task = await listening(listener, "nothing", [])
+    await listener.close()
+    await asyncio.wait_for(task, 5)
+    await publisher.publish(Hint("after", 1))
