@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import cast
 
 import msgspec
 
@@ -11,31 +12,33 @@ from domain.events import DealLost, Declared, Event, PenaltyApplied, PotPaid
 from domain.evolve import evolve
 from domain.state import NEW_GAME, Deal, Game
 from domain.views import ARBITER, Viewer, disclosed_to, sees_hand
+from domain.vocabulary import Claim, FindingRule, Phase
 
-RULE_TEXT = {
-    "double_draw": "RULES.md 4: taking two cards at once («двойной подъём») loses the deal",
-    "extra_card": "RULES.md 4: drawing with a full hand («подъём лишней карты») loses the deal",
-    "out_of_turn_draw": "RULES.md 4: drawing when another seat is due, or when no draw is due "
-    "(«чужой подъём»), loses the deal",
-    "false_declaration": "RULES.md 5: declaring 31 without the points, or bura without three "
-    "trumps (Kozel: four aces without four aces), loses the deal; with pay_pot (RULES.md 8) "
+RULE_TEXT: dict[FindingRule, str] = {
+    "double_draw": "docs/rules.md §4: taking two cards at once («двойной подъём») loses the deal",
+    "extra_card": "docs/rules.md §4: drawing with a full hand («подъём лишней карты») "
+    "loses the deal",
+    "out_of_turn_draw": "docs/rules.md §4: drawing when another seat is due, or when no "
+    "draw is due («чужой подъём»), loses the deal",
+    "false_declaration": "docs/rules.md §5: declaring 31 without the points, or bura without three "
+    "trumps (Kozel: four aces without four aces), loses the deal; with pay_pot (docs/rules.md §8) "
     "a false 31 instead adds a stake for every other side to the pot",
 }
 
 
 class Finding(msgspec.Struct, frozen=True, kw_only=True):
-    rule: str
+    rule: FindingRule
     text: str
     deal: int
     seat: int  # the seat that acted
     due: int | None  # a faulty draw: the seat due to draw, None when no draw was due;
     # a declaration: the seat whose turn it was
     turn: int  # the seat the table was waiting for, whatever it was waiting for
-    phase: str  # what the table was waiting for: lead, respond, draw, dave_answer
+    phase: Phase  # what the table was waiting for
     hand_sizes: tuple[int, ...]
     stock_count: int
     cards: tuple[Card, ...] | None = None  # cards taken by a faulty draw
-    claim: str | None = None
+    claim: Claim | None = None
     value: int | None = None  # a declaration: the points (or trumps) the seat really had
     needed: int | None = None
     pile: tuple[Card, ...] | None = None  # a declaration of 31: the tricks that were counted
@@ -72,32 +75,48 @@ def _findings(events: Iterable[Event], viewer: Viewer) -> tuple[list[Finding], G
         match event:
             case PenaltyApplied(seat=seat, rule=rule, due=due, cards=cards) if deal is not None:
                 pending = dict(
-                    rule=rule, deal=deal.number, seat=seat, due=due, turn=deal.turn,
+                    rule=rule,
+                    deal=deal.number,
+                    seat=seat,
+                    due=due,
+                    turn=deal.turn,
                     phase=deal.phase,
-                    hand_sizes=tuple(len(h) for h in deal.hands), stock_count=len(deal.stock),
-                    cards=cards, before_version=before.version, act=state.version,
+                    hand_sizes=tuple(len(h) for h in deal.hands),
+                    stock_count=len(deal.stock),
+                    cards=cards,
+                    before_version=before.version,
+                    act=state.version,
                 )
             case Declared(seat=seat, claim=claim, value=value, needed=needed, true=False) if (
                 deal is not None
             ):
                 pile = _pile(deal, seat, viewer) if claim == "thirty_one" else None
                 pending = dict(
-                    rule="false_declaration", deal=deal.number, seat=seat, due=deal.turn,
-                    turn=deal.turn, phase=deal.phase, hand_sizes=tuple(len(h) for h in deal.hands),
-                    stock_count=len(deal.stock), claim=claim, value=value, needed=needed,
+                    rule="false_declaration",
+                    deal=deal.number,
+                    seat=seat,
+                    due=deal.turn,
+                    turn=deal.turn,
+                    phase=deal.phase,
+                    hand_sizes=tuple(len(h) for h in deal.hands),
+                    stock_count=len(deal.stock),
+                    claim=claim,
+                    value=value,
+                    needed=needed,
                     pile=pile,
                     hidden=len(deal.piles[seat]) - len(pile) if pile is not None else 0,
                     hand=deal.hands[seat] if claim != "thirty_one" else None,
-                    before_version=before.version, act=state.version,
+                    before_version=before.version,
+                    act=state.version,
                 )
             case DealLost(seat=seat) | PotPaid(seat=seat) if (
                 pending is not None and pending["seat"] == seat
             ):
                 act = pending.pop("act")
-                rule = str(pending["rule"])
+                found = cast(FindingRule, pending["rule"])
                 findings.append(
                     msgspec.convert(
-                        {**pending, "text": RULE_TEXT[rule], "versions": (act, state.version)},
+                        {**pending, "text": RULE_TEXT[found], "versions": (act, state.version)},
                         Finding,
                     )
                 )

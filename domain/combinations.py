@@ -1,4 +1,4 @@
-"""Seed 003's combinations (`combinations: "czech"`): bura, three aces and molodka, which
+"""The Czech rules' (CZ) combinations (`combinations: "czech"`): bura, three aces and molodka, which
 their holder may lead out of turn at the start of a trick.
 
 Precedence (bura > three aces > molodka, ties to the seat that would lead earlier) is judged
@@ -15,11 +15,12 @@ from itertools import combinations as subsets
 from domain.cards import SUIT_OF, Card, Suit, covers
 from domain.state import Deal, Game
 from domain.table import lead_limit
+from domain.vocabulary import Combination
 
 RANK = {"bura": 3, "three_aces": 2, "molodka": 1}
 
 
-def combination(cards: Sequence[Card], trump: Suit | None) -> str | None:
+def combination(cards: Sequence[Card], trump: Suit | None) -> Combination | None:
     """What three led cards are: three trumps, three aces, three of one plain suit."""
     if len(cards) != 3:
         return None
@@ -44,7 +45,9 @@ def combination_leads(hand: Sequence[Card], trump: Suit | None) -> list[tuple[Ca
 def open_to_combinations(game: Game, deal: Deal) -> bool:
     """The start of a trick, in the Czech game, with every seat able to answer three cards."""
     return (
-        game.rules.combinations == "czech" and deal.phase == "lead" and deal.trick is None
+        game.rules.combinations == "czech"
+        and deal.phase == "lead"
+        and deal.trick is None
         and lead_limit(game, deal) >= 3
     )
 

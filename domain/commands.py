@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 import msgspec
 
 from domain.cards import Card
 from domain.naming import snake
 from domain.rules import Rules
+from domain.vocabulary import Claim
 
 
 class Command(msgspec.Struct, frozen=True, tag_field="type", tag=snake, forbid_unknown_fields=True):
@@ -46,7 +45,7 @@ class Declare(Command, frozen=True):
     """Claim the deal: 31 points in your tricks, bura (three trumps) or, in Kozel, four
     aces. A false claim loses the deal."""
 
-    claim: Literal["thirty_one", "bura", "four_aces"]  # four_aces: Kozel only
+    claim: Claim  # four_aces: Kozel only
 
 
 class Dave(Command, frozen=True):

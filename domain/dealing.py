@@ -1,4 +1,4 @@
-"""RULES.md 2 and the compensations of section 8: the shuffle, one card at a time clockwise,
+"""docs/rules.md §2 and the compensations of section 8: the shuffle, one card at a time clockwise,
 the trump turned, and the points some seats receive before play."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""decide(state, command, actor) -> events: every rule of RULES.md, and no I/O."""
+"""decide(state, command, actor) -> events: every rule of docs/rules.md, and no I/O."""
 
 from __future__ import annotations
 
@@ -46,6 +46,7 @@ from domain.settlement import count_up, end_deal
 from domain.shuffle import draw_lot
 from domain.state import Deal, Game
 from domain.table import claim_points, lead_limit, next_seat
+from domain.vocabulary import Combination, PenaltyRule
 
 __all__ = ["deal_cards", "decide", "end_deal"]
 
@@ -164,7 +165,7 @@ def _lead(game: Game, deal: Deal, actor: int, cards: Sequence[Card]) -> list[Eve
 
 
 def _lead_out_of_turn(game: Game, deal: Deal, actor: int, cards: Sequence[Card]) -> list[Event]:
-    """Seed 003: «Pokud má hráč v ruce jednu z kombinací, může s ní vyjet, i když není na
+    """CZ: «Pokud má hráč v ruce jednu z kombinací, může s ní vyjet, i když není na
     tahu» — a combination may be led out of turn, the stronger first."""
     out_of_turn = RuleViolation(
         "not_your_turn", f"{_due(deal)}; out of turn only bura, three aces or molodka may be led"
@@ -179,7 +180,7 @@ def _lead_out_of_turn(game: Game, deal: Deal, actor: int, cards: Sequence[Card])
     return _led(game, deal, actor, cards, kind)
 
 
-def _precedence(game: Game, deal: Deal, actor: int, kind: str) -> None:
+def _precedence(game: Game, deal: Deal, actor: int, kind: Combination) -> None:
     if outranked(game, deal, actor, kind):
         raise RuleViolation(
             "combination_outranked",
@@ -187,9 +188,9 @@ def _precedence(game: Game, deal: Deal, actor: int, kind: str) -> None:
         )
 
 
-def _led(game: Game, deal: Deal, actor: int, cards: Sequence[Card], kind: str | None) -> (
-    list[Event]
-):
+def _led(
+    game: Game, deal: Deal, actor: int, cards: Sequence[Card], kind: Combination | None
+) -> list[Event]:
     led = CardsLed(actor, tuple(cards), kind)
     if kind != "bura":
         return [led]
@@ -212,8 +213,9 @@ def _respond(game: Game, deal: Deal, actor: int, cards: Sequence[Card]) -> list[
     _own_cards(deal, actor, cards)
     beat = covers(cards, trick.winning, deal.trump)
     face_down = game.rules.closed_discard and not beat
-    responded = CardsResponded(seat=actor, cards=tuple(cards), count=len(cards), beat=beat,
-                               face_down=face_down)
+    responded = CardsResponded(
+        seat=actor, cards=tuple(cards), count=len(cards), beat=beat, face_down=face_down
+    )
     last = next_seat(actor, len(game.seats)) == trick.leader
     if trick.combination == "bura":
         if beat:  # «Pokud hráč dokáže svojí Burou přebít Buru protivníkovu, vyhrává on»
@@ -249,6 +251,7 @@ def _draw(game: Game, deal: Deal, actor: int, count: int) -> list[Event]:
         raise RuleViolation("stock_empty", "the stock is empty: there is nothing to draw")
     due = deal.draws[0] if deal.phase == "draw" else None
     full = len(deal.hands[actor]) >= hand_sizes(game.rules, len(game.seats))[actor]
+    rule: PenaltyRule
     if count >= 2:
         rule, why = "double_draw", f"seat {actor} took {count} cards at once"
     elif full:
@@ -288,8 +291,9 @@ def _declare(game: Game, deal: Deal, actor: int) -> list[Event]:
         )
     value = claim_points(game, deal, actor)
     needed = rules.target_points
-    declared = Declared(seat=actor, claim="thirty_one", value=value, needed=needed,
-                        true=value >= needed)
+    declared = Declared(
+        seat=actor, claim="thirty_one", value=value, needed=needed, true=value >= needed
+    )
     if declared.true:
         return [declared, *end_deal(game, deal, winner=actor, reason="thirty_one")]
     if rules.false_declaration == "pay_pot":
@@ -303,9 +307,7 @@ def _show_bura(game: Game, deal: Deal, actor: int) -> list[Event]:
     if deal.trump is None:
         raise RuleViolation("no_trumps", "this deal has no trumps, so there is no bura")
     if game.rules.combinations == "czech":
-        raise RuleViolation(
-            "lead_the_bura", "with Czech combinations bura is shown by leading it"
-        )
+        raise RuleViolation("lead_the_bura", "with Czech combinations bura is shown by leading it")
     _own_turn(deal, actor, "lead", "respond")
     trumps = tuple(c for c in deal.hands[actor] if SUIT_OF[c] == deal.trump)
     if count_trumps(trumps, deal.trump) >= 3:
@@ -320,8 +322,7 @@ def _show_four_aces(game: Game, deal: Deal, actor: int) -> list[Event]:
     _own_turn(deal, actor, "lead", "respond")
     aces = tuple(c for c in deal.hands[actor] if c[:-1] == "A")
     if len(aces) == 4:
-        return [FourAcesShown(actor, aces), *end_deal(game, deal, winner=actor,
-                                                      reason="four_aces")]
+        return [FourAcesShown(actor, aces), *end_deal(game, deal, winner=actor, reason="four_aces")]
     declared = Declared(seat=actor, claim="four_aces", value=len(aces), needed=4, true=False)
     return [declared, *end_deal(game, deal, loser=actor, reason="false_declaration")]
 
@@ -356,8 +357,9 @@ def _dave(game: Game, deal: Deal, actor: int) -> list[Event]:
     doubled = deal.multiplier * 2
     if doubled > game.rules.dave_max_multiplier:
         raise RuleViolation(
-            "dave_limit", f"the stake is already x{deal.multiplier}, the table's limit is "
-            f"x{game.rules.dave_max_multiplier}"
+            "dave_limit",
+            f"the stake is already x{deal.multiplier}, the table's limit is "
+            f"x{game.rules.dave_max_multiplier}",
         )
     return [DaveOffered(actor, doubled)]
 

@@ -17,9 +17,7 @@ class BadSetup(ValueError):
 
     code = "bad_setup"
 
-    def __init__(self, detail: str, *, code: str | None = None, option: str | None = None) -> (
-        None
-    ):
+    def __init__(self, detail: str, *, code: str | None = None, option: str | None = None) -> None:
         super().__init__(f"{option}: {detail}" if option else detail)
         self.detail = detail
         self.option = option

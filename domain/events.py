@@ -11,6 +11,7 @@ import msgspec
 from domain.cards import Card
 from domain.naming import snake
 from domain.rules import Rules
+from domain.vocabulary import Claim, Combination, CompensationWhy, DealerBy, PenaltyRule, Reason
 
 
 class Event(msgspec.Struct, frozen=True, tag_field="type", tag=snake, forbid_unknown_fields=True):
@@ -25,7 +26,7 @@ class GameStarted(Event, frozen=True, kw_only=True):
 
 class DealerChosen(Event, frozen=True):
     seat: int
-    by: str  # "lot" | "operator" | "winner" | "same_dealer"
+    by: DealerBy
 
 
 class DealStarted(Event, frozen=True, kw_only=True):
@@ -48,13 +49,13 @@ class TrumpTurned(Event, frozen=True):
 class CompensationGiven(Event, frozen=True):
     seat: int  # who receives the points toward 31
     points: int
-    why: str  # "open_seat" | "first_lead"
+    why: CompensationWhy
 
 
 class CardsLed(Event, frozen=True):
     seat: int
     cards: tuple[Card, ...]
-    combination: str | None = None  # Czech game: "bura" | "three_aces" | "molodka"
+    combination: Combination | None = None  # the Czech game only
 
 
 class CardsResponded(Event, frozen=True, kw_only=True):
@@ -77,7 +78,7 @@ class CardDrawn(Event, frozen=True):
 
 class PenaltyApplied(Event, frozen=True, kw_only=True):
     seat: int
-    rule: str  # "double_draw" | "extra_card" | "out_of_turn_draw"
+    rule: PenaltyRule
     due: int | None  # the seat that was due to draw, None when no draw was due
     cards: tuple[Card, ...] | None  # the cards taken from the stock
     count: int
@@ -97,7 +98,7 @@ class FourAcesShown(Event, frozen=True):
 
 class Declared(Event, frozen=True, kw_only=True):
     seat: int
-    claim: str  # "thirty_one" | "bura" | "four_aces"
+    claim: Claim
     value: int  # thirty_one: trick points with compensation; bura: trumps; four_aces: aces
     needed: int  # the target (31, 41, 51), 3 trumps or 4 aces
     true: bool
@@ -135,16 +136,16 @@ class DaveDeclined(Event, frozen=True):
 
 class DealWon(Event, frozen=True):
     seat: int
-    reason: str
+    reason: Reason
 
 
 class DealLost(Event, frozen=True):
     seat: int
-    reason: str
+    reason: Reason
 
 
 class DealVoid(Event, frozen=True):
-    reason: str
+    reason: Reason
 
 
 class StakeSettled(Event, frozen=True, kw_only=True):
@@ -156,7 +157,7 @@ class StakeSettled(Event, frozen=True, kw_only=True):
 
 class GameFinished(Event, frozen=True, kw_only=True):
     winners: tuple[int, ...]
-    reason: str
+    reason: Reason
     # revealed now, so anyone can check every deal's commitment; kept from the seats in a
     # closed_discard game, where the deck order would show the face-down cards
     seed: str | None
@@ -189,6 +190,4 @@ AnyEvent = (
     | StakeSettled
     | GameFinished
 )
-EVENT_TYPES: dict[str, type[Event]] = {
-    snake(t.__name__): t for t in AnyEvent.__args__
-}
+EVENT_TYPES: dict[str, type[Event]] = {snake(t.__name__): t for t in AnyEvent.__args__}

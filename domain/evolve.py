@@ -38,6 +38,7 @@ from domain.events import (
 from domain.rules import hand_sizes
 from domain.state import NEW_GAME, Deal, DealResult, Game, Response, Trick
 from domain.table import draw_order, next_seat, remove, replace_at, team_of
+from domain.vocabulary import Reason
 
 
 def evolve(state: Game, event: Event) -> Game:
@@ -58,8 +59,9 @@ def evolve(state: Game, event: Event) -> Game:
             return replace(state, version=version, deal=deal)
         case CardsLed(seat=seat, cards=cards, combination=combination):
             assert deal is not None
-            trick = Trick(leader=seat, led=cards, winning=cards, winner=seat,
-                          combination=combination)
+            trick = Trick(
+                leader=seat, led=cards, winning=cards, winner=seat, combination=combination
+            )
             deal = replace(
                 deal,
                 hands=replace_at(deal.hands, seat, remove(deal.hands[seat], cards)),
@@ -159,7 +161,11 @@ def evolve(state: Game, event: Event) -> Game:
         case DaveAccepted(seat=seat, multiplier=multiplier):
             assert deal is not None and deal.dave_from is not None
             deal = replace(
-                deal, phase="lead", turn=deal.dave_from, multiplier=multiplier, cube=seat,
+                deal,
+                phase="lead",
+                turn=deal.dave_from,
+                multiplier=multiplier,
+                cube=seat,
                 dave_from=None,
             )
             return replace(state, version=version, deal=deal)
@@ -192,8 +198,13 @@ def evolve(state: Game, event: Event) -> Game:
             return replace(state, version=version, dealer=seat)
         case GameStarted(seats=seats, rules=rules, seed=seed):
             return replace(
-                state, version=version, seats=seats, rules=rules, seed=seed or "",
-                score=(0,) * len(seats), started=True,
+                state,
+                version=version,
+                seats=seats,
+                rules=rules,
+                seed=seed or "",
+                score=(0,) * len(seats),
+                started=True,
             )
         case GameFinished(winners=winners, reason=reason):
             return replace(state, version=version, winners=winners, reason=reason)
@@ -204,11 +215,18 @@ def evolve(state: Game, event: Event) -> Game:
 
 
 def _deal_over(
-    state: Game, deal: Deal, version: int, winners: tuple[int, ...], losers: tuple[int, ...],
-    reason: str,
+    state: Game,
+    deal: Deal,
+    version: int,
+    winners: tuple[int, ...],
+    losers: tuple[int, ...],
+    reason: Reason,
 ) -> Game:
     result = DealResult(
-        number=deal.number, winners=winners, losers=losers, reason=reason,
+        number=deal.number,
+        winners=winners,
+        losers=losers,
+        reason=reason,
         stake=state.rules.stake * deal.multiplier,
     )
     return replace(

@@ -32,8 +32,12 @@ def verify_deals(events: Sequence[Event], seed: str) -> list[DealCheck]:
             dealt = event.explicit or shuffled(dseed, pack.deck(size)) == event.deck
             checks.append(
                 DealCheck(
-                    number=event.number, commitment=event.commitment, commitment_ok=committed,
-                    shuffle_ok=dealt, explicit=event.explicit, ok=committed and dealt,
+                    number=event.number,
+                    commitment=event.commitment,
+                    commitment_ok=committed,
+                    shuffle_ok=dealt,
+                    explicit=event.explicit,
+                    ok=committed and dealt,
                 )
             )
     return checks

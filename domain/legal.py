@@ -50,8 +50,9 @@ def claimants(state: Game) -> list[int]:
     deal = state.deal
     if state.finished or deal is None or not open_to_combinations(state, deal):
         return []
-    return [s for s in range(len(state.seats))
-            if s != deal.turn and out_of_turn_leads(state, deal, s)]
+    return [
+        s for s in range(len(state.seats)) if s != deal.turn and out_of_turn_leads(state, deal, s)
+    ]
 
 
 def out_of_turn_leads(state: Game, deal: Deal, seat: int) -> list[PlayerCommand]:
@@ -63,7 +64,8 @@ def out_of_turn_leads(state: Game, deal: Deal, seat: int) -> list[PlayerCommand]
 def _unopposed(state: Game, deal: Deal, seat: int) -> list[tuple[str, ...]]:
     """The seat's combinations that no other seat's combination takes precedence over."""
     return [
-        group for group in combination_leads(deal.hands[seat], deal.trump)
+        group
+        for group in combination_leads(deal.hands[seat], deal.trump)
         if not outranked(state, deal, seat, combination(group, deal.trump) or "")
     ]
 

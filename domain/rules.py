@@ -1,4 +1,4 @@
-"""Table options (RULES.md): every default and switch, and the checks that refuse bad ones."""
+"""Table options (docs/rules.md): every default and switch, and the checks that refuse bad ones."""
 
 from __future__ import annotations
 
@@ -92,9 +92,10 @@ def _check_compensations(rules: Rules, seats: int) -> None:
         if given + rules.first_lead_compensation >= rules.target_points:
             option = "compensation" if given else "first_lead_compensation"
             raise BadOption(
-                option, f"seats {list(side)} would start a deal with "
+                option,
+                f"seats {list(side)} would start a deal with "
                 f"{given + rules.first_lead_compensation} points, and {rules.target_points} "
-                "win it: no deal would be played"
+                "win it: no deal would be played",
             )
 
 
@@ -108,8 +109,8 @@ def _check_hands(rules: Rules, seats: int) -> None:
     larger = [s for s in range(seats) if sizes[s] > min(sizes)]
     if any(s not in rules.open_seats for s in larger):
         raise BadOption(
-            "hand_size", f"seats {larger} hold the extra card, so they play open: "
-            "list them in open_seats"
+            "hand_size",
+            f"seats {larger} hold the extra card, so they play open: list them in open_seats",
         )
     if sum(sizes) + (1 if rules.trumps else 0) > rules.deck:
         raise BadOption("hand_size", f"a {rules.deck}-card pack cannot deal {sum(sizes)} cards")
@@ -120,8 +121,8 @@ def _check_closed_discard(rules: Rules) -> None:
         raise BadOption("false_declaration", "pay_pot belongs to the closed_discard variant")
     if rules.closed_discard and rules.show_own_points:
         raise BadOption(
-            "show_own_points", "contradicts closed_discard: the taker may not know what "
-            "face-down cards it won"
+            "show_own_points",
+            "contradicts closed_discard: the taker may not know what face-down cards it won",
         )
 
 

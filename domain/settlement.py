@@ -1,4 +1,4 @@
-"""How a deal ends: who won, who pays whom (RULES.md 5, teams, pay_pot), the next dealer."""
+"""How a deal ends: who won, who pays whom (docs/rules.md §5, teams, pay_pot), the next dealer."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from domain.events import (
 from domain.rules import Rules
 from domain.state import Deal, Game
 from domain.table import claim_points, next_seat, sides, team_of
+from domain.vocabulary import DealerBy, Reason
 
 
 def transfer(rules: Rules, seats: int, payer: int, amount: int) -> list[int]:
@@ -29,13 +30,19 @@ def transfer(rules: Rules, seats: int, payer: int, amount: int) -> list[int]:
 
 
 def end_deal(
-    game: Game, deal: Deal, *, winner: int | None = None, loser: int | None = None, reason: str
+    game: Game,
+    deal: Deal,
+    *,
+    winner: int | None = None,
+    loser: int | None = None,
+    reason: Reason,
 ) -> list[Event]:
     seats = len(game.seats)
     rules = game.rules
     stake = rules.stake * deal.multiplier
     payments = [0] * seats
     events: list[Event]
+    by: DealerBy
     if winner is not None:
         events = [DealWon(winner, reason)]
         payments = [-p for p in transfer(rules, seats, winner, stake)]
@@ -54,12 +61,17 @@ def end_deal(
         next_dealer, by = deal.dealer, "same_dealer"
     for seat, fine in enumerate(deal.pot):
         if fine:
-            payments = [a + b for a, b in zip(payments, transfer(rules, seats, seat, fine),
-                                              strict=True)]
+            payments = [
+                a + b for a, b in zip(payments, transfer(rules, seats, seat, fine), strict=True)
+            ]
     if winner is not None or loser is not None or any(deal.pot):
         events.append(
-            StakeSettled(deal=deal.number, stake=rules.stake, multiplier=deal.multiplier,
-                         payments=tuple(payments))
+            StakeSettled(
+                deal=deal.number,
+                stake=rules.stake,
+                multiplier=deal.multiplier,
+                payments=tuple(payments),
+            )
         )
     score = [a + b for a, b in zip(game.score, payments, strict=True)]
     best = max(score)

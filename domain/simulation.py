@@ -17,12 +17,16 @@ Bot = Callable[[Game, int, Chance], PlayerCommand]
 
 
 def play_game(
-    seed: str, bots: list[Bot], chance: Chance, rules: Rules | None = None,
+    seed: str,
+    bots: list[Bot],
+    chance: Chance,
+    rules: Rules | None = None,
     max_commands: int = 100_000,
 ) -> tuple[Game, list[Event]]:
     """Plays one game to its end; returns the final state and every event."""
-    start = StartGame(seats=tuple(f"bot{i}" for i in range(len(bots))), rules=rules or Rules(),
-                      seed=seed)
+    start = StartGame(
+        seats=tuple(f"bot{i}" for i in range(len(bots))), rules=rules or Rules(), seed=seed
+    )
     events = decide(NEW_GAME, start, None)
     state = fold(NEW_GAME, events)
     for _ in range(max_commands):

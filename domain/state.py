@@ -6,6 +6,7 @@ import msgspec
 
 from domain.cards import Card, Suit
 from domain.rules import Rules
+from domain.vocabulary import Combination, Phase, Reason
 
 
 class Response(msgspec.Struct, frozen=True):
@@ -21,14 +22,14 @@ class Trick(msgspec.Struct, frozen=True):
     winning: tuple[Card, ...]  # the set every next response must beat
     winner: int
     responses: tuple[Response, ...] = ()
-    combination: str | None = None
+    combination: Combination | None = None
 
 
 class DealResult(msgspec.Struct, frozen=True):
     number: int
     winners: tuple[int, ...]
     losers: tuple[int, ...]
-    reason: str
+    reason: Reason
     stake: int
 
 
@@ -44,7 +45,7 @@ class Deal(msgspec.Struct, frozen=True, kw_only=True):
     bonus: tuple[int, ...]  # compensation points counted toward 31
     trump: Suit | None = None
     trump_card: Card | None = None
-    phase: str = "dealing"  # dealing | lead | respond | draw | dave_answer | over
+    phase: Phase = "dealing"
     turn: int = 0
     leader: int = 0  # who leads (or led) the current trick
     trick: Trick | None = None
@@ -68,7 +69,7 @@ class Game(msgspec.Struct, frozen=True, kw_only=True):
     deals: tuple[DealResult, ...] = ()
     score: tuple[int, ...] = ()
     winners: tuple[int, ...] | None = None
-    reason: str | None = None
+    reason: Reason | None = None
     started: bool = False
 
     @property

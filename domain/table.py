@@ -61,15 +61,15 @@ def remove(hand: tuple[Card, ...], cards: Sequence[Card]) -> tuple[Card, ...]:
     return tuple(c for c in hand if c not in cards)
 
 
-def replace_at(items: tuple[tuple[Card, ...], ...], seat: int, value: tuple[Card, ...]) -> (
-    tuple[tuple[Card, ...], ...]
-):
+def replace_at(
+    items: tuple[tuple[Card, ...], ...], seat: int, value: tuple[Card, ...]
+) -> tuple[tuple[Card, ...], ...]:
     return (*items[:seat], value, *items[seat + 1 :])
 
 
-def draw_order(rules: Rules, deal: Deal, hands: Sequence[Sequence[Card]], taker: int) -> (
-    tuple[int, ...]
-):
+def draw_order(
+    rules: Rules, deal: Deal, hands: Sequence[Sequence[Card]], taker: int
+) -> tuple[int, ...]:
     """Seats due to draw after a trick, one card each: the taker first, then clockwise,
     round after round, full seats skipped, while the stock lasts."""
     seats = len(hands)

@@ -26,6 +26,7 @@ from domain.events import (
 from domain.rules import Rules
 from domain.state import Deal, Game
 from domain.table import seat_points
+from domain.vocabulary import Combination, Due, Reason, Status, ViewerKind, ViewPhase
 
 ARBITER: Literal["arbiter"] = "arbiter"
 SPECTATOR: Literal["spectator"] = "spectator"
@@ -57,7 +58,7 @@ class TrickView(msgspec.Struct, frozen=True, kw_only=True):
     led: tuple[Card, ...]
     responses: tuple[ResponseView, ...]
     winner: int  # who takes it if nobody beats it from here
-    combination: str | None = None  # Czech game: bura, three_aces or molodka led
+    combination: Combination | None = None  # the Czech game: the combination led
 
 
 class DaveView(msgspec.Struct, frozen=True, kw_only=True):
@@ -71,23 +72,23 @@ class DealView(msgspec.Struct, frozen=True, kw_only=True):
     number: int
     winners: tuple[int, ...]
     losers: tuple[int, ...]
-    reason: str
+    reason: Reason
     stake: int
 
 
 class Result(msgspec.Struct, frozen=True):
     winners: tuple[int, ...]
-    reason: str
+    reason: Reason
 
 
 class View(msgspec.Struct, frozen=True, kw_only=True):
-    viewer: str  # "seat" | "spectator" | "arbiter"
+    viewer: ViewerKind
     seat: int | None
     version: int
-    status: str  # "in_progress" | "finished"
-    phase: str  # lead | respond | draw | dave_answer | finished
+    status: Status
+    phase: ViewPhase
     turn: int | None
-    due: str | None  # what the viewer itself must do now, if anything
+    due: Due | None  # what the viewer itself must do now, if anything
     deal: int
     dealer: int | None
     trump: Card | None  # the turned card while it lies in the stock
@@ -152,12 +153,15 @@ def view(state: Game, viewer: Viewer) -> View:
             offered_by=deal.dave_from if deal else None,
         ),
         deals=tuple(
-            DealView(number=d.number, winners=d.winners, losers=d.losers, reason=d.reason,
-                     stake=d.stake)
+            DealView(
+                number=d.number, winners=d.winners, losers=d.losers, reason=d.reason, stake=d.stake
+            )
             for d in state.deals
         ),
         score=state.score,
-        result=Result(state.winners, state.reason or "") if state.winners is not None else None,
+        result=Result(state.winners, state.reason)
+        if state.winners is not None and state.reason is not None
+        else None,
         commitment=deal.commitment if deal else None,
         seed=state.seed if (state.finished or arbiter) and sees_seed(viewer, rules) else None,
         stock=deal.stock if deal and arbiter else None,
@@ -184,9 +188,11 @@ def review(state: Game, viewer: Viewer) -> View:
     return view(state, ARBITER if sees_seed(viewer, state.rules) else viewer)
 
 
-def _due(phase: str) -> str | None:
-    return {"lead": "lead", "respond": "respond", "draw": "draw",
-            "dave_answer": "dave_answer"}.get(phase)
+def _due(phase: ViewPhase) -> Due | None:
+    match phase:
+        case "lead" | "respond" | "draw" | "dave_answer":
+            return phase
+    return None
 
 
 def _seat_view(state: Game, deal: Deal | None, s: int, viewer: Viewer) -> SeatView:
@@ -216,7 +222,10 @@ def _trick_view(deal: Deal, viewer: Viewer) -> TrickView | None:
         combination=trick.combination,
         responses=tuple(
             ResponseView(
-                seat=r.seat, count=len(r.cards), beat=r.beat, face_down=r.face_down,
+                seat=r.seat,
+                count=len(r.cards),
+                beat=r.beat,
+                face_down=r.face_down,
                 cards=r.cards if not r.face_down or viewer in (r.seat, ARBITER) else None,
             )
             for r in trick.responses

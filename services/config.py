@@ -92,9 +92,9 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
     if not isinstance(port, int) or not 0 < port < 65536:
         raise ConfigError(f"BURA_PORT={port!r} is not a port number (1-65535)")
     for numeric in ("max_body_bytes", "command_retries", "cache_games"):
-        value = raw.get(numeric, getattr(defaults, numeric))
-        if not isinstance(value, int) or value < 1:
-            raise ConfigError(f"BURA_{numeric.upper()}={value!r} must be a positive number")
+        count = raw.get(numeric, getattr(defaults, numeric))
+        if not isinstance(count, int) or count < 1:
+            raise ConfigError(f"BURA_{numeric.upper()}={count!r} must be a positive number")
     dsn = raw.get("database_url")
     if isinstance(dsn, str) and not dsn.startswith(("postgres://", "postgresql://")):
         raise ConfigError(f"BURA_DATABASE_URL must be a postgresql:// URL, got {dsn!r}")

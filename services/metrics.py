@@ -3,17 +3,15 @@ apps in one process (tests, benchmarks) never mix their counts."""
 
 from __future__ import annotations
 
-from prometheus_client import (
-    CollectorRegistry,
-    Counter,
-    Gauge,
-    Histogram,
-    disable_created_metrics,
-    generate_latest,
-)
+from collections.abc import Callable
+
+import prometheus_client
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-disable_created_metrics()
+# prometheus_client leaves this one untyped.
+_disable_created_metrics: Callable[[], None] = prometheus_client.disable_created_metrics
+_disable_created_metrics()
 
 __all__ = ["CONTENT_TYPE_LATEST", "Metrics"]
 

@@ -11,6 +11,27 @@ from infra.ports.events import EventStore
 from services.bootstrap import Adapters
 from tests import servers
 
+# Fixtures and parameters that reach outside the process: PostgreSQL, Redis, real servers.
+_EXTERNAL_FIXTURES = {"postgres_admin_url", "database_url", "redis_url", "database",
+                      "start_service"}
+_EXTERNAL_PARAMS = {"postgres", "redis"}
+_EXTERNAL_FOLDERS = ("e2e", "ops")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark `external` every test that needs PostgreSQL, Redis, real processes or tools, so
+    that the fast tier (`make test-fast`: domain and SQLite) can leave them out."""
+    for item in items:
+        params = getattr(item, "callspec", None)
+        values = set(map(str, params.params.values())) if params is not None else set()
+        folder = item.path.relative_to(Path(__file__).parent).parts[0]
+        if (
+            _EXTERNAL_FIXTURES & set(getattr(item, "fixturenames", ()))
+            or _EXTERNAL_PARAMS & values
+            or folder in _EXTERNAL_FOLDERS
+        ):
+            item.add_marker(pytest.mark.external)
+
 
 @pytest.fixture(scope="session")
 def postgres_admin_url() -> Iterator[str]:

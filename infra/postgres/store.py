@@ -8,6 +8,7 @@ from typing import Any
 
 import asyncpg
 from asyncpg.exceptions import OperatorInterventionError, TooManyConnectionsError
+from asyncpg.pool import PoolConnectionProxy
 
 from infra.ports.events import (
     NO_METADATA,
@@ -19,6 +20,9 @@ from infra.ports.events import (
     RecordedEvent,
     StoreUnavailable,
 )
+
+# A connection of our own, or one lent by the pool.
+Connection = asyncpg.Connection | PoolConnectionProxy
 
 # A lost, refused or closed connection, a server shutting down or full: answer 503.
 UNAVAILABLE = (
@@ -42,7 +46,7 @@ def reachable() -> Iterator[None]:
         raise StoreUnavailable(f"{type(e).__name__}: {e}") from e
 
 
-class _StatelessConnection(asyncpg.Connection):  # type: ignore[misc]
+class _StatelessConnection(asyncpg.Connection):
     """A pooled connection released without asyncpg's reset query (RESET ALL, UNLISTEN,
     CLOSE ALL, advisory unlock): the store never sets session state, so that round trip
     on every release bought nothing. Open transactions are still ended on release."""
@@ -133,7 +137,7 @@ class PostgresEventStore:
 
     async def append_on(
         self,
-        conn: asyncpg.Connection,
+        conn: Connection,
         stream_id: str,
         expected_version: int,
         events: Sequence[NewEvent],
@@ -161,6 +165,7 @@ class PostgresEventStore:
         except asyncpg.UniqueViolationError:
             # Another writer took the version first, or the command id was already used.
             return await self._settle_race(conn, stream_id, expected_version, metadata)
+        assert row is not None  # the function always returns its one row
         first, last, duplicate, head = row
         if first is None:
             raise Conflict(stream_id, expected_version, head)

@@ -12,11 +12,12 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import msgspec
 import redis.asyncio as redis
+from redis.asyncio.client import PubSub
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.exceptions import RedisError
@@ -40,6 +41,12 @@ class _Wire(msgspec.Struct, frozen=True):
 
 _encode = msgspec.json.Encoder().encode
 _decode_wire = msgspec.json.Decoder(_Wire).decode
+
+
+def _closing(pubsub: PubSub) -> Callable[[], Awaitable[None]]:
+    """PubSub.aclose, which redis-py leaves untyped."""
+    close: Callable[[], Awaitable[None]] = pubsub.aclose
+    return close
 
 
 class RedisHintBus:
@@ -146,7 +153,7 @@ class RedisHintBus:
                 log.exception("redis pub/sub failed; reconnecting")
             finally:
                 with contextlib.suppress(*_DOWN):
-                    await pubsub.aclose()
+                    await _closing(pubsub)()
             if not self._closed.is_set():
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)

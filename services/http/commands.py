@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar
+from typing import Annotated
 
 import msgspec
 from litestar import Controller, post
@@ -29,7 +29,7 @@ def canonical(command: PlayerCommand) -> PlayerCommand:
 
 class CommandsController(Controller):
     path = "/games"
-    tags: ClassVar[list[str]] = ["commands"]
+    tags = ("commands",)
 
     @post(
         "/{game_id:str}/commands",

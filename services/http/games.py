@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar
+from typing import Annotated
 
 from litestar import Controller, get, post
 from litestar.di import NamedDependency
@@ -20,7 +20,7 @@ from services.http.schemas import LAST_VERSION, CreateGame
 
 class GamesController(Controller):
     path = "/games"
-    tags: ClassVar[list[str]] = ["games"]
+    tags = ("games",)
 
     @post("/", responses=ERRORS, status_code=201, summary="Create a game (operator key)")
     async def create_game(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from typing import ClassVar
 
 from litestar import Controller, Response, get
 from litestar.di import NamedDependency
@@ -14,7 +13,7 @@ from services.metrics import CONTENT_TYPE_LATEST
 
 class HealthController(Controller):
     path = "/health"
-    tags: ClassVar[list[str]] = ["health"]
+    tags = ("health",)
 
     @get("/live", summary="Liveness: the process answers")
     async def live(self) -> dict[str, str]:

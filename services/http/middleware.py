@@ -9,6 +9,7 @@ import time
 import uuid
 from typing import Any
 
+from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from services.logs import request_id
@@ -22,7 +23,7 @@ log = logging.getLogger("bura.http")
 def request_middleware(metrics: Metrics) -> Any:
     def middleware(app: ASGIApp) -> ASGIApp:
         async def handle(scope: Scope, receive: Receive, send: Send) -> None:
-            if scope["type"] != "http":
+            if scope["type"] != ScopeType.HTTP:
                 await app(scope, receive, send)
                 return
             given = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")

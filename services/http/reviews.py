@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar
+from typing import Annotated
 
 from litestar import Controller, get
 from litestar.di import NamedDependency
@@ -17,7 +17,7 @@ from services.http.schemas import LAST_VERSION
 
 class ReviewsController(Controller):
     path = "/games"
-    tags: ClassVar[list[str]] = ["reviews"]
+    tags = ("reviews",)
 
     @get(
         "/{game_id:str}/replay",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar
+from typing import Annotated
 
 from litestar import Controller, get
 from litestar.di import NamedDependency
@@ -30,7 +30,7 @@ def _resume_after(last_event_id: str | None) -> int | None:
 
 class StreamController(Controller):
     path = "/games"
-    tags: ClassVar[list[str]] = ["streams"]
+    tags = ("streams",)
 
     @get(
         "/{game_id:str}/stream",

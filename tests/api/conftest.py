@@ -38,7 +38,7 @@ def bearer(token: str) -> dict[str, str]:
 def stacked(
     hands: Sequence[Sequence[str]], trump: str, stock: Sequence[str] = (), dealer: int = 1
 ) -> list[str]:
-    """A full 36-card deck in dealing order (RULES.md 2) that deals `hands` (by seat), turns
+    """A full 36-card deck in dealing order (docs/rules.md §2) that deals `hands` (by seat), turns
     `trump`, and leaves `stock` on top of the stock, the rest of the pack below it."""
     seats = len(hands)
     dealt = [hands[(dealer + 1 + i % seats) % seats][i // seats] for i in range(3 * seats)]

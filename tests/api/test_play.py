@@ -83,7 +83,7 @@ async def test_a_faulty_draw_loses_the_deal_and_the_audit_names_rule_and_due_sea
     assert audit["version"] == final["version"]
     [finding] = audit["findings"]
     assert (finding["rule"], finding["seat"], finding["due"]) == (rule, offender, due)
-    assert finding["text"].startswith("RULES.md 4")
+    assert finding["text"].startswith("docs/rules.md §4")
     # The evidence: the act and the verdict, judged on the table as it stood before.
     act, verdict = finding["versions"]
     assert act == faulty.json()["events"][0]["version"]

@@ -98,6 +98,7 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
+@pytest.mark.slow
 def test_generated_requests_never_meet_a_server_error(app: Litestar) -> None:
     schema = schemathesis.openapi.from_asgi("/schema/openapi.json", app)
     tables = Tables(app)

@@ -1,4 +1,4 @@
-"""Every variant of RULES.md section 8 played to its end by bots through the HTTP API.
+"""Every variant of docs/rules.md §8 played to its end by bots through the HTTP API.
 
 The bots choose from the arbiter's events folded into a state (they play fair: the
 greedy bot reads only what its seat could know), and every move goes in as that seat's

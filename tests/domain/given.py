@@ -38,7 +38,7 @@ def respond(text: str) -> Respond:
 def dealing_order(
     hands: Sequence[str], trump: str | None, stock: str = "", *, dealer: int, size: int = 36
 ) -> tuple[Card, ...]:
-    """The explicit deck (RULES.md 2) that deals these hands, turns `trump` (None: a game
+    """The explicit deck (docs/rules.md §2) that deals these hands, turns `trump` (None: a game
     without trumps), and leaves the `stock` cards on top of the stock, then the rest of the
     pack in its fixed order."""
     seats = len(hands)

@@ -26,7 +26,7 @@ MAX_COMMANDS = 20_000  # a random game ends well within this (long ones: teams t
 
 SEATS = st.integers(2, 6)
 
-# RULES.md 8, one name each; `tables(variant=...)` forces one on, over random other options.
+# docs/rules.md §8, one name each; `tables(variant=...)` forces one on, over random other options.
 VARIANTS = (
     "closed_discard", "pay_pot", "open_seat", "open_both", "hand_size", "no_trumps", "czech",
     "deck_32", "teams", "kozel",
@@ -37,7 +37,7 @@ VARIANTS = (
 def tables(
     draw: st.DrawFn, seats: st.SearchStrategy[int] = SEATS, variant: str | None = None
 ) -> StartGame:
-    """A new game with 2-6 seats, any options of RULES.md sections 1-7 and any valid mix of
+    """A new game with 2-6 seats, any options of docs/rules.md §1-7 and any valid mix of
     the section 8 variants; with `variant`, that one surely on and the other variants off."""
     forced = {"open_both": st.just(2), "teams": st.sampled_from([4, 6]),
               "kozel": st.integers(2, 5)}
@@ -151,7 +151,7 @@ def choose(state: Game, seat: int, style: Style, chance: random.Random) -> Playe
 
 
 def expected_fault(state: Game, seat: int, count: int) -> str | None:
-    """RULES.md 4 read directly: what a draw by this seat is, or None for a due draw."""
+    """docs/rules.md §4 read directly: what a draw by this seat is, or None for a due draw."""
     deal = state.deal
     assert deal is not None
     due = deal.draws[0] if deal.phase == "draw" else None
@@ -206,7 +206,7 @@ def play_game(start: StartGame, style: Style, chance: random.Random, check: Chec
 
 
 def faulty_draw(state: Game, seat: int, count: int) -> list[Event]:
-    """A draw by any seat: judged exactly as RULES.md 4 says, or refused."""
+    """A draw by any seat: judged exactly as docs/rules.md §4 says, or refused."""
     fault = expected_fault(state, seat, count)
     try:
         new = decide(state, Draw(count), seat)

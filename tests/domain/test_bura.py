@@ -1,4 +1,4 @@
-"""RULES.md 5: bura, three trumps shown on one's turn, wins the deal at once."""
+"""docs/rules.md §5: bura, three trumps shown on one's turn, wins the deal at once."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""RULES.md 1: the packs, the order within a suit, points, notation, and what beats what."""
+"""docs/rules.md §1: the packs, the order within a suit, points, notation, and what beats what."""
 
 import pytest
 
@@ -94,7 +94,7 @@ def test_parse_cards_keeps_the_order():
 
 
 def test_covers_searches_every_pairing():
-    # RULES.md 3: `A♠ 6♠` answered by `7♠ 6♥` (trump ♥) is beaten.
+    # docs/rules.md §3: `A♠ 6♠` answered by `7♠ 6♥` (trump ♥) is beaten.
     assert covers(("7S", "6H"), ("AS", "6S"), trump="H")
     assert covers(("6H", "7S"), ("AS", "6S"), trump="H")
     assert not covers(("7S", "6D"), ("AS", "6S"), trump="H")

@@ -1,4 +1,4 @@
-"""RULES.md 5: a player who ends the deal early on their turn loses it."""
+"""docs/rules.md §5: a player who ends the deal early on their turn loses it."""
 
 import pytest
 
@@ -41,7 +41,7 @@ def test_with_three_seats_the_conceding_seat_pays_every_other_seat():
 
 
 def test_with_three_seats_the_same_dealer_redeals_after_a_concession():
-    # No single winner: RULES.md 2 names only the winner of a deal as the next dealer.
+    # No single winner: docs/rules.md §2 names only the winner of a deal as the next dealer.
     given = table(["QS 7D 7C", "KS 8D 8C", "AS 9D 9C"], trump="6H", match_target=3)
     _, events = act(given, 0, Concede())
     assert events[3] == DealerChosen(2, "same_dealer")

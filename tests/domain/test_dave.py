@@ -1,4 +1,4 @@
-"""RULES.md 6: dave, the offer to give up or to double, in two-seat games only."""
+"""docs/rules.md §6: dave, the offer to give up or to double, in two-seat games only."""
 
 import pytest
 
@@ -134,7 +134,7 @@ def test_an_answer_without_a_dave_is_refused():
 
 
 def test_a_draw_while_a_dave_is_pending_is_judged_as_a_draw_when_none_is_due():
-    # RULES.md 4 judges every physical draw: none is due while a dave waits for its answer.
+    # docs/rules.md §4 judges every physical draw: none is due while a dave waits for its answer.
     _, events = act(offered(), 1, Draw())
     assert events[0] == PenaltyApplied(seat=1, rule="extra_card", due=None, cards=("KC",),
                                        count=1)

@@ -1,4 +1,4 @@
-"""RULES.md 2: the dealer by lot, dealing order, the explicit deck, the seeded shuffle."""
+"""docs/rules.md §2: the dealer by lot, dealing order, the explicit deck, the seeded shuffle."""
 
 import hashlib
 

@@ -1,4 +1,4 @@
-"""RULES.md 5: declaring 31, passing with an empty hand, and deals that end with no claim."""
+"""docs/rules.md §5: declaring 31, passing with an empty hand, and deals that end with no claim."""
 
 import pytest
 

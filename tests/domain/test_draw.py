@@ -1,4 +1,4 @@
-"""RULES.md 4: drawing back up after a trick, one card per draw, in turn."""
+"""docs/rules.md §4: drawing back up after a trick, one card per draw, in turn."""
 
 import pytest
 

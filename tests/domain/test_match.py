@@ -1,4 +1,4 @@
-"""RULES.md 5 and 7: settling the stake, who deals next, and playing deals to the target."""
+"""docs/rules.md §5 and §7: settling the stake, who deals next, and playing deals to the target."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""RULES.md 1-7 options: defaults, decoding at the edge, and refusals that name the option."""
+"""docs/rules.md §1-7 options: defaults, decoding at the edge, and refusals that name the option."""
 
 import msgspec
 import pytest

@@ -1,4 +1,4 @@
-"""RULES.md 4: faulty draws lose the deal under `penalties: enforce`, are refused under
+"""docs/rules.md §4: faulty draws lose the deal under `penalties: enforce`, are refused under
 `reject`; the first rule that applies names the penalty.
 
 A retried request is not a second draw: that guarantee (idempotency keys) lives in the game

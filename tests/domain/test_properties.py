@@ -1,5 +1,5 @@
 """STYLE.md 13: invariants over random legal play with 2-6 seats and random options,
-every variant of RULES.md 8 among them (and each variant surely on, in the last test).
+every variant of docs/rules.md §8 among them (and each variant surely on, in the last test).
 
 Cards are conserved and never in two places, every game ends, a replay (also through JSON)
 rebuilds the live state, decide accepts exactly what legal_commands lists, and no viewer
@@ -61,11 +61,14 @@ from tests.domain.play import (
     styles,
     tables,
 )
+from tests.examples import examples
 
 PROPERTY = settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
-VARIANT = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+VARIANT = settings(
+    max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 chances = st.randoms(use_true_random=True)
 encode = msgspec.json.Encoder().encode
 decode_events = msgspec.json.Decoder(list[AnyEvent]).decode
@@ -121,7 +124,7 @@ def check_replay(played: Played, chance: random.Random) -> None:
 
 
 def check_redaction(played: Played) -> None:
-    """Each secret as RULES.md states it: own and open hands are seen, face-down answers
+    """Each secret as docs/rules.md states it: own and open hands are seen, face-down answers
     only by their player, the seed of a closed_discard game by nobody but the arbiter."""
     rules = played.state.rules
     assert redact_all(played.events, ARBITER, rules) == played.events
@@ -334,7 +337,7 @@ def test_decide_accepts_exactly_the_commands_legal_commands_lists(
     check_legal(play_game(start, style, chance, nothing), chance)
 
 
-# -- every variant of RULES.md 8, each surely on -----------------------------------------------
+# -- every variant of docs/rules.md §8, each surely on ------------------------------------
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

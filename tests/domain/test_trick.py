@@ -1,4 +1,4 @@
-"""RULES.md 3: leads, responses, which set beats which, and who takes the trick."""
+"""docs/rules.md §3: leads, responses, which set beats which, and who takes the trick."""
 
 import pytest
 

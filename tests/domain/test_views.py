@@ -1,4 +1,4 @@
-"""RULES.md 3 (face-down tricks) and DESIGN.md: what each viewer may see."""
+"""docs/rules.md §3 (face-down tricks) and docs/rules.md §9: what each viewer may see."""
 
 import msgspec
 

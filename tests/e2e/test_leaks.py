@@ -71,7 +71,7 @@ def card_codes(value: Any) -> Iterator[str]:
 
 
 def may_see(state: Game, event: Event, viewer: int | None) -> set[str]:
-    """What RULES.md lets the viewer (a seat, or None for a spectator) see at this point."""
+    """What docs/rules.md lets the viewer (a seat, or None for a spectator) see at this point."""
     seen: set[str] = set()
     deal = state.deal
     rules = state.rules

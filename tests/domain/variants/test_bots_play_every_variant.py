@@ -1,4 +1,4 @@
-"""Both bots finish whole games of every variant of RULES.md 8, and replays rebuild them."""
+"""Both bots finish whole games of every variant of docs/rules.md §8, and replays rebuild them."""
 
 import random
 

@@ -1,4 +1,4 @@
-"""RULES.md 8 «снос взакрытую» (`closed_discard: true`): an answer that does not beat is
+"""docs/rules.md §8 «снос взакрытую» (`closed_discard: true`): an answer that does not beat is
 played face down, and nobody else ever sees it; `false_declaration: "pay_pot"`."""
 
 import random

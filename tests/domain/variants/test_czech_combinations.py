@@ -1,4 +1,4 @@
-"""RULES.md 8, seed 003 (`combinations: "czech"`): bura, three aces and molodka may be led
+"""docs/rules.md §8, CZ (`combinations: "czech"`): bura, three aces and molodka may be led
 out of turn at the start of a trick, the stronger first (bura > three aces > molodka), ties
 to the seat that would lead earlier; a led bura wins the deal at once unless a responder's
 own bura beats it."""

@@ -1,4 +1,4 @@
-"""RULES.md 8 and seed 003 «hra s 32 kartami bez šestek» (`deck: 32`): the pack without sixes."""
+"""docs/rules.md §8 and CZ «hra s 32 kartami bez šestek» (`deck: 32`): the pack without sixes."""
 
 import random
 

@@ -1,4 +1,4 @@
-"""RULES.md 8 «на 3-х закрытых против 4-х открытых» (`hand_size: [4, 3]`): one entry per
+"""docs/rules.md §8 «на 3-х закрытых против 4-х открытых» (`hand_size: [4, 3]`): one entry per
 seat; the seat with the extra card plays open."""
 
 import pytest

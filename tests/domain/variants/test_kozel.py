@@ -1,4 +1,4 @@
-"""RULES.md 8, seed 003 «Kozel» (`game: "kozel"`): up to 5 seats, 4 cards each, leads of 1
+"""docs/rules.md §8, CZ «Kozel» (`game: "kozel"`): up to 5 seats, 4 cards each, leads of 1
 or 3 cards of one suit; bura or four aces win at once, otherwise the deal is played out and
 the highest trick total wins."""
 

@@ -1,4 +1,4 @@
-"""RULES.md 8 «бура без козырей» (`trumps: false`): no trump card is turned, and the first
+"""docs/rules.md §8 «бура без козырей» (`trumps: false`): no trump card is turned, and the first
 leader gives the other seat `first_lead_compensation` points (0-30) for the lead."""
 
 import pytest

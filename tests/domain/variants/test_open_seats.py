@@ -1,4 +1,4 @@
-"""RULES.md 8 «на открытых» (`open_seats`, `compensation`): listed seats play with their
+"""docs/rules.md §8 «на открытых» (`open_seats`, `compensation`): listed seats play with their
 hand shown to all, and receive points toward 31 for it; «открытые на открытые»: both open."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""RULES.md 8, seed 003 «Týmová varianta» (`deck: 52`, `teams`, `target_points: 41 | 51`):
+"""docs/rules.md §8, CZ «Týmová varianta» (`deck: 52`, `teams`, `target_points: 41 | 51`):
 two teams of 2 or 3 seated alternately, their trick points pooled for a declaration."""
 
 import pytest
