@@ -63,10 +63,15 @@ def run() -> dict[str, Any]:
 
 def main() -> None:
     figures = run()
-    print(f"domain: {figures['recorded_games']} recorded games, "
-          f"{figures['recorded_events']} events")
-    for name in ("replay_events_per_second", "replay_events_per_second_greedy_games",
-                 "random_games_per_second", "greedy_games_per_second"):
+    print(
+        f"domain: {figures['recorded_games']} recorded games, {figures['recorded_events']} events"
+    )
+    for name in (
+        "replay_events_per_second",
+        "replay_events_per_second_greedy_games",
+        "random_games_per_second",
+        "greedy_games_per_second",
+    ):
         target = TARGETS.get(name)
         note = f"  (target >= {target:,})" if target else ""
         print(f"  {name:<38} {figures[name]:>10,}{note}")

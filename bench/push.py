@@ -47,8 +47,11 @@ _encode = msgspec.json.Encoder().encode
 
 
 def run() -> dict[str, Any]:
-    redis_url = (os.environ.get("BURA_BENCH_REDIS_URL")
-                 or os.environ.get("BURA_TEST_REDIS_URL") or DEFAULT_REDIS)
+    redis_url = (
+        os.environ.get("BURA_BENCH_REDIS_URL")
+        or os.environ.get("BURA_TEST_REDIS_URL")
+        or DEFAULT_REDIS
+    )
     started = time.perf_counter()
     with fresh_database(database_url()) as scratch, tempfile.TemporaryDirectory() as logs:
         env = {"BURA_DATABASE_URL": scratch, "BURA_REDIS_URL": redis_url}
@@ -83,8 +86,10 @@ def run() -> dict[str, Any]:
         "seconds": round(time.perf_counter() - started, 1),
     }
     verdict = "met" if figures["meets_target"] else "MISSED"
-    print(f"push p50 {figures['push_p50_ms']} ms, p99 {figures['push_p99_ms']} ms "
-          f"(target p99 <= {TARGET_P99_MS:.0f} ms: {verdict})")
+    print(
+        f"push p50 {figures['push_p50_ms']} ms, p99 {figures['push_p99_ms']} ms "
+        f"(target p99 <= {TARGET_P99_MS:.0f} ms: {verdict})"
+    )
     return figures
 
 
@@ -132,16 +137,20 @@ async def _games(client: httpx.AsyncClient, a: str, b: str, slot: int, clock: _C
         await _game(client, a, b, f"push-{slot}-{number}", chance, clock)
 
 
-async def _game(client: httpx.AsyncClient, a: str, b: str, seed: str, chance: random.Random,
-                clock: _Clock) -> None:
+async def _game(
+    client: httpx.AsyncClient, a: str, b: str, seed: str, chance: random.Random, clock: _Clock
+) -> None:
     body = {"seats": [{"name": "bot0"}, {"name": "bot1"}], "seed": seed}
     created = (await _post(client, f"{a}/games", json=body, headers=OPERATOR)).json()
     game_id, tokens = created["game_id"], [s["token"] for s in created["seats"]]
-    state: Game = fold(NEW_GAME, decide(NEW_GAME, StartGame(seats=("bot0", "bot1"), seed=seed),
-                                        None))
+    state: Game = fold(
+        NEW_GAME, decide(NEW_GAME, StartGame(seats=("bot0", "bot1"), seed=seed), None)
+    )
     url = f"{b}/games/{game_id}/stream"
-    async with Stream(client, url, tokens[0], decode=False) as seat0, \
-            Stream(client, url, tokens[1], decode=False) as seat1:
+    async with (
+        Stream(client, url, tokens[0], decode=False) as seat0,
+        Stream(client, url, tokens[1], decode=False) as seat1,
+    ):
         streams = (seat0, seat1)
         await asyncio.gather(*(s.version(state.version) for s in streams))
         while not state.finished and time.perf_counter() < clock.closes:
@@ -150,9 +159,14 @@ async def _game(client: httpx.AsyncClient, a: str, b: str, seed: str, chance: ra
             command = random_bot(state, seat, chance)
             sent = time.perf_counter()
             answer = await _post(
-                client, f"{a}/games/{game_id}/commands", content=_encode(command),
-                headers={**bearer(tokens[seat]), "Content-Type": "application/json",
-                         "Idempotency-Key": f"{seed}-{state.version}"},
+                client,
+                f"{a}/games/{game_id}/commands",
+                content=_encode(command),
+                headers={
+                    **bearer(tokens[seat]),
+                    "Content-Type": "application/json",
+                    "Idempotency-Key": f"{seed}-{state.version}",
+                },
             )
             acked = time.perf_counter()
             assert answer.status_code == 200, answer.text

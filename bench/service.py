@@ -71,9 +71,11 @@ def run() -> dict[str, Any]:
     p99 = statistics.median(w["p99_ms"] for w in windows)
     rate_met = rate >= TARGETS["commands_per_second"]
     p99_met = p99 <= TARGETS["p99_ms"]
-    print(f"commands/s {rate:.0f} (target >= {TARGETS['commands_per_second']}: "
-          f"{'met' if rate_met else 'MISSED'}), p50 {p50:.1f} ms, p99 {p99:.1f} ms "
-          f"(target <= {TARGETS['p99_ms']:.0f} ms: {'met' if p99_met else 'MISSED'})")
+    print(
+        f"commands/s {rate:.0f} (target >= {TARGETS['commands_per_second']}: "
+        f"{'met' if rate_met else 'MISSED'}), p50 {p50:.1f} ms, p99 {p99:.1f} ms "
+        f"(target <= {TARGETS['p99_ms']:.0f} ms: {'met' if p99_met else 'MISSED'})"
+    )
     return {
         "games_in_flight": GAMES,
         "window_s": WINDOW,
@@ -88,8 +90,10 @@ def run() -> dict[str, Any]:
         "errors": sum(w["errors"] for w in windows),
         "cores": os.cpu_count(),
         "seconds": round(time.perf_counter() - started, 1),
-        "table": [*({"client": "lean", **w} for w in windows),
-                  {"client": "httpx", **through_httpx}],
+        "table": [
+            *({"client": "lean", **w} for w in windows),
+            {"client": "httpx", **through_httpx},
+        ],
     }
 
 
@@ -110,8 +114,11 @@ def _service(database_url: str) -> Iterator[str]:
     }
     env.pop("BURA_REDIS_URL", None)
     server = subprocess.Popen(
-        [sys.executable, "-m", "services.cli", "serve"], cwd=ROOT, env=env,
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [sys.executable, "-m", "services.cli", "serve"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -210,8 +217,11 @@ async def _play(client: httpx.AsyncClient, post: Post, slot: int, windows: list[
         while not state.finished and time.perf_counter() < end:
             seat = state.deal.turn  # type: ignore[union-attr]
             command = greedy_bot(state, seat, chance)
-            headers = {"Authorization": f"Bearer {tokens[seat]}",
-                       "Content-Type": "application/json", "Idempotency-Key": uuid.uuid4().hex}
+            headers = {
+                "Authorization": f"Bearer {tokens[seat]}",
+                "Content-Type": "application/json",
+                "Idempotency-Key": uuid.uuid4().hex,
+            }
             started = time.perf_counter()
             status, answer = await post(path, _encode(command), headers)
             done = time.perf_counter()
@@ -231,8 +241,9 @@ async def _play(client: httpx.AsyncClient, post: Post, slot: int, windows: list[
 
 async def _new_game(client: httpx.AsyncClient, seed: str) -> tuple[Game, str, list[str]]:
     body = {"seats": [{"name": "ann"}, {"name": "bob"}], "seed": seed}
-    answer = await client.post("/games", json=body,
-                               headers={"Authorization": f"Bearer {OPERATOR_KEY}"})
+    answer = await client.post(
+        "/games", json=body, headers={"Authorization": f"Bearer {OPERATOR_KEY}"}
+    )
     answer.raise_for_status()
     created = answer.json()
     start = StartGame(seats=("ann", "bob"), rules=Rules(), seed=seed)
@@ -257,8 +268,9 @@ class KeepAlive:
     """One keep-alive HTTP/1.1 connection sending JSON POSTs and reading answers that have
     a Content-Length: all the driver needs, at a fraction of httpx's CPU per request."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                 host: str) -> None:
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str
+    ) -> None:
         self.reader, self.writer, self.host = reader, writer, host
 
     @classmethod
@@ -267,12 +279,12 @@ class KeepAlive:
         reader, writer = await asyncio.open_connection(where.hostname, where.port)
         return cls(reader, writer, where.netloc)
 
-    async def __call__(self, path: str, body: bytes, headers: dict[str, str]) -> (
-        tuple[int, bytes]
-    ):
+    async def __call__(self, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
         lines = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
-        head = (f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\n{lines}"
-                f"Content-Length: {len(body)}\r\n\r\n")
+        head = (
+            f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\n{lines}"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        )
         self.writer.write(head.encode("latin-1") + body)
         status = int((await self.reader.readline()).split()[1])
         length = None

@@ -48,10 +48,14 @@ VARIABLES: dict[str, tuple[str, str]] = {
     "BURA_CACHE_GAMES": ("cache_games", "games kept in the in-process state cache"),
     "BURA_SHUTDOWN_GRACE_SECONDS": ("shutdown_grace_seconds", "time to finish on SIGTERM"),
     "BURA_SSE_KEEPALIVE_SECONDS": ("sse_keepalive_seconds", "keep-alive comment interval"),
-    "BURA_FEED_POLL_SECONDS": ("feed_poll_seconds", "live views re-read the store this often "
-                               "even without a hint"),
-    "BURA_READY_REQUIRES_BUS": ("ready_requires_bus", "readiness fails while Redis is "
-                                "unreachable (false: report it, stay ready)"),
+    "BURA_FEED_POLL_SECONDS": (
+        "feed_poll_seconds",
+        "live views re-read the store this often even without a hint",
+    ),
+    "BURA_READY_REQUIRES_BUS": (
+        "ready_requires_bus",
+        "readiness fails while Redis is unreachable (false: report it, stay ready)",
+    ),
 }
 
 _BOOLS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}

@@ -23,8 +23,22 @@ class LogContext(logging.Filter):
             record.request_id = request_id.get()
         return True
 
-_FIELDS = ("game_id", "version", "seat", "command_id", "request_id", "code", "status",
-           "method", "path", "duration_ms", "url", "store", "error")
+
+_FIELDS = (
+    "game_id",
+    "version",
+    "seat",
+    "command_id",
+    "request_id",
+    "code",
+    "status",
+    "method",
+    "path",
+    "duration_ms",
+    "url",
+    "store",
+    "error",
+)
 
 
 class JsonFormatter(logging.Formatter):

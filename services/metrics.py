@@ -21,18 +21,25 @@ class Metrics:
         self.registry = CollectorRegistry()
         r = self.registry
         self.commands = Counter(
-            "bura_commands", "Player commands by type and outcome (ok, duplicate, the 409 "
-            "rule code, unavailable, error)", ["type", "outcome"], registry=r,
+            "bura_commands",
+            "Player commands by type and outcome (ok, duplicate, the 409 "
+            "rule code, unavailable, error)",
+            ["type", "outcome"],
+            registry=r,
         )
         self.command_seconds = Histogram(
-            "bura_command_seconds", "Time to decide and append one command", ["type"],
-            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5), registry=r,
+            "bura_command_seconds",
+            "Time to decide and append one command",
+            ["type"],
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
+            registry=r,
         )
         self.conflicts = Counter(
             "bura_append_conflicts", "Appends that lost a version race", registry=r
         )
         self.retries = Counter(
-            "bura_command_retries", "Commands decided again after a conflict or stale cache",
+            "bura_command_retries",
+            "Commands decided again after a conflict or stale cache",
             registry=r,
         )
         self.penalties = Counter(
@@ -49,16 +56,20 @@ class Metrics:
             registry=r,
         )
         self.store_errors = Counter(
-            "bura_store_errors", "Event store calls that failed to reach the database",
+            "bura_store_errors",
+            "Event store calls that failed to reach the database",
             registry=r,
         )
         self.redis_errors = Gauge(
-            "bura_redis_errors", "Redis calls that failed since start (publish, cache, "
-            "pub/sub)", registry=r,
+            "bura_redis_errors",
+            "Redis calls that failed since start (publish, cache, pub/sub)",
+            registry=r,
         )
         self.http = Histogram(
-            "bura_http_request_seconds", "HTTP requests by route and status",
-            ["method", "route", "status"], registry=r,
+            "bura_http_request_seconds",
+            "HTTP requests by route and status",
+            ["method", "route", "status"],
+            registry=r,
         )
 
     def render(self) -> bytes:

@@ -12,8 +12,13 @@ from services.bootstrap import Adapters
 from tests import servers
 
 # Fixtures and parameters that reach outside the process: PostgreSQL, Redis, real servers.
-_EXTERNAL_FIXTURES = {"postgres_admin_url", "database_url", "redis_url", "database",
-                      "start_service"}
+_EXTERNAL_FIXTURES = {
+    "postgres_admin_url",
+    "database_url",
+    "redis_url",
+    "database",
+    "start_service",
+}
 _EXTERNAL_PARAMS = {"postgres", "redis"}
 _EXTERNAL_FOLDERS = ("e2e", "ops")
 

@@ -71,8 +71,9 @@ async def sqlite_adapters(
     path: str | os.PathLike[str] = ":memory:", hints: HintBus | None = None
 ) -> Adapters:
     database = await SqliteDatabase.open(os.fspath(path))
-    return Adapters(SqliteEventStore(database), SqliteSeatTokens(database),
-                    hints or InProcessHintBus())
+    return Adapters(
+        SqliteEventStore(database), SqliteSeatTokens(database), hints or InProcessHintBus()
+    )
 
 
 # --- one database per test session ----------------------------------------------------

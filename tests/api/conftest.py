@@ -57,15 +57,20 @@ THIRTY_ONE_DECK = stacked(
 THIRTY_ONE_GAME: list[tuple[int, Body]] = [
     (0, {"type": "lead", "cards": ["AS", "10S", "KS"]}),  # 25 points, not beaten
     (1, {"type": "respond", "cards": ["6H", "7H", "8H"]}),
-    (0, {"type": "draw"}), (1, {"type": "draw"}),
-    (0, {"type": "draw"}), (1, {"type": "draw"}),
-    (0, {"type": "draw"}), (1, {"type": "draw"}),
+    (0, {"type": "draw"}),
+    (1, {"type": "draw"}),
+    (0, {"type": "draw"}),
+    (1, {"type": "draw"}),
+    (0, {"type": "draw"}),
+    (1, {"type": "draw"}),
     (0, {"type": "lead", "cards": ["9D"]}),
     (1, {"type": "respond", "cards": ["AD"]}),  # seat 1 takes 11
-    (1, {"type": "draw"}), (0, {"type": "draw"}),
+    (1, {"type": "draw"}),
+    (0, {"type": "draw"}),
     (1, {"type": "lead", "cards": ["7D"]}),
     (0, {"type": "respond", "cards": ["10D"]}),  # seat 0 takes 10: 35 in all
-    (0, {"type": "draw"}), (1, {"type": "draw"}),
+    (0, {"type": "draw"}),
+    (1, {"type": "draw"}),
     (0, {"type": "dave"}),
     (1, {"type": "dave_answer", "accept": True}),
     (0, {"type": "declare", "claim": "thirty_one"}),
@@ -124,8 +129,10 @@ class Api:
         assert answer.status_code == 201, answer.text
         created = answer.json()
         return Table(
-            created["game_id"], [s["token"] for s in created["seats"]],
-            created["spectator_token"], created["version"],
+            created["game_id"],
+            [s["token"] for s in created["seats"]],
+            created["spectator_token"],
+            created["version"],
         )
 
     async def send(
@@ -134,8 +141,9 @@ class Api:
         headers = table.seat(seat)
         if key is not None:
             headers["Idempotency-Key"] = key
-        return await self.client.post(f"/games/{table.game_id}/commands", json=command,
-                                      headers=headers)
+        return await self.client.post(
+            f"/games/{table.game_id}/commands", json=command, headers=headers
+        )
 
     async def play(self, table: Table, seat: int, command: Body, key: str | None = None) -> Body:
         """Send a command that must be accepted; its answer."""

@@ -109,16 +109,16 @@ async def test_an_unknown_game_is_404_for_the_operator_and_403_for_a_seat(api: A
         assert (await api.client.get(url)).status_code == 401
         answer = await api.client.get(url, headers=OPERATOR)
         assert answer.json()["code"] == "game_not_found"
-    command = await api.client.post(f"/games/{'0' * 32}/commands", json=PASS,
-                                    headers=table.seat(0))
+    command = await api.client.post(f"/games/{'0' * 32}/commands", json=PASS, headers=table.seat(0))
     assert command.status_code == 403
 
 
 @pytest.mark.parametrize("scheme", ["Basic", "Token", ""])
 async def test_only_bearer_tokens_are_read(api: Api, scheme: str) -> None:
     table = await api.create()
-    answer = await api.client.get(f"/games/{table.game_id}",
-                                  headers={"Authorization": f"{scheme} {table.tokens[0]}"})
+    answer = await api.client.get(
+        f"/games/{table.game_id}", headers={"Authorization": f"{scheme} {table.tokens[0]}"}
+    )
     assert answer.status_code == 401
     assert "Bearer" in answer.json()["detail"]
 
@@ -187,8 +187,11 @@ async def assert_nothing_leaks(
         if finished:  # the stream of a finished game ends, so it can be read here
             stream = await api.client.get(f"/games/{table.game_id}/stream", headers=headers)
             assert stream.status_code == 200
-            messages = [json.loads(line[5:]) for line in stream.text.splitlines()
-                        if line.startswith("data:")]
+            messages = [
+                json.loads(line[5:])
+                for line in stream.text.splitlines()
+                if line.startswith("data:")
+            ]
             assert messages[0]["view"]["version"] == arbiter["version"]
             assert_view_hides(messages[0]["view"], viewer)
             assert_hides(messages, hidden, f"the stream of {viewer}")
@@ -208,8 +211,9 @@ async def test_no_seat_or_spectator_ever_sees_a_hidden_card(api: Api) -> None:
     taken = await api.play(penalised, offender, {"type": "draw", "count": 2})
     await assert_nothing_leaks(api, penalised, {offender: [taken]})
     events = await api.events(penalised, penalised.seat(1 - offender))
-    assert any(e["event"]["type"] == "penalty_applied" and e["event"]["cards"] is None
-               for e in events)
+    assert any(
+        e["event"]["type"] == "penalty_applied" and e["event"]["cards"] is None for e in events
+    )
 
 
 async def test_the_spectator_sees_no_hand_and_seats_only_their_own(api: Api) -> None:

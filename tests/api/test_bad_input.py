@@ -28,35 +28,55 @@ BAD_COMMANDS: list[tuple[str, bytes, int, str, str]] = [
     ("bad card code", b'{"type": "lead", "cards": ["ZZ"]}', 400, "bad_card", "ZZ"),
     ("no such rank", b'{"type": "lead", "cards": ["11S"]}', 400, "bad_card", "11S"),
     ("empty card", b'{"type": "lead", "cards": [""]}', 400, "bad_card", "not a card"),
-    ("duplicate cards", b'{"type": "lead", "cards": ["AS", "AS"]}', 409, "duplicate_cards",
-     "AS"),
-    ("duplicate in two cases", b'{"type": "lead", "cards": ["AS", "as"]}', 409,
-     "duplicate_cards", "AS"),
+    ("duplicate cards", b'{"type": "lead", "cards": ["AS", "AS"]}', 409, "duplicate_cards", "AS"),
+    (
+        "duplicate in two cases",
+        b'{"type": "lead", "cards": ["AS", "as"]}',
+        409,
+        "duplicate_cards",
+        "AS",
+    ),
     ("card not in hand", b'{"type": "lead", "cards": ["6D"]}', 409, "card_not_in_hand", "6D"),
     ("no cards", b'{"type": "lead", "cards": []}', 409, "wrong_card_count", "1 to 3"),
-    ("four cards", b'{"type": "lead", "cards": ["AS", "10S", "KS", "QS"]}', 409,
-     "wrong_card_count", "1 to 3"),
-    ("respond with nothing led", b'{"type": "respond", "cards": ["AS"]}', 409,
-     "not_your_turn", "seat 0"),
+    (
+        "four cards",
+        b'{"type": "lead", "cards": ["AS", "10S", "KS", "QS"]}',
+        409,
+        "wrong_card_count",
+        "1 to 3",
+    ),
+    (
+        "respond with nothing led",
+        b'{"type": "respond", "cards": ["AS"]}',
+        409,
+        "not_your_turn",
+        "seat 0",
+    ),
     ("draw no card", b'{"type": "draw", "count": 0}', 409, "wrong_card_count", "at least"),
     ("draw minus one", b'{"type": "draw", "count": -1}', 409, "wrong_card_count", "at least"),
-    ("answer no dave", b'{"type": "dave_answer", "accept": true}', 409, "no_dave_pending",
-     "dave"),
+    ("answer no dave", b'{"type": "dave_answer", "accept": true}', 409, "no_dave_pending", "dave"),
     ("pass with cards", b'{"type": "pass"}', 409, "cannot_pass", "lead"),
-    ("huge body", b'{"type": "lead", "cards": ["' + b"A" * 70_000 + b'"]}', 413,
-     "body_too_large", ""),
+    (
+        "huge body",
+        b'{"type": "lead", "cards": ["' + b"A" * 70_000 + b'"]}',
+        413,
+        "body_too_large",
+        "",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("what", "raw", "status", "code", "says"), BAD_COMMANDS,
-                         ids=[b[0] for b in BAD_COMMANDS])
+@pytest.mark.parametrize(
+    ("what", "raw", "status", "code", "says"), BAD_COMMANDS, ids=[b[0] for b in BAD_COMMANDS]
+)
 async def test_a_bad_command_is_refused_with_its_reason_and_changes_nothing(
     api: Api, what: str, raw: bytes, status: int, code: str, says: str
 ) -> None:
     table = await api.create()
     before = await api.view(table)
     answer = await api.client.post(
-        f"/games/{table.game_id}/commands", content=raw,
+        f"/games/{table.game_id}/commands",
+        content=raw,
         headers={**table.seat(0), "Content-Type": "application/json"},
     )
     assert answer.status_code == status, answer.text
@@ -71,7 +91,8 @@ async def test_a_bad_idempotency_key_is_refused(api: Api, key: str, says: str) -
     table = await api.create()
     before = await api.version(table)
     answer = await api.client.post(
-        f"/games/{table.game_id}/commands", json={"type": "lead", "cards": ["AS"]},
+        f"/games/{table.game_id}/commands",
+        json={"type": "lead", "cards": ["AS"]},
         headers={**table.seat(0), "Idempotency-Key": key},
     )
     assert answer.status_code == 400, answer.text
@@ -90,14 +111,18 @@ QUERIES: list[tuple[str, dict[str, Any], str]] = [
 ]
 
 
-@pytest.mark.parametrize(("endpoint", "params", "says"), QUERIES,
-                         ids=[f"{q[0]}-{next(iter(q[1].values()))}" for q in QUERIES])
+@pytest.mark.parametrize(
+    ("endpoint", "params", "says"),
+    QUERIES,
+    ids=[f"{q[0]}-{next(iter(q[1].values()))}" for q in QUERIES],
+)
 async def test_a_bad_query_is_a_400_naming_the_parameter(
     api: Api, endpoint: str, params: dict[str, Any], says: str
 ) -> None:
     table = await api.create()
-    answer = await api.client.get(f"/games/{table.game_id}/{endpoint}", params=params,
-                                  headers=OPERATOR)
+    answer = await api.client.get(
+        f"/games/{table.game_id}/{endpoint}", params=params, headers=OPERATOR
+    )
     assert answer.status_code == 400, answer.text
     assert answer.json()["code"] == "bad_request"
     assert says in answer.json()["detail"]
@@ -112,8 +137,10 @@ async def test_events_after_a_version_are_the_rest(api: Api) -> None:
     assert later["events"] == []
 
 
-@pytest.mark.parametrize("path", ["/games/nope", "/games/nope/events", "/games/nope/audit",
-                                  "/games/" + "f" * 32 + "/replay"])
+@pytest.mark.parametrize(
+    "path",
+    ["/games/nope", "/games/nope/events", "/games/nope/audit", "/games/" + "f" * 32 + "/replay"],
+)
 async def test_an_unknown_game_is_404(api: Api, path: str) -> None:
     answer = await api.client.get(path, headers=OPERATOR)
     assert answer.status_code == 404
@@ -129,9 +156,7 @@ async def test_an_unknown_path_or_method_is_not_a_server_error(api: Api) -> None
 
 
 @pytest.mark.parametrize("game_id", ["%00", "a%00b", "%C3%A9", "x" * 65, "a.b"])
-async def test_a_game_id_that_names_no_game_is_404_before_the_store(
-    api: Api, game_id: str
-) -> None:
+async def test_a_game_id_that_names_no_game_is_404_before_the_store(api: Api, game_id: str) -> None:
     for path in ("", "/events", "/replay", "/audit", "/verify", "/stream"):
         answer = await api.client.get(f"/games/{game_id}{path}", headers=OPERATOR)
         assert answer.status_code == 404, (path, answer.text)
@@ -144,7 +169,8 @@ async def test_an_idempotency_key_with_control_or_foreign_characters_is_refused(
 ) -> None:
     table = await api.create()
     answer = await api.client.post(
-        f"/games/{table.game_id}/commands", json={"type": "lead", "cards": ["AS"]},
+        f"/games/{table.game_id}/commands",
+        json={"type": "lead", "cards": ["AS"]},
         headers={**table.seat(0), "Idempotency-Key": key},  # type: ignore[dict-item]
     )
     assert answer.status_code == 400, answer.text
@@ -154,12 +180,14 @@ async def test_an_idempotency_key_with_control_or_foreign_characters_is_refused(
 
 async def test_tokens_and_request_ids_with_a_nul_are_no_server_error(api: Api) -> None:
     table = await api.create()
-    forged = await api.client.get(f"/games/{table.game_id}",
-                                  headers={"Authorization": "Bearer a\x00b.c"})
+    forged = await api.client.get(
+        f"/games/{table.game_id}", headers={"Authorization": "Bearer a\x00b.c"}
+    )
     assert forged.status_code == 401
     odd_id = {**table.seat(0), "X-Request-ID": "req\x00id"}
-    answer = await api.client.post(f"/games/{table.game_id}/commands",
-                                   json={"type": "lead", "cards": ["AS"]}, headers=odd_id)
+    answer = await api.client.post(
+        f"/games/{table.game_id}/commands", json={"type": "lead", "cards": ["AS"]}, headers=odd_id
+    )
     assert answer.status_code == 200, answer.text
     [row] = await api.store.read(table.game_id, after=table.version)
     assert "\x00" not in (row.metadata.correlation_id or "")

@@ -25,8 +25,10 @@ Where = dict[str, str]  # the environment that points the CLI at a store
 def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Where, Where]]:
     """A store holding games, and an empty one, on each adapter."""
     if request.param == "sqlite":
-        yield ({"BURA_SQLITE_PATH": str(tmp_path / "games.db")},
-               {"BURA_SQLITE_PATH": str(tmp_path / "empty.db")})
+        yield (
+            {"BURA_SQLITE_PATH": str(tmp_path / "games.db")},
+            {"BURA_SQLITE_PATH": str(tmp_path / "empty.db")},
+        )
         return
     admin = request.getfixturevalue("postgres_admin_url")
     with servers.fresh_database(admin) as full, servers.fresh_database(admin) as empty:
@@ -72,8 +74,9 @@ def rows(where: Where, game_id: str) -> list[RecordedEvent]:
     return servers.run_async(read)
 
 
-def bura(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], where: Where,
-         *argv: str) -> tuple[int, str]:
+def bura(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], where: Where, *argv: str
+) -> tuple[int, str]:
     for name in ("BURA_DATABASE_URL", "BURA_SQLITE_PATH"):
         monkeypatch.delenv(name, raising=False)
     for name, value in where.items():
@@ -84,7 +87,9 @@ def bura(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], wh
 
 
 def test_export_then_import_into_an_empty_store_replays_the_same_game(
-    stores: tuple[Where, Where], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    stores: tuple[Where, Where],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     full, empty = stores
@@ -96,8 +101,10 @@ def test_export_then_import_into_an_empty_store_replays_the_same_game(
     assert code == 0 and f"as game {game}" in out
 
     source, copy = rows(full, game), rows(empty, game)
-    assert [(r.version, r.type, r.data, r.schema_version, r.metadata.actor,
-             r.metadata.command_id) for r in copy] == [
+    assert [
+        (r.version, r.type, r.data, r.schema_version, r.metadata.actor, r.metadata.command_id)
+        for r in copy
+    ] == [
         (r.version, r.type, r.data, r.schema_version, r.metadata.actor, r.metadata.command_id)
         for r in source
     ]
@@ -112,7 +119,8 @@ def test_export_then_import_into_an_empty_store_replays_the_same_game(
 
 
 def test_audit_and_verify_on_the_command_line(
-    stores: tuple[Where, Where], monkeypatch: pytest.MonkeyPatch,
+    stores: tuple[Where, Where],
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     full, _ = stores
@@ -130,7 +138,8 @@ def test_audit_and_verify_on_the_command_line(
 
 
 def test_the_command_line_says_when_there_is_no_such_game(
-    stores: tuple[Where, Where], monkeypatch: pytest.MonkeyPatch,
+    stores: tuple[Where, Where],
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     _, empty = stores
@@ -144,9 +153,9 @@ def test_the_command_line_says_when_there_is_no_such_game(
     assert said.startswith("bura replay: no game nope") and said.count("\n") == 1
 
 
-
 def test_migrate_applies_once_and_then_reports_up_to_date(
-    postgres_admin_url: str, monkeypatch: pytest.MonkeyPatch,
+    postgres_admin_url: str,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     with servers.fresh_database(postgres_admin_url, migrated=False) as url:
@@ -157,7 +166,9 @@ def test_migrate_applies_once_and_then_reports_up_to_date(
 
 
 def test_migrate_without_a_database_url_says_why(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.delenv("BURA_DATABASE_URL", raising=False)
     monkeypatch.setenv("BURA_SQLITE_PATH", str(tmp_path / "x.db"))
@@ -166,11 +177,24 @@ def test_migrate_without_a_database_url_says_why(
 
 
 def test_simulate_prints_deals_by_reason_and_speed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, out = bura(monkeypatch, capsys, {"BURA_SQLITE_PATH": str(tmp_path / "x.db")},
-                     "simulate", "--games", "60", "--seats", "3", "--seed", "7",
-                     "--bot", "greedy")
+    code, out = bura(
+        monkeypatch,
+        capsys,
+        {"BURA_SQLITE_PATH": str(tmp_path / "x.db")},
+        "simulate",
+        "--games",
+        "60",
+        "--seats",
+        "3",
+        "--seed",
+        "7",
+        "--bot",
+        "greedy",
+    )
     assert code == 0
     assert "60 games, 3 seats, greedy bots, seed 7" in out
     assert "deals by result:" in out and "games/s" in out and "events per game" in out

@@ -27,36 +27,52 @@ THREE = [*TWO, {"name": "cid"}]
 BAD_GAMES: list[tuple[str, dict[str, Any], str, str]] = [
     ("dave with three seats", {"seats": THREE, "rules": {"dave": True}}, "bad_option", "dave"),
     ("unknown option", {"seats": TWO, "rules": {"jokers": 2}}, "bad_request", "jokers"),
-    ("hand_size of the wrong length", {"seats": TWO, "rules": {"hand_size": [3, 3, 3]}},
-     "bad_option", "hand_size"),
+    (
+        "hand_size of the wrong length",
+        {"seats": TWO, "rules": {"hand_size": [3, 3, 3]}},
+        "bad_option",
+        "hand_size",
+    ),
     ("a bad option value", {"seats": TWO, "rules": {"deck": 40}}, "bad_request", "deck"),
     ("a stake of nothing", {"seats": TWO, "rules": {"stake": 0}}, "bad_option", "stake"),
-    ("Kozel for six", {"seats": [*THREE, *THREE], "rules": {"game": "kozel"}}, "bad_option",
-     "Kozel"),
-    ("teams without the 52-card pack", {"seats": [*TWO, *TWO],
-                                        "rules": {"teams": [[0, 2], [1, 3]]}}, "bad_option",
-     "teams"),
+    (
+        "Kozel for six",
+        {"seats": [*THREE, *THREE], "rules": {"game": "kozel"}},
+        "bad_option",
+        "Kozel",
+    ),
+    (
+        "teams without the 52-card pack",
+        {"seats": [*TWO, *TWO], "rules": {"teams": [[0, 2], [1, 3]]}},
+        "bad_option",
+        "teams",
+    ),
     ("one seat", {"seats": TWO[:1]}, "bad_request", "seats"),
     ("seven seats", {"seats": [*THREE, *THREE, *TWO[:1]]}, "bad_request", "seats"),
     ("no seats", {"rules": {}}, "bad_request", "seats"),
     ("an empty name", {"seats": [{"name": ""}, {"name": "bob"}]}, "bad_request", "name"),
     ("a dealer off the table", {"seats": TWO, "dealer": 2}, "bad_dealer", "dealer"),
     ("a dealer that is no seat", {"seats": TWO, "dealer": 9}, "bad_request", "dealer"),
-    ("a deck one card short", {"seats": TWO, "deck": THIRTY_ONE_DECK[:-1]}, "bad_deck",
-     "36-card"),
-    ("a deck with a card twice", {"seats": TWO, "deck": [*THIRTY_ONE_DECK[:-1], "AS"]},
-     "bad_deck", "twice"),
-    ("a deck with a bad code", {"seats": TWO, "deck": [*THIRTY_ONE_DECK[:-1], "1X"]},
-     "bad_card", "1X"),
-    ("a deck of another pack", {"seats": TWO, "deck": list(pack.deck(32))}, "bad_deck",
-     "36-card"),
+    ("a deck one card short", {"seats": TWO, "deck": THIRTY_ONE_DECK[:-1]}, "bad_deck", "36-card"),
+    (
+        "a deck with a card twice",
+        {"seats": TWO, "deck": [*THIRTY_ONE_DECK[:-1], "AS"]},
+        "bad_deck",
+        "twice",
+    ),
+    (
+        "a deck with a bad code",
+        {"seats": TWO, "deck": [*THIRTY_ONE_DECK[:-1], "1X"]},
+        "bad_card",
+        "1X",
+    ),
+    ("a deck of another pack", {"seats": TWO, "deck": list(pack.deck(32))}, "bad_deck", "36-card"),
     ("a deck too long", {"seats": TWO, "deck": [*pack.deck(52), "AS"]}, "bad_request", "deck"),
     ("an unknown field", {"seats": TWO, "table": 5}, "bad_request", "table"),
 ]
 
 
-@pytest.mark.parametrize(("what", "body", "code", "says"), BAD_GAMES,
-                         ids=[b[0] for b in BAD_GAMES])
+@pytest.mark.parametrize(("what", "body", "code", "says"), BAD_GAMES, ids=[b[0] for b in BAD_GAMES])
 async def test_a_bad_game_is_a_400_naming_what_is_wrong(
     api: Api, what: str, body: dict[str, Any], code: str, says: str
 ) -> None:
@@ -84,8 +100,9 @@ async def test_seat_tokens_are_unguessable_and_only_their_hashes_are_stored(api:
             assert game == table.game_id
             assert len(secret) >= 32  # 192 random bits, URL-safe base64
         stored = await api.adapters.tokens.hashes(table.game_id)
-        assert stored == [hashlib.sha256(t.encode()).digest()
-                          for t in [*table.tokens, table.spectator]]
+        assert stored == [
+            hashlib.sha256(t.encode()).digest() for t in [*table.tokens, table.spectator]
+        ]
         everything = await stored_text(api.store, table.game_id)
         assert table.game_id in everything  # the dump does see the game's rows
         for token in [*table.tokens, table.spectator]:
@@ -98,17 +115,35 @@ async def stored_text(store: EventStore, game_id: str) -> str:
     """Every stored row of a game, in every table, as text (bytes also as hex)."""
     if isinstance(store, SqliteEventStore):
         with sqlite3.connect(store.db.path) as db:
-            tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE "
-                                               "type = 'table' AND name NOT LIKE 'sqlite_%'")]
-            rows = [row for t in tables
-                    for row in db.execute(f"SELECT * FROM {t} WHERE stream_id = ?", (game_id,))]
-        return " ".join(v.hex() + " " + v.decode(errors="replace") if isinstance(v, bytes)
-                        else str(v) for row in rows for v in row)
+            tables = [
+                r[0]
+                for r in db.execute(
+                    "SELECT name FROM sqlite_master WHERE "
+                    "type = 'table' AND name NOT LIKE 'sqlite_%'"
+                )
+            ]
+            rows = [
+                row
+                for t in tables
+                for row in db.execute(f"SELECT * FROM {t} WHERE stream_id = ?", (game_id,))
+            ]
+        return " ".join(
+            v.hex() + " " + v.decode(errors="replace") if isinstance(v, bytes) else str(v)
+            for row in rows
+            for v in row
+        )
     assert isinstance(store, PostgresEventStore)
-    tables = await store.pool.fetch("SELECT table_name FROM information_schema.columns "
-                                    "WHERE column_name = 'stream_id' AND table_schema = 'public'")
-    rows = [r for t in tables for r in await store.pool.fetch(
-        f"SELECT t::text FROM {t[0]} AS t WHERE stream_id = $1", game_id)]
+    tables = await store.pool.fetch(
+        "SELECT table_name FROM information_schema.columns "
+        "WHERE column_name = 'stream_id' AND table_schema = 'public'"
+    )
+    rows = [
+        r
+        for t in tables
+        for r in await store.pool.fetch(
+            f"SELECT t::text FROM {t[0]} AS t WHERE stream_id = $1", game_id
+        )
+    ]
     return " ".join(r[0] for r in rows)
 
 
@@ -118,15 +153,19 @@ async def test_a_store_that_cannot_be_reached_is_a_503_that_says_so(tmp_path: An
     )
     closed_file = await servers.sqlite_adapters(str(tmp_path / "gone.db"))
     await closed_file.close()
-    closed = [Adapters(closed_port, PostgresSeatTokens(closed_port.pool), InProcessHintBus()),
-              closed_file]
+    closed = [
+        Adapters(closed_port, PostgresSeatTokens(closed_port.pool), InProcessHintBus()),
+        closed_file,
+    ]
     for adapters in closed:
         async with serving(app_on(adapters)) as client:
             calls = [
                 client.post("/games", json={"seats": TWO}, headers=OPERATOR),
                 client.get(f"/games/{'a' * 32}", headers=OPERATOR),
-                client.get(f"/games/{'a' * 32}/events", headers={
-                    "Authorization": f"Bearer {'a' * 32}.some-seat-token"}),
+                client.get(
+                    f"/games/{'a' * 32}/events",
+                    headers={"Authorization": f"Bearer {'a' * 32}.some-seat-token"},
+                ),
             ]
             for call in calls:
                 answer = await call

@@ -21,8 +21,9 @@ from tests.api.conftest import THIRTY_ONE_DECK, Api
 
 def played(deck: tuple[str, ...] | None = None) -> list[Event]:
     """A two-deal game: the first deal conceded, the second too; the seed revealed."""
-    start = StartGame(seats=("ann", "bob"), seed="fair", dealer=1, deck=deck,
-                      rules=Rules(match_target=2))
+    start = StartGame(
+        seats=("ann", "bob"), seed="fair", dealer=1, deck=deck, rules=Rules(match_target=2)
+    )
     events = decide(NEW_GAME, start, None)
     state = fold(NEW_GAME, events)
     while not state.finished:
@@ -33,8 +34,10 @@ def played(deck: tuple[str, ...] | None = None) -> list[Event]:
 
 
 def tamper(events: list[Event], number: int, **changes: object) -> list[Event]:
-    return [replace(e, **changes) if isinstance(e, DealStarted) and e.number == number else e
-            for e in events]
+    return [
+        replace(e, **changes) if isinstance(e, DealStarted) and e.number == number else e
+        for e in events
+    ]
 
 
 def seed_of(events: list[Event]) -> str:
@@ -110,5 +113,6 @@ async def test_the_verify_endpoint_reports_a_tampered_record(api: Api) -> None:
     report = await api.get(f"/games/{forged}/verify")
     assert report["ok"] is False
     assert [(d["number"], d["ok"], d["commitment_ok"]) for d in report["deals"]] == [
-        (1, False, False), (2, True, True)
+        (1, False, False),
+        (2, True, True),
     ]

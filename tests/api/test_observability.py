@@ -42,17 +42,18 @@ async def test_metrics_expose_the_series_an_sre_needs_after_a_played_game(api: A
     ):
         assert line in text, line
     registry = api.runtime.metrics.registry
-    assert registry.get_sample_value(
-        "bura_commands_total", {"type": "draw", "outcome": "ok"}
-    ) == 11  # ten in the won game, and the faulty draw that was judged (not refused)
+    assert (
+        registry.get_sample_value("bura_commands_total", {"type": "draw", "outcome": "ok"}) == 11
+    )  # ten in the won game, and the faulty draw that was judged (not refused)
 
 
 async def test_a_request_id_is_echoed_and_recorded_with_the_events(api: Api) -> None:
     table = await api.create()
     seat, command = THIRTY_ONE_GAME[0]
     headers = {**table.seat(seat), "X-Request-ID": "trace-42"}
-    answer = await api.client.post(f"/games/{table.game_id}/commands", json=command,
-                                   headers=headers)
+    answer = await api.client.post(
+        f"/games/{table.game_id}/commands", json=command, headers=headers
+    )
     assert answer.status_code == 200 and answer.headers["x-request-id"] == "trace-42"
     rows = await api.store.read(table.game_id, after=table.version)
     assert [r.metadata.correlation_id for r in rows] == ["trace-42"]
@@ -65,13 +66,15 @@ async def test_a_request_id_is_echoed_and_recorded_with_the_events(api: Api) -> 
 
 
 def test_log_lines_are_json_with_the_game_fields() -> None:
-    record = logging.LogRecord("bura.games", logging.INFO, __file__, 1, "draw accepted", (),
-                               None)
+    record = logging.LogRecord("bura.games", logging.INFO, __file__, 1, "draw accepted", (), None)
     for key, value in {"game_id": "g1", "version": 14, "seat": 0, "command_id": "k-1"}.items():
         setattr(record, key, value)
     LogContext().filter(record)
     line = json.loads(JsonFormatter().format(record))
     assert line["message"] == "draw accepted" and line["level"] == "info"
     assert {k: line[k] for k in ("game_id", "version", "seat", "command_id")} == {
-        "game_id": "g1", "version": 14, "seat": 0, "command_id": "k-1"
+        "game_id": "g1",
+        "version": 14,
+        "seat": 0,
+        "command_id": "k-1",
     }

@@ -31,13 +31,21 @@ async def test_a_game_played_through_http_to_a_win_by_31(api: Api) -> None:
     assert final["score"] == [2, -2]
     assert final["seed"] == "api-tests"
     last = [e["event"] for e in answers[-1]["events"]]
-    assert [e["type"] for e in last] == [
-        "declared", "deal_won", "stake_settled", "game_finished"
-    ]
-    assert last[0] == {"type": "declared", "seat": 0, "claim": "thirty_one", "value": 35,
-                       "needed": 31, "true": True}
-    assert last[-1] == {"type": "game_finished", "winners": [0], "reason": "thirty_one",
-                        "seed": "api-tests"}
+    assert [e["type"] for e in last] == ["declared", "deal_won", "stake_settled", "game_finished"]
+    assert last[0] == {
+        "type": "declared",
+        "seat": 0,
+        "claim": "thirty_one",
+        "value": 35,
+        "needed": 31,
+        "true": True,
+    }
+    assert last[-1] == {
+        "type": "game_finished",
+        "winners": [0],
+        "reason": "thirty_one",
+        "seed": "api-tests",
+    }
     # Every seat sees the end and the revealed seed; further commands are refused.
     for seat in (0, 1):
         seen = await api.view(table, table.seat(seat))
@@ -58,10 +66,15 @@ PENALTIES = [
 ]
 
 
-@pytest.mark.parametrize(("rule", "before", "offender", "draw", "due"), PENALTIES,
-                         ids=[p[0] for p in PENALTIES])
+@pytest.mark.parametrize(
+    ("rule", "before", "offender", "draw", "due"), PENALTIES, ids=[p[0] for p in PENALTIES]
+)
 async def test_a_faulty_draw_loses_the_deal_and_the_audit_names_rule_and_due_seat(
-    api: Api, rule: str, before: list[tuple[int, Body]], offender: int, draw: Body,
+    api: Api,
+    rule: str,
+    before: list[tuple[int, Body]],
+    offender: int,
+    draw: Body,
     due: int | None,
 ) -> None:
     table = await api.create()
@@ -94,10 +107,15 @@ async def test_a_faulty_draw_loses_the_deal_and_the_audit_names_rule_and_due_sea
     assert seen["findings"] == audit["findings"]
 
 
-@pytest.mark.parametrize(("rule", "before", "offender", "draw", "due"), PENALTIES,
-                         ids=[p[0] for p in PENALTIES])
+@pytest.mark.parametrize(
+    ("rule", "before", "offender", "draw", "due"), PENALTIES, ids=[p[0] for p in PENALTIES]
+)
 async def test_with_penalties_rejected_a_faulty_draw_is_refused_and_changes_nothing(
-    api: Api, rule: str, before: list[tuple[int, Body]], offender: int, draw: Body,
+    api: Api,
+    rule: str,
+    before: list[tuple[int, Body]],
+    offender: int,
+    draw: Body,
     due: int | None,
 ) -> None:
     table = await api.create(rules={"penalties": "reject"})

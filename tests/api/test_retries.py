@@ -110,9 +110,9 @@ async def test_concurrent_identical_retries_across_service_instances_append_once
     before = await api.version(table)
     replicas = [GameService(api.store, api.runtime.seating, InProcessHintBus()) for _ in range(3)]
     draw = Draw(1)
-    outcomes = await asyncio.gather(*(
-        r.execute(table.game_id, 0, draw, command_id="replicated") for r in replicas
-    ))
+    outcomes = await asyncio.gather(
+        *(r.execute(table.game_id, 0, draw, command_id="replicated") for r in replicas)
+    )
     assert sorted(o.duplicate for o in outcomes) == [False, True, True]
     assert {o.version for o in outcomes} == {before + 1}
     assert await stored_versions(api, table) == list(range(1, before + 2))
@@ -145,8 +145,11 @@ async def test_both_seats_racing_never_corrupt_the_game(api: Api) -> None:
         # The other seat's guesses at what it may do next: a draw, a card of its own.
         other = 1 - turn
         hand = state.deal.hands[other]  # type: ignore[union-attr]
-        guesses: list[Body] = [DRAW, {"type": "respond", "cards": [chance.choice(hand)]}
-                               if hand else DRAW, {"type": "lead", "cards": hand[:1]}]
+        guesses: list[Body] = [
+            DRAW,
+            {"type": "respond", "cards": [chance.choice(hand)]} if hand else DRAW,
+            {"type": "lead", "cards": hand[:1]},
+        ]
         sends = [api.send(table, s, as_body(m)) for s, m in shots]
         sends += [api.send(table, other, g) for g in guesses]
         for answer in await asyncio.gather(*sends):

@@ -42,8 +42,9 @@ def app(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Litestar]:
     if request.param == "sqlite":
         where = Settings(operator_key=OPERATOR_KEY, sqlite_path=str(tmp_path / "events.db"))
     else:
-        where = Settings(operator_key=OPERATOR_KEY,
-                         database_url=request.getfixturevalue("database_url"))
+        where = Settings(
+            operator_key=OPERATOR_KEY, database_url=request.getfixturevalue("database_url")
+        )
     yield create_app(where)
     asgi.shutdown_lifespans()
 
@@ -59,16 +60,25 @@ class Tables:
         self.live = self.create()
 
     def create(self) -> Game:
-        answer = self.client.post("/games", headers=OPERATOR, json={
-            "seats": [{"name": "ann"}, {"name": "bob"}], "deck": THIRTY_ONE_DECK, "dealer": 1,
-        })
+        answer = self.client.post(
+            "/games",
+            headers=OPERATOR,
+            json={
+                "seats": [{"name": "ann"}, {"name": "bob"}],
+                "deck": THIRTY_ONE_DECK,
+                "dealer": 1,
+            },
+        )
         assert answer.status_code == 201, answer.text
         created: Game = answer.json()
         return created
 
     def command(self, game: Game, seat: int, body: dict[str, Any]) -> None:
-        answer = self.client.post(f"/games/{game['game_id']}/commands", json=body,
-                                  headers=bearer(game["seats"][seat]["token"]))
+        answer = self.client.post(
+            f"/games/{game['game_id']}/commands",
+            json=body,
+            headers=bearer(game["seats"][seat]["token"]),
+        )
         assert answer.status_code == 200, answer.text
 
     def a_live_game(self) -> Game:
@@ -103,15 +113,18 @@ def test_generated_requests_never_meet_a_server_error(app: Litestar) -> None:
     schema = schemathesis.openapi.from_asgi("/schema/openapi.json", app)
     tables = Tables(app)
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert {"POST /games", "POST /games/{game_id}/commands", "GET /games/{game_id}/replay",
-            "GET /games/{game_id}/stream"} <= {o.label for o in operations}
+    assert {
+        "POST /games",
+        "POST /games/{game_id}/commands",
+        "GET /games/{game_id}/replay",
+        "GET /games/{game_id}/stream",
+    } <= {o.label for o in operations}
     seen: Counter[tuple[str, int]] = Counter()
     for operation in operations:
         for mode in MODES:
             try:
                 for game_id, headers in aims(tables, operation):
-                    cases = operation.as_strategy(mode, path_parameters=game_id,
-                                                  headers=headers)
+                    cases = operation.as_strategy(mode, path_parameters=game_id, headers=headers)
                     examples = BODY_EXAMPLES if operation.body else EXAMPLES
                     seen.update(exercise(cases, examples))
             except Unsatisfiable:
@@ -125,9 +138,9 @@ def test_generated_requests_never_meet_a_server_error(app: Litestar) -> None:
     assert seen["POST /games/{game_id}/commands", 200] > 0, seen
 
 
-def aims(tables: Tables, operation: schemathesis.APIOperation) -> Iterator[
-    tuple[dict[str, str] | None, dict[str, str] | None]
-]:
+def aims(
+    tables: Tables, operation: schemathesis.APIOperation
+) -> Iterator[tuple[dict[str, str] | None, dict[str, str] | None]]:
     """Path and headers to send: the finished and the live game as each role, then
     whatever schemathesis makes up (unknown games) as the operator, a seat and nobody."""
     if "{game_id}" in operation.path:
@@ -147,8 +160,13 @@ def exercise(
 ) -> Counter[tuple[str, int]]:
     seen: Counter[tuple[str, int]] = Counter()
 
-    @settings(max_examples=examples, deadline=None, database=None, derandomize=True,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(cases)
     def run(case: schemathesis.Case) -> None:
         response = case.call()

@@ -63,7 +63,8 @@ async def test_a_bot_game_of_every_variant_through_http(api: Api, variant: str) 
         # Face-down answers stay hidden from the other seats for ever, game over or not.
         arbiter_events = page["events"]
         face_down = {
-            c for e in arbiter_events
+            c
+            for e in arbiter_events
             if e["event"]["type"] == "cards_responded" and e["event"]["face_down"]
             for c in e["event"]["cards"]
         }
@@ -71,25 +72,30 @@ async def test_a_bot_game_of_every_variant_through_http(api: Api, variant: str) 
         for seat in range(seats):
             seen = await api.events(table, table.seat(seat))
             shown = [
-                c for e in seen
+                c
+                for e in seen
                 if e["event"]["type"] == "cards_responded" and e["event"]["seat"] != seat
                 for c in cards_in(e["event"])
             ]
             assert not face_down & set(shown)
         # Nor through the replay or the audit that open to seats once the game is over:
         # every hand and the stock held cards that were later played face down.
-        trumps = {e["event"]["card"] for e in arbiter_events
-                  if e["event"]["type"] == "trump_turned"}
+        trumps = {
+            e["event"]["card"] for e in arbiter_events if e["event"]["type"] == "trump_turned"
+        }
         for seat in range(seats):
             others = {
-                c for e in arbiter_events
-                if e["event"]["type"] == "cards_responded" and e["event"]["face_down"]
+                c
+                for e in arbiter_events
+                if e["event"]["type"] == "cards_responded"
+                and e["event"]["face_down"]
                 and e["event"]["seat"] != seat
                 for c in e["event"]["cards"]
             } - trumps
             for version in range(1, final["version"] + 1):
-                replayed = await api.get(f"/games/{table.game_id}/replay", table.seat(seat),
-                                         version=version)
+                replayed = await api.get(
+                    f"/games/{table.game_id}/replay", table.seat(seat), version=version
+                )
                 assert not others & set(cards_in(replayed)), (seat, version)
             audited = await api.get(f"/games/{table.game_id}/audit", table.seat(seat))
             assert not others & set(cards_in(audited)), seat

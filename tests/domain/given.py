@@ -55,20 +55,31 @@ def dealing_order(
 
 
 def start(
-    seats: int = 2, *, dealer: int | None = None, order: Sequence[Card] | None = None,
-    seed: str = SEED, **options: object,
+    seats: int = 2,
+    *,
+    dealer: int | None = None,
+    order: Sequence[Card] | None = None,
+    seed: str = SEED,
+    **options: object,
 ) -> tuple[Game, list[Event]]:
     """A started game and the events that started it."""
     command = StartGame(
-        seats=tuple(f"seat{i}" for i in range(seats)), rules=Rules(**options),  # type: ignore[arg-type]
-        seed=seed, dealer=dealer, deck=None if order is None else tuple(order),
+        seats=tuple(f"seat{i}" for i in range(seats)),
+        rules=Rules(**options),  # type: ignore[arg-type]
+        seed=seed,
+        dealer=dealer,
+        deck=None if order is None else tuple(order),
     )
     events = decide(NEW_GAME, command, None)
     return fold(NEW_GAME, events), events
 
 
 def table(
-    hands: Sequence[str], trump: str | None, stock: str = "", *, dealer: int | None = None,
+    hands: Sequence[str],
+    trump: str | None,
+    stock: str = "",
+    *,
+    dealer: int | None = None,
     **options: object,
 ) -> Game:
     """A game dealt exactly these hands; seat 0 leads unless a dealer is named. With
@@ -77,7 +88,11 @@ def table(
 
 
 def table_and_events(
-    hands: Sequence[str], trump: str | None, stock: str = "", *, dealer: int | None = None,
+    hands: Sequence[str],
+    trump: str | None,
+    stock: str = "",
+    *,
+    dealer: int | None = None,
     **options: object,
 ) -> tuple[Game, list[Event]]:
     """`table`, and the events that dealt it (for the audit and redaction tests)."""

@@ -28,8 +28,16 @@ SEATS = st.integers(2, 6)
 
 # docs/rules.md §8, one name each; `tables(variant=...)` forces one on, over random other options.
 VARIANTS = (
-    "closed_discard", "pay_pot", "open_seat", "open_both", "hand_size", "no_trumps", "czech",
-    "deck_32", "teams", "kozel",
+    "closed_discard",
+    "pay_pot",
+    "open_seat",
+    "open_both",
+    "hand_size",
+    "no_trumps",
+    "czech",
+    "deck_32",
+    "teams",
+    "kozel",
 )
 
 
@@ -39,8 +47,7 @@ def tables(
 ) -> StartGame:
     """A new game with 2-6 seats, any options of docs/rules.md §1-7 and any valid mix of
     the section 8 variants; with `variant`, that one surely on and the other variants off."""
-    forced = {"open_both": st.just(2), "teams": st.sampled_from([4, 6]),
-              "kozel": st.integers(2, 5)}
+    forced = {"open_both": st.just(2), "teams": st.sampled_from([4, 6]), "kozel": st.integers(2, 5)}
     n = draw(forced.get(variant or "", seats))
     kozel = variant == "kozel" or (variant is None and n <= 5 and draw(st.integers(0, 3)) == 0)
 
@@ -71,8 +78,10 @@ def tables(
     flc = 0 if trumps else draw(st.integers(0, 30))
     compensation = 0
     if 0 < len(open_seats) < n:  # a side may not start a deal holding its target already
-        most = max(sum(1 for s in side if s in open_seats)
-                   for side in teams or tuple((s,) for s in range(n)))
+        most = max(
+            sum(1 for s in side if s in open_seats)
+            for side in teams or tuple((s,) for s in range(n))
+        )
         compensation = draw(st.integers(0, min(30, (target - 1 - flc) // most)))
     rules = Rules(
         game="kozel" if kozel else "bura",

@@ -26,7 +26,10 @@ def test_an_out_of_turn_draw_is_found_with_the_seat_due_and_the_card_taken():
     events = recorded(start_table(), (0, lead("AS")), (1, respond("6H")), (0, Draw()))
     [finding] = audit(events)
     assert (finding.rule, finding.seat, finding.due, finding.phase) == (
-        "out_of_turn_draw", 0, 1, "draw"
+        "out_of_turn_draw",
+        0,
+        1,
+        "draw",
     )
     assert finding.cards == ("KC",) and finding.deal == 1
     assert finding.hand_sizes == (2, 2) and finding.stock_count == 30
@@ -40,7 +43,10 @@ def test_an_out_of_turn_draw_is_found_with_the_seat_due_and_the_card_taken():
 def test_an_extra_card_is_found_with_no_seat_due():
     [finding] = audit(recorded(start_table(), (1, Draw())))
     assert (finding.rule, finding.seat, finding.due, finding.phase) == (
-        "extra_card", 1, None, "lead"
+        "extra_card",
+        1,
+        None,
+        "lead",
     )
     assert finding.hand_sizes == (3, 3)
 
@@ -52,11 +58,20 @@ def test_a_double_draw_is_found_with_both_cards():
 
 
 def test_a_false_declaration_of_31_is_found_with_the_tricks_counted():
-    events = recorded(start_table(), (0, lead("AS")), (1, respond("7S")),
-                      (0, Draw()), (1, Draw()), (0, Declare("thirty_one")))
+    events = recorded(
+        start_table(),
+        (0, lead("AS")),
+        (1, respond("7S")),
+        (0, Draw()),
+        (1, Draw()),
+        (0, Declare("thirty_one")),
+    )
     [finding] = audit(events)
     assert (finding.rule, finding.claim, finding.value, finding.needed) == (
-        "false_declaration", "thirty_one", 11, 31
+        "false_declaration",
+        "thirty_one",
+        11,
+        31,
     )
     assert finding.pile == ("AS", "7S") and finding.hand is None
     assert finding.seat == finding.due == 0
@@ -70,9 +85,18 @@ def test_a_false_bura_is_found_with_the_hand_it_was_judged_on():
 
 def test_a_true_declaration_and_a_true_bura_are_no_findings():
     order = dealing_order(["AH 10D 7C", "10H 6C 8C"], "9S", "6D 7D 8D 9D", dealer=1)
-    events = recorded(start(2, dealer=1, order=order), (0, lead("AH")), (1, respond("10H")),
-                      (0, Draw()), (1, Draw()), (0, lead("10D")), (1, respond("6C")),
-                      (0, Draw()), (1, Draw()), (0, Declare("thirty_one")))
+    events = recorded(
+        start(2, dealer=1, order=order),
+        (0, lead("AH")),
+        (1, respond("10H")),
+        (0, Draw()),
+        (1, Draw()),
+        (0, lead("10D")),
+        (1, respond("6C")),
+        (0, Draw()),
+        (1, Draw()),
+        (0, Declare("thirty_one")),
+    )
     assert events[-4].true is True  # type: ignore[attr-defined]
     assert audit(events) == []
     order = dealing_order(["6H 7H 8H", "AS 10S KS"], "9H", dealer=1)

@@ -49,8 +49,7 @@ def test_bura_may_be_shown_while_responding():
 
 
 def test_bura_while_responding_needs_no_any_turn_option():
-    given = act(table(["AS 10S KS", "6H 7H 8H"], trump="9H", declare_on="lead"), 0,
-                lead("AS"))[0]
+    given = act(table(["AS 10S KS", "6H 7H 8H"], trump="9H", declare_on="lead"), 0, lead("AS"))[0]
     assert act(given, 1, BURA)[1][1] == DealWon(1, "bura")
 
 

@@ -41,7 +41,15 @@ def test_another_plain_suit_never_beats():
 
 def test_points_ace_11_ten_10_king_4_queen_3_jack_2_the_rest_0():
     assert [POINTS[r + "C"] for r in ("A", "10", "K", "Q", "J", "9", "8", "7", "6")] == [
-        11, 10, 4, 3, 2, 0, 0, 0, 0
+        11,
+        10,
+        4,
+        3,
+        2,
+        0,
+        0,
+        0,
+        0,
     ]
     assert [POINTS[r + "C"] for r in ("5", "4", "3", "2")] == [0, 0, 0, 0]
 

@@ -34,8 +34,7 @@ def test_conceding_out_of_turn_is_refused():
 
 
 def test_with_three_seats_the_conceding_seat_pays_every_other_seat():
-    given = play(table(["QS 7D 7C", "KS 8D 8C", "AS 9D 9C"], trump="6H", stake=2),
-                 (0, lead("QS")))
+    given = play(table(["QS 7D 7C", "KS 8D 8C", "AS 9D 9C"], trump="6H", stake=2), (0, lead("QS")))
     _, events = act(given, 1, Concede())
     assert events[2] == StakeSettled(deal=1, stake=2, multiplier=1, payments=(2, -4, 2))
 

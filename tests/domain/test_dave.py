@@ -118,8 +118,16 @@ def test_dave_is_offered_only_on_ones_turn_to_lead():
 
 @pytest.mark.parametrize(
     ("seat", "command"),
-    [(0, lead("AS")), (0, Declare("thirty_one")), (0, Declare("bura")), (0, Dave()),
-     (1, lead("7S")), (1, respond("7S")), (1, Declare("bura")), (1, Dave())],
+    [
+        (0, lead("AS")),
+        (0, Declare("thirty_one")),
+        (0, Declare("bura")),
+        (0, Dave()),
+        (1, lead("7S")),
+        (1, respond("7S")),
+        (1, Declare("bura")),
+        (1, Dave()),
+    ],
 )
 def test_a_pending_dave_must_be_answered_before_anything_else(seat, command):
     assert refused(offered(), seat, command) == "dave_pending"
@@ -136,8 +144,7 @@ def test_an_answer_without_a_dave_is_refused():
 def test_a_draw_while_a_dave_is_pending_is_judged_as_a_draw_when_none_is_due():
     # docs/rules.md §4 judges every physical draw: none is due while a dave waits for its answer.
     _, events = act(offered(), 1, Draw())
-    assert events[0] == PenaltyApplied(seat=1, rule="extra_card", due=None, cards=("KC",),
-                                       count=1)
+    assert events[0] == PenaltyApplied(seat=1, rule="extra_card", due=None, cards=("KC",), count=1)
 
 
 def test_conceding_instead_of_answering_loses_at_the_stake_before_doubling():

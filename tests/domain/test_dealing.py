@@ -22,9 +22,7 @@ ORDER_36 = (*deck(36)[-4:], *deck(36)[:-4])
 def test_an_explicit_deck_goes_c0_to_the_seat_after_the_dealer_round_by_round(seats, dealer):
     given, events = start(seats, dealer=dealer, order=ORDER_36)
     dealt = [e for e in events if isinstance(e, CardDealt)]
-    expected = [
-        CardDealt((dealer + 1 + i) % seats, ORDER_36[i]) for i in range(3 * seats)
-    ]
+    expected = [CardDealt((dealer + 1 + i) % seats, ORDER_36[i]) for i in range(3 * seats)]
     assert dealt == expected
     deal = current(given)
     for seat in range(seats):
@@ -46,7 +44,11 @@ def test_dealing_is_one_card_at_a_time_clockwise_then_the_trump_turned():
     _, events = start(3, dealer=1, order=ORDER_36)
     kinds = [type(e).__name__ for e in events]
     assert kinds == [
-        "GameStarted", "DealerChosen", "DealStarted", *["CardDealt"] * 9, "TrumpTurned"
+        "GameStarted",
+        "DealerChosen",
+        "DealStarted",
+        *["CardDealt"] * 9,
+        "TrumpTurned",
     ]
     assert [e.seat for e in events if isinstance(e, CardDealt)] == [2, 0, 1] * 3
 

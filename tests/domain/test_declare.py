@@ -101,8 +101,9 @@ def test_with_declare_on_lead_the_same_responder_may_not_declare():
 
 
 def test_a_false_declaration_while_responding_loses_too():
-    given = act(table(["AH 10D 7C", "10H 6C 8C"], trump="9S", declare_on="any_turn"), 0,
-                lead("AH"))[0]
+    given = act(
+        table(["AH 10D 7C", "10H 6C 8C"], trump="9S", declare_on="any_turn"), 0, lead("AH")
+    )[0]
     assert act(given, 1, DECLARE)[1][1] == DealLost(1, "false_declaration")
 
 
@@ -138,8 +139,9 @@ def test_the_last_taker_may_still_declare():
     taker = current(given).turn
     total = points(current(given).piles[taker])
     _, events = act(given, taker, DECLARE)
-    assert events[0] == Declared(seat=taker, claim="thirty_one", value=total, needed=31,
-                                 true=total >= 31)
+    assert events[0] == Declared(
+        seat=taker, claim="thirty_one", value=total, needed=31, true=total >= 31
+    )
 
 
 def test_only_the_leader_may_pass():

@@ -48,8 +48,12 @@ def test_one_card_per_draw_round_after_round_from_the_top_of_the_stock():
     for seat in (1, 0, 1, 0):
         given, events = act(given, seat, Draw())
         drawn += events
-    assert drawn == [CardDrawn(1, "KC"), CardDrawn(0, "QC"), CardDrawn(1, "JC"),
-                     CardDrawn(0, "10C")]
+    assert drawn == [
+        CardDrawn(1, "KC"),
+        CardDrawn(0, "QC"),
+        CardDrawn(1, "JC"),
+        CardDrawn(0, "10C"),
+    ]
     deal = current(given)
     assert deal.hands == (("QD", "QC", "10C"), ("8D", "KC", "JC"))
     assert (deal.phase, deal.turn, deal.draws) == ("lead", 1, ())

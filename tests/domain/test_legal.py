@@ -10,8 +10,14 @@ HANDS = ["AS 6S QD", "7S 6H 8D"]  # seat 0 leads; hearts are trumps
 def test_the_leader_may_lead_one_suit_claim_dave_or_concede():
     given = table(HANDS, trump="9H")
     assert legal_commands(given, 0) == [
-        Lead(("AS",)), Lead(("6S",)), Lead(("QD",)), Lead(("AS", "6S")),
-        Declare("bura"), Declare("thirty_one"), Dave(), Concede(),
+        Lead(("AS",)),
+        Lead(("6S",)),
+        Lead(("QD",)),
+        Lead(("AS", "6S")),
+        Declare("bura"),
+        Declare("thirty_one"),
+        Dave(),
+        Concede(),
     ]
     assert legal_commands(given, 1) == []
 
@@ -19,8 +25,11 @@ def test_the_leader_may_lead_one_suit_claim_dave_or_concede():
 def test_a_responder_may_answer_with_any_cards_show_bura_or_concede():
     given = act(table(HANDS, trump="9H"), 0, lead("AS 6S"))[0]
     assert legal_commands(given, 1) == [
-        Respond(("7S", "6H")), Respond(("7S", "8D")), Respond(("6H", "8D")),
-        Declare("bura"), Concede(),
+        Respond(("7S", "6H")),
+        Respond(("7S", "8D")),
+        Respond(("6H", "8D")),
+        Declare("bura"),
+        Concede(),
     ]
 
 
@@ -47,9 +56,15 @@ def test_no_dave_is_listed_for_the_seat_without_the_cube():
 
 
 def test_no_dave_is_listed_over_the_limit():
-    given = play(table(HANDS, trump="9H", dave_max_multiplier=2), (0, Dave()),
-                 (1, DaveAnswer(True)), (0, lead("AS")), (1, respond("6H")), (1, Draw()),
-                 (0, Draw()))
+    given = play(
+        table(HANDS, trump="9H", dave_max_multiplier=2),
+        (0, Dave()),
+        (1, DaveAnswer(True)),
+        (0, lead("AS")),
+        (1, respond("6H")),
+        (1, Draw()),
+        (0, Draw()),
+    )
     assert current(given).turn == 1 and current(given).cube == 1
     assert Dave() not in legal_commands(given, 1)
 
@@ -57,7 +72,10 @@ def test_no_dave_is_listed_over_the_limit():
 def test_the_empty_handed_last_taker_may_claim_pass_or_concede():
     given = play_out(start(2, dealer=1, dave=False)[0])
     assert legal_commands(given, current(given).turn) == [
-        Declare("bura"), Declare("thirty_one"), Pass(), Concede()
+        Declare("bura"),
+        Declare("thirty_one"),
+        Pass(),
+        Concede(),
     ]
 
 

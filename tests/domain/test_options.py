@@ -15,10 +15,17 @@ command_from_json = msgspec.json.Decoder(AnyCommand).decode
 def test_the_defaults_make_the_classic_two_player_game():
     rules = Rules()
     assert (rules.deck, rules.penalties, rules.short_stock, rules.declare_on, rules.no_claim) == (
-        36, "enforce", "draw_in_order", "lead", "void"
+        36,
+        "enforce",
+        "draw_in_order",
+        "lead",
+        "void",
     )
     assert (rules.show_own_points, rules.dave_max_multiplier, rules.stake, rules.match_target) == (
-        False, 64, 1, 1
+        False,
+        64,
+        1,
+        1,
     )
     assert dave_enabled(rules, 2) and not dave_enabled(rules, 3)
     assert rules_from_json(b"{}") == rules
@@ -31,9 +38,16 @@ def test_every_section_1_to_7_option_decodes_from_json():
         b' "dave_max_multiplier": 8, "stake": 5, "match_target": 7}'
     )
     assert rules_from_json(raw) == Rules(
-        deck=52, penalties="reject", short_stock="set_aside", declare_on="any_turn",
-        no_claim="most_points", show_own_points=True, dave=False, dave_max_multiplier=8,
-        stake=5, match_target=7,
+        deck=52,
+        penalties="reject",
+        short_stock="set_aside",
+        declare_on="any_turn",
+        no_claim="most_points",
+        show_own_points=True,
+        dave=False,
+        dave_max_multiplier=8,
+        stake=5,
+        match_target=7,
     )
 
 
@@ -86,8 +100,7 @@ def test_a_bad_value_is_refused_naming_the_option(raw, option):
         ({"hand_size": (3, 3, 3)}, 2, "hand_size"),
     ],
 )
-def test_a_bad_or_contradictory_option_is_refused_when_the_game_is_created(options, seats,
-                                                                           option):
+def test_a_bad_or_contradictory_option_is_refused_when_the_game_is_created(options, seats, option):
     with pytest.raises(BadOption) as refused:
         check(Rules(**options), seats)
     assert refused.value.option == option

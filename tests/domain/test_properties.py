@@ -118,8 +118,11 @@ def check_replay(played: Played, chance: random.Random) -> None:
     if played.states:
         earlier = chance.choice(played.states)
         assert replay(played.events[: earlier.version]) == earlier
-    wrongs = [e for e in played.events if isinstance(e, PenaltyApplied)
-              or (isinstance(e, Declared) and not e.true)]
+    wrongs = [
+        e
+        for e in played.events
+        if isinstance(e, PenaltyApplied) or (isinstance(e, Declared) and not e.true)
+    ]
     assert len(audit(played.events)) == len(wrongs)
 
 
@@ -179,8 +182,13 @@ def check_face_down_stays_hidden(played: Played, chance: random.Random) -> None:
 
     def leaks(deal: int, viewer: Viewer, shown: object) -> list[Card]:
         text = encode(shown)
-        return [c for s, cards in secret.get(deal, {}).items() if s != viewer
-                for c in cards if f'"{c}"'.encode() in text]
+        return [
+            c
+            for s, cards in secret.get(deal, {}).items()
+            if s != viewer
+            for c in cards
+            if f'"{c}"'.encode() in text
+        ]
 
     for viewer in [*range(len(played.start.seats)), SPECTATOR]:
         number = 0
@@ -226,15 +234,17 @@ def check_legal(played: Played, chance: random.Random) -> None:
 
 @PROPERTY
 @given(tables(), styles, chances)
-def test_cards_are_conserved_and_every_game_ends(start: StartGame, style: Style,
-                                                 chance: random.Random) -> None:
+def test_cards_are_conserved_and_every_game_ends(
+    start: StartGame, style: Style, chance: random.Random
+) -> None:
     check_the_end(play_game(start, style, chance, conserved))
 
 
 @PROPERTY
 @given(tables(), styles, chances)
-def test_a_replay_rebuilds_the_live_state(start: StartGame, style: Style,
-                                          chance: random.Random) -> None:
+def test_a_replay_rebuilds_the_live_state(
+    start: StartGame, style: Style, chance: random.Random
+) -> None:
     check_replay(play_game(start, style, chance, nothing), chance)
 
 
@@ -277,11 +287,17 @@ def hidden_shuffled(state: Game, viewer: Viewer, chance: random.Random) -> Game:
     chance.shuffle(cards)
     for (where, i), card in zip(places, cards, strict=True):
         where[i] = card
-    trick = deal.trick and replace(deal.trick, responses=tuple(
-        replace(r, cards=tuple(a)) for r, a in zip(deal.trick.responses, answers, strict=True)
-    ))
+    trick = deal.trick and replace(
+        deal.trick,
+        responses=tuple(
+            replace(r, cards=tuple(a)) for r, a in zip(deal.trick.responses, answers, strict=True)
+        ),
+    )
     moved = replace(
-        deal, hands=tuple(map(tuple, hands)), stock=tuple(stock), piles=tuple(map(tuple, piles)),
+        deal,
+        hands=tuple(map(tuple, hands)),
+        stock=tuple(stock),
+        piles=tuple(map(tuple, piles)),
         trick=trick,
     )
     return replace(state, deal=moved)
@@ -307,17 +323,26 @@ def candidates(state: Game, seat: int, chance: random.Random) -> list[PlayerComm
     sets = [c for n in (1, 2, 3) for c in combinations(hand, n)]
     picked = chance.sample(sets, min(4, len(sets)))
     return [
-        *(Lead(c) for c in picked), *(Respond(c) for c in picked),
+        *(Lead(c) for c in picked),
+        *(Respond(c) for c in picked),
         *(Lead(c) for c in combination_leads(hand, deal.trump)),
-        Declare("thirty_one"), Declare("bura"), Declare("four_aces"), Dave(), DaveAnswer(True),
-        DaveAnswer(False), Pass(), Concede(),
+        Declare("thirty_one"),
+        Declare("bura"),
+        Declare("four_aces"),
+        Dave(),
+        DaveAnswer(True),
+        DaveAnswer(False),
+        Pass(),
+        Concede(),
     ]
 
 
 def listed(command: PlayerCommand, legal: list[PlayerCommand]) -> bool:
     if isinstance(command, Lead | Respond):
-        return any(type(m) is type(command) and set(m.cards) == set(command.cards)  # type: ignore[attr-defined]
-                   for m in legal)
+        return any(
+            type(m) is type(command) and set(m.cards) == set(command.cards)  # type: ignore[attr-defined]
+            for m in legal
+        )
     return command in legal
 
 

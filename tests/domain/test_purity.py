@@ -7,11 +7,45 @@ import pytest
 
 DOMAIN = Path(__file__).resolve().parents[2] / "domain"
 FORBIDDEN = {
-    "asyncio", "asyncpg", "redis", "litestar", "uvicorn", "httpx", "requests", "aiohttp",
-    "sqlite3", "psycopg", "psycopg2", "socket", "ssl", "select", "selectors", "subprocess",
-    "threading", "multiprocessing", "concurrent", "os", "sys", "io", "pathlib", "shutil",
-    "tempfile", "glob", "pickle", "shelve", "logging", "random", "secrets", "uuid", "time",
-    "datetime", "zoneinfo", "infra", "services", "tests", "bench",
+    "asyncio",
+    "asyncpg",
+    "redis",
+    "litestar",
+    "uvicorn",
+    "httpx",
+    "requests",
+    "aiohttp",
+    "sqlite3",
+    "psycopg",
+    "psycopg2",
+    "socket",
+    "ssl",
+    "select",
+    "selectors",
+    "subprocess",
+    "threading",
+    "multiprocessing",
+    "concurrent",
+    "os",
+    "sys",
+    "io",
+    "pathlib",
+    "shutil",
+    "tempfile",
+    "glob",
+    "pickle",
+    "shelve",
+    "logging",
+    "random",
+    "secrets",
+    "uuid",
+    "time",
+    "datetime",
+    "zoneinfo",
+    "infra",
+    "services",
+    "tests",
+    "bench",
 }
 
 
@@ -38,7 +72,8 @@ def test_the_domain_has_modules_to_check():
 @pytest.mark.parametrize("path", DOMAIN_FILES, ids=lambda p: p.name)
 def test_a_domain_module_imports_no_io_clock_randomness_or_outer_layer(path):
     bad = {
-        name for name in imported_modules(path)
+        name
+        for name in imported_modules(path)
         if name == "__import__" or name.split(".")[0] in FORBIDDEN
     }
     assert not bad, f"{path.name} imports {sorted(bad)}"
@@ -48,7 +83,8 @@ def test_a_domain_module_imports_no_io_clock_randomness_or_outer_layer(path):
 def test_a_domain_module_uses_no_builtin_io(path):
     tree = ast.parse(path.read_text(), filename=str(path))
     calls = {
-        node.func.id for node in ast.walk(tree)
+        node.func.id
+        for node in ast.walk(tree)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
     }
     assert not calls & {"open", "print", "input", "exec", "eval"}, path.name

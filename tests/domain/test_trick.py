@@ -173,6 +173,7 @@ def test_nobody_leads_more_cards_than_every_seat_can_answer():
     deal = current(given)
     taker = deal.turn
     assert not deal.stock
-    assert [len(h) for h in deal.hands] == [3 if s in (taker, (taker + 1) % 3) else 2
-                                             for s in range(3)]
+    assert [len(h) for h in deal.hands] == [
+        3 if s in (taker, (taker + 1) % 3) else 2 for s in range(3)
+    ]
     assert refused(given, taker, Lead(deal.hands[taker][:3])) == "wrong_card_count"

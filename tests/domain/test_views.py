@@ -113,8 +113,9 @@ def test_a_seat_sees_its_own_dealt_cards_and_not_the_others():
 
 def test_a_spectator_sees_no_dealt_card_the_arbiter_every_one():
     events = started_events()
-    assert all(e.card is None for e in redact_all(events, SPECTATOR, Rules())
-               if isinstance(e, CardDealt))
+    assert all(
+        e.card is None for e in redact_all(events, SPECTATOR, Rules()) if isinstance(e, CardDealt)
+    )
     assert redact_all(events, ARBITER, Rules()) == events
 
 

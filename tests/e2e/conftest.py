@@ -38,8 +38,12 @@ async def start_service(
     started: list[Service] = []
 
     async def start(port: int | None = None, wait: bool = True, **env: str) -> Service:
-        settings = {"BURA_DATABASE_URL": database, "BURA_REDIS_URL": redis_url,
-                    "BURA_FEED_POLL_SECONDS": "0.5", **env}
+        settings = {
+            "BURA_DATABASE_URL": database,
+            "BURA_REDIS_URL": redis_url,
+            "BURA_FEED_POLL_SECONDS": "0.5",
+            **env,
+        }
         service = Service(settings, port=port, log_dir=tmp_path).start()
         started.append(service)
         return await service.ready() if wait else service

@@ -51,8 +51,9 @@ class Table:
         self.acked: list[int] = []  # versions the server acknowledged to our commands
 
     @classmethod
-    async def create(cls, client: httpx.AsyncClient, base: str, seats: int = 2,
-                     **options: Any) -> Table:
+    async def create(
+        cls, client: httpx.AsyncClient, base: str, seats: int = 2, **options: Any
+    ) -> Table:
         body = {"seats": [{"name": f"bot{i}"} for i in range(seats)], **options}
         answer = await client.post(f"{base}/games", json=body, headers=OPERATOR)
         assert answer.status_code == 201, answer.text
@@ -65,8 +66,11 @@ class Table:
 
     async def sync(self, client: httpx.AsyncClient, base: str) -> Game:
         """Fold in the events after the version we have, as the arbiter sees them."""
-        answer = await client.get(f"{base}/games/{self.game_id}/events",
-                                  params={"after": self.state.version}, headers=OPERATOR)
+        answer = await client.get(
+            f"{base}/games/{self.game_id}/events",
+            params={"after": self.state.version},
+            headers=OPERATOR,
+        )
         assert answer.status_code == 200, answer.text
         for envelope in _page(answer.content).events:
             assert envelope.version == self.state.version + 1, "a gap in the events"
@@ -74,18 +78,29 @@ class Table:
             self.events.append((envelope.version, envelope.event))
         return self.state
 
-    async def send(self, client: httpx.AsyncClient, base: str, seat: int,
-                   command: PlayerCommand, key: str | None = None) -> httpx.Response:
-        headers = {**bearer(self.tokens[seat]), "Idempotency-Key": key or uuid.uuid4().hex,
-                   "Content-Type": "application/json"}
-        answer = await client.post(f"{base}/games/{self.game_id}/commands",
-                                   content=_encode(command), headers=headers)
+    async def send(
+        self,
+        client: httpx.AsyncClient,
+        base: str,
+        seat: int,
+        command: PlayerCommand,
+        key: str | None = None,
+    ) -> httpx.Response:
+        headers = {
+            **bearer(self.tokens[seat]),
+            "Idempotency-Key": key or uuid.uuid4().hex,
+            "Content-Type": "application/json",
+        }
+        answer = await client.post(
+            f"{base}/games/{self.game_id}/commands", content=_encode(command), headers=headers
+        )
         if answer.status_code == 200:
             self.acked.append(answer.json()["version"])
         return answer
 
-    def next_move(self, bot: Bot, chance: random.Random,
-                  faults: float = 0.0) -> tuple[int, PlayerCommand]:
+    def next_move(
+        self, bot: Bot, chance: random.Random, faults: float = 0.0
+    ) -> tuple[int, PlayerCommand]:
         """The bot's move for the seat due to act; with probability `faults`, a draw by
         any seat instead (out of turn, two cards, or with a full hand: a penalty)."""
         deal = self.state.deal
@@ -94,8 +109,15 @@ class Table:
             return chance.randrange(len(self.state.seats)), Draw(chance.choice((1, 2)))
         return deal.turn, bot(self.state, deal.turn, chance)
 
-    async def play(self, client: httpx.AsyncClient, base: str, bot: Bot,
-                   chance: random.Random, moves: int = 10_000, faults: float = 0.0) -> Game:
+    async def play(
+        self,
+        client: httpx.AsyncClient,
+        base: str,
+        bot: Bot,
+        chance: random.Random,
+        moves: int = 10_000,
+        faults: float = 0.0,
+    ) -> Game:
         """Play up to `moves` commands (to the end by default); every one must be taken."""
         await self.sync(client, base)
         for _ in range(moves):

@@ -28,8 +28,9 @@ OPERATOR_KEY = "operator-key-of-the-e2e-tests"
 class Service:
     """`python -m services.cli serve` on its own port; stderr goes to a log file."""
 
-    def __init__(self, env: Mapping[str, str], port: int | None = None,
-                 log_dir: Path | None = None) -> None:
+    def __init__(
+        self, env: Mapping[str, str], port: int | None = None, log_dir: Path | None = None
+    ) -> None:
         self.port = port or free_port()
         self.env = {**os.environ, **env, "BURA_PORT": str(self.port), "BURA_HOST": "127.0.0.1"}
         self.env.setdefault("BURA_OPERATOR_KEY", OPERATOR_KEY)
@@ -48,7 +49,10 @@ class Service:
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "services.cli", "serve"],
-                cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                cwd=ROOT,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
             )
         return self
 
@@ -123,9 +127,21 @@ class RedisServer:
 
     def start(self) -> RedisServer:
         self.process = subprocess.Popen(
-            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.home,
-             "--save", "", "--appendonly", "no"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                self.binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                self.home,
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 10
         while not self._pings():
@@ -204,8 +220,9 @@ class Proxy:
         asyncio.run_coroutine_threadsafe(work, self.loop).result(timeout=10)  # type: ignore[arg-type]
 
     async def _listen(self) -> None:
-        self.server = await asyncio.start_server(self._pipe, "127.0.0.1", self.port,
-                                                 reuse_address=True)
+        self.server = await asyncio.start_server(
+            self._pipe, "127.0.0.1", self.port, reuse_address=True
+        )
 
     async def _cut(self) -> None:
         if self.server is not None:

@@ -27,8 +27,14 @@ class Stream:
     """One SSE connection. `messages` grows as they come; `closed` is set when the server
     ends the stream or the connection breaks (`error` says how)."""
 
-    def __init__(self, client: httpx.AsyncClient, url: str, token: str,
-                 last_id: int | None = None, decode: bool = True) -> None:
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        url: str,
+        token: str,
+        last_id: int | None = None,
+        decode: bool = True,
+    ) -> None:
         self.client = client
         self.decode = decode  # False: keep `data` as text (cheaper, for benchmarks)
         self.url = url
@@ -89,8 +95,9 @@ class Stream:
     async def _read(self) -> None:
         try:
             timeout = httpx.Timeout(5.0, read=None)
-            async with self.client.stream("GET", self.url, headers=self.headers,
-                                          timeout=timeout) as response:
+            async with self.client.stream(
+                "GET", self.url, headers=self.headers, timeout=timeout
+            ) as response:
                 self.status = response.status_code
                 if response.status_code != 200:
                     await response.aread()
@@ -130,8 +137,11 @@ class Stream:
             with contextlib.suppress(ValueError):
                 data = json.loads(text)
         ident = fields.get("id")
-        self.messages.append(Message(fields.get("event", "message"),
-                                     int(ident) if ident is not None else None, data, raw))
+        self.messages.append(
+            Message(
+                fields.get("event", "message"), int(ident) if ident is not None else None, data, raw
+            )
+        )
         self._arrived.set()
 
 

@@ -38,8 +38,10 @@ async def test_redis_restarted_mid_game(
         table = await Table.create(client, one.url, seed="faults-1", **RULES)
         chance = random.Random(11)
         url = table.stream_url(two.url)
-        async with Stream(client, url, table.tokens[0]) as seat0, \
-                Stream(client, url, table.spectator) as spectator:
+        async with (
+            Stream(client, url, table.tokens[0]) as seat0,
+            Stream(client, url, table.spectator) as spectator,
+        ):
             start = table.state.version
             await asyncio.gather(seat0.version(start), spectator.version(start))
             await table.play(client, one.url, random_bot, chance, moves=4)
@@ -169,8 +171,13 @@ async def test_sigkill_under_load_loses_no_acknowledged_command(
     again = await start_service(port=service.port)
 
     async def check_and_finish(table: Table) -> None:
-        fresh = Table({"game_id": table.game_id, "seats": [{"token": t} for t in table.tokens],
-                       "spectator_token": table.spectator})
+        fresh = Table(
+            {
+                "game_id": table.game_id,
+                "seats": [{"token": t} for t in table.tokens],
+                "spectator_token": table.spectator,
+            }
+        )
         await fresh.sync(client, again.url)
         stored = dict(fresh.events)
         for seat, ack in acked[table.game_id]:

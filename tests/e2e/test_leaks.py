@@ -44,15 +44,48 @@ ACES_DECK = stacked([["KS", "QS", "JS", "9S"], ["AH", "AS", "AD", "AC"]], "6H", 
 # Between them these tables play every event type (bot seeds found by simulating them);
 # should a change of the rules move that, more games are played, up to ROUNDS each.
 TABLES: list[tuple[int, dict[str, Any]]] = [
-    (31, {"seats": 2, "seed": "leak-one", "dealer": 0, "deck": BURA_DECK,
-          "rules": {"match_target": 2}}),
-    (8, {"seats": 3, "seed": "leak-two",
-         "rules": {"match_target": 2, "closed_discard": True, "false_declaration": "pay_pot",
-                   "open_seats": [2], "compensation": 5}}),
-    (36, {"seats": 2, "seed": "leak-three",
-          "rules": {"match_target": 2, "trumps": False, "first_lead_compensation": 10}}),
-    (15, {"seats": 2, "seed": "leak-four", "dealer": 0, "deck": ACES_DECK,
-          "rules": {"match_target": 2, "game": "kozel"}}),
+    (
+        31,
+        {
+            "seats": 2,
+            "seed": "leak-one",
+            "dealer": 0,
+            "deck": BURA_DECK,
+            "rules": {"match_target": 2},
+        },
+    ),
+    (
+        8,
+        {
+            "seats": 3,
+            "seed": "leak-two",
+            "rules": {
+                "match_target": 2,
+                "closed_discard": True,
+                "false_declaration": "pay_pot",
+                "open_seats": [2],
+                "compensation": 5,
+            },
+        },
+    ),
+    (
+        36,
+        {
+            "seats": 2,
+            "seed": "leak-three",
+            "rules": {"match_target": 2, "trumps": False, "first_lead_compensation": 10},
+        },
+    ),
+    (
+        15,
+        {
+            "seats": 2,
+            "seed": "leak-four",
+            "dealer": 0,
+            "deck": ACES_DECK,
+            "rules": {"match_target": 2, "game": "kozel"},
+        },
+    ),
     (31, {"seats": 2, "seed": "leak-five", "rules": {"match_target": 2}}),
 ]
 ROUNDS = 3
@@ -175,10 +208,12 @@ async def test_no_stream_shows_a_viewer_a_card_it_may_not_see(
     played: set[str] = set()
     own = 0
     for round_ in range(ROUNDS):
-        games = await asyncio.gather(*(
-            play_and_watch(client, service.url, options, number + 1000 * round_)
-            for number, options in TABLES
-        ))
+        games = await asyncio.gather(
+            *(
+                play_and_watch(client, service.url, options, number + 1000 * round_)
+                for number, options in TABLES
+            )
+        )
         for watched in games:
             types, seen = check(watched)
             played |= types

@@ -31,8 +31,7 @@ async def test_sigterm_finishes_commands_closes_streams_and_exits_0(
 ) -> None:
     proxy = Proxy.before(database).start()
     try:
-        env = {"BURA_DATABASE_URL": proxy.via(database),
-               "BURA_SHUTDOWN_GRACE_SECONDS": str(GRACE)}
+        env = {"BURA_DATABASE_URL": proxy.via(database), "BURA_SHUTDOWN_GRACE_SECONDS": str(GRACE)}
         service = await start_service(**env)
         table = await Table.create(client, service.url, seed="shutdown-1", **RULES)
         chance = random.Random(21)
@@ -89,15 +88,18 @@ async def test_readiness_is_503_and_new_streams_are_refused_while_draining(
     try:
         async with AsyncTestClient(app) as client:
             assert (await client.get("/health/ready")).status_code == 200
-            created = await client.post("/games", json={"seats": [{"name": "a"},
-                                                                   {"name": "b"}]},
-                                        headers={"Authorization": "Bearer k"})
+            created = await client.post(
+                "/games",
+                json={"seats": [{"name": "a"}, {"name": "b"}]},
+                headers={"Authorization": "Bearer k"},
+            )
             game = created.json()["game_id"]
             app.state.runtime.projector.drain()
             ready = await client.get("/health/ready")
             assert ready.status_code == 503 and ready.json()["server"] == "shutting down"
-            stream = await client.get(f"/games/{game}/stream",
-                                      headers={"Authorization": "Bearer k"})
+            stream = await client.get(
+                f"/games/{game}/stream", headers={"Authorization": "Bearer k"}
+            )
             assert stream.status_code == 503
     finally:
         await adapters.close()

@@ -29,8 +29,10 @@ async def test_a_stream_starts_with_the_current_view_and_sends_every_version_the
     await table.play(client, service.url, random_bot, chance, moves=5)
     start = table.state.version
     url = table.stream_url(service.url)
-    async with Stream(client, url, table.tokens[0]) as seat, \
-            Stream(client, url, table.spectator) as spectator:
+    async with (
+        Stream(client, url, table.tokens[0]) as seat,
+        Stream(client, url, table.spectator) as spectator,
+    ):
         first = await seat.version(start)
         await spectator.version(start)
         assert first.id == start and first.data["event"] is None
@@ -46,8 +48,11 @@ async def test_a_stream_starts_with_the_current_view_and_sends_every_version_the
     assert_one_per_version(seat, start, final)
     assert_one_per_version(spectator, start, final)
     assert seat.views[-1].data["view"]["status"] == "finished"
-    assert all(m.data["view"]["hand"] is not None for m in seat.views[:-1] if
-               m.data["view"]["status"] == "in_progress")
+    assert all(
+        m.data["view"]["hand"] is not None
+        for m in seat.views[:-1]
+        if m.data["view"]["status"] == "in_progress"
+    )
     for message in spectator.views:
         shown = message.data["view"]
         assert shown["hand"] is None and all(s["hand"] is None for s in shown["seats"])
@@ -91,10 +96,11 @@ async def test_a_command_on_one_replica_reaches_streams_on_the_other_by_hint(
     table = await Table.create(client, one.url, seed="streams-4", **RULES)
     chance = random.Random(4)
     url = table.stream_url(two.url)
-    async with Stream(client, url, table.tokens[0]) as seat0, \
-            Stream(client, url, table.tokens[1]) as seat1:
-        await asyncio.gather(seat0.version(table.state.version),
-                             seat1.version(table.state.version))
+    async with (
+        Stream(client, url, table.tokens[0]) as seat0,
+        Stream(client, url, table.tokens[1]) as seat1,
+    ):
+        await asyncio.gather(seat0.version(table.state.version), seat1.version(table.state.version))
         start = table.state.version
         for _ in range(10):
             await table.play(client, one.url, random_bot, chance, moves=1)

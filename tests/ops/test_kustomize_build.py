@@ -25,8 +25,10 @@ def comparable(objects):
 def test_renders_exactly_what_kubectl_kustomize_renders(k8s_tree, rendered, target):
     kubectl = shutil.which("kubectl")
     if kubectl is None:
-        pytest.fail("kubectl not on PATH (Debian package `kubectl`, which .ci/run installs): "
-                    "it is the reference the Python renderer is checked against")
+        pytest.fail(
+            "kubectl not on PATH (Debian package `kubectl`, which .ci/run installs): "
+            "it is the reference the Python renderer is checked against"
+        )
     out = subprocess.run(
         [kubectl, "kustomize", str(k8s_tree / target)],
         capture_output=True,

@@ -46,14 +46,12 @@ def given_table(**options):
 
 def test_an_answer_that_does_not_beat_is_played_face_down():
     _, events = act(act(given_table(), 0, lead("AS"))[0], 1, respond("10D"))
-    assert events[0] == CardsResponded(seat=1, cards=("10D",), count=1, beat=False,
-                                       face_down=True)
+    assert events[0] == CardsResponded(seat=1, cards=("10D",), count=1, beat=False, face_down=True)
 
 
 def test_an_answer_that_beats_is_played_face_up():
     _, events = act(act(given_table(), 0, lead("7C"))[0], 1, respond("8C"))
-    assert events[0] == CardsResponded(seat=1, cards=("8C",), count=1, beat=True,
-                                       face_down=False)
+    assert events[0] == CardsResponded(seat=1, cards=("8C",), count=1, beat=True, face_down=False)
 
 
 def test_without_the_variant_every_answer_is_face_up():
@@ -67,9 +65,7 @@ def test_a_face_down_answer_on_the_table_is_seen_by_its_player_and_the_arbiter_o
     given = play(given, (0, lead("AS")), (1, respond("10D")))
     for viewer in (0, 2, SPECTATOR):
         answer = view(given, viewer).trick.responses[0]  # type: ignore[union-attr]
-        assert (answer.cards, answer.face_down, answer.count, answer.beat) == (
-            None, True, 1, False
-        )
+        assert (answer.cards, answer.face_down, answer.count, answer.beat) == (None, True, 1, False)
     for viewer in (1, ARBITER):
         assert view(given, viewer).trick.responses[0].cards == ("10D",)  # type: ignore[union-attr]
 
@@ -106,8 +102,9 @@ def test_the_greedy_bot_does_not_count_face_down_cards_it_never_saw():
     given = trick(given, "AD", "10S")  # seat 0 holds 42 points but saw only 22
     assert claim_points(given, current(given), 0) == 42
     assert isinstance(greedy_bot(given, 0, random.Random(1)), Lead)
-    open_play = trick(trick(table(HANDS, trump="9H", stock="QS JS 9S 8S"), "AS", "10D"),
-                      "AD", "10S")
+    open_play = trick(
+        trick(table(HANDS, trump="9H", stock="QS JS 9S 8S"), "AS", "10D"), "AD", "10S"
+    )
     assert greedy_bot(open_play, 0, random.Random(1)) == THIRTY_ONE
 
 
@@ -153,8 +150,7 @@ def test_after_the_game_a_seat_replays_only_what_it_saw_at_the_time():
 
 
 def test_the_audit_leaves_face_down_cards_out_of_the_evidence_for_other_seats():
-    given, events = table_and_events(HANDS, trump="9H", stock="QS JS 9S 8S",
-                                     closed_discard=True)
+    given, events = table_and_events(HANDS, trump="9H", stock="QS JS 9S 8S", closed_discard=True)
     given = record(given, events, (0, lead("AS")), (1, respond("10D")))
     given = record(given, events, (0, lead("7C")), (1, respond("JS")))
     record(given, events, (0, THIRTY_ONE))
@@ -196,8 +192,12 @@ def test_the_false_declarer_may_not_declare_again_before_another_trick():
 
 
 def test_the_pot_is_settled_with_the_deal_to_every_other_seat():
-    given = table(["AS AD 7C", "10D 10S 8C", "QC JC 9C"], trump="9H", closed_discard=True,
-                  false_declaration="pay_pot")
+    given = table(
+        ["AS AD 7C", "10D 10S 8C", "QC JC 9C"],
+        trump="9H",
+        closed_discard=True,
+        false_declaration="pay_pot",
+    )
     given = trick(given, "AS", "10D", "QC")
     given = act(given, 0, THIRTY_ONE)[0]  # 24: false, seat 0 owes 1 to each other seat
     given = trick(given, "AD", "10S", "JC")  # seat 0 holds 50 now

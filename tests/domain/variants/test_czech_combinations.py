@@ -122,8 +122,13 @@ def test_with_two_buras_the_seat_that_would_lead_earlier_leads_and_a_higher_bura
 
 
 def test_a_responder_who_does_not_beat_the_bura_leaves_the_deal_to_its_leader():
-    given = table(["6H 7H 8H", "AS 10S KS", "10H KH AH 6C"], trump="9H",
-                  hand_size=(3, 3, 4), open_seats=(2,), **CZECH)
+    given = table(
+        ["6H 7H 8H", "AS 10S KS", "10H KH AH 6C"],
+        trump="9H",
+        hand_size=(3, 3, 4),
+        open_seats=(2,),
+        **CZECH,
+    )
     given = play(given, (0, lead("6H 7H 8H")), (1, respond("AS 10S KS")))
     _, events = act(given, 2, respond("10H KH 6C"))
     assert events[:2] == [

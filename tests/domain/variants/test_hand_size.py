@@ -26,8 +26,9 @@ FOUR_OPEN = {"hand_size": (4, 3), "open_seats": (0,)}
 
 def given_table(**options):
     # seat 0 (open) holds four, seat 1 three; hearts are trumps
-    return table(["AS KS 7S 8D", "10S 6C 8C"], trump="9H", stock="QC JC 9C 7C 6D",
-                 **FOUR_OPEN, **options)
+    return table(
+        ["AS KS 7S 8D", "10S 6C 8C"], trump="9H", stock="QC JC 9C 7C 6D", **FOUR_OPEN, **options
+    )
 
 
 def test_each_seat_is_dealt_its_own_hand_size_one_card_at_a_time():

@@ -77,8 +77,9 @@ def test_claiming_four_aces_without_them_is_a_false_declaration():
 
 
 def test_four_aces_are_no_claim_in_bura():
-    assert refused(table(["AS AD AC", "QC JC 8C"], trump="9H"), 0,
-                   Declare("four_aces")) == "not_kozel"
+    assert (
+        refused(table(["AS AD AC", "QC JC 8C"], trump="9H"), 0, Declare("four_aces")) == "not_kozel"
+    )
 
 
 def test_otherwise_the_deal_is_played_out_and_the_highest_total_wins():

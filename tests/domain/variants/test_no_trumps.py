@@ -46,8 +46,7 @@ def test_the_first_leader_gives_the_other_seat_the_compensation():
 
 
 def test_each_deal_s_first_leader_pays_for_that_deal():
-    given, events = table_and_events(HANDS, trump=None, first_lead_compensation=12,
-                                     match_target=2)
+    given, events = table_and_events(HANDS, trump=None, first_lead_compensation=12, match_target=2)
     given = record(given, events, (0, lead("7S")), (1, Concede()))  # seat 0 deals the next
     assert (current(given).number, current(given).turn) == (2, 1)
     assert compensations(events)[-1] == CompensationGiven(0, 12, "first_lead")
@@ -56,13 +55,15 @@ def test_each_deal_s_first_leader_pays_for_that_deal():
 def test_with_three_seats_each_other_seat_receives_it():
     _, events = start(3, dealer=2, trumps=False, first_lead_compensation=5)
     assert compensations(events) == [
-        CompensationGiven(1, 5, "first_lead"), CompensationGiven(2, 5, "first_lead")
+        CompensationGiven(1, 5, "first_lead"),
+        CompensationGiven(2, 5, "first_lead"),
     ]
 
 
 def test_in_a_team_game_the_other_team_receives_it_once_as_its_points_are_pooled():
-    _, events = start(4, dealer=3, trumps=False, first_lead_compensation=5, deck=52,
-                      teams=((0, 2), (1, 3)))
+    _, events = start(
+        4, dealer=3, trumps=False, first_lead_compensation=5, deck=52, teams=((0, 2), (1, 3))
+    )
     assert compensations(events) == [CompensationGiven(1, 5, "first_lead")]
 
 

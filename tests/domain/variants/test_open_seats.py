@@ -42,7 +42,8 @@ def test_an_open_seat_s_dealt_and_drawn_cards_are_public_in_the_events():
             ["10H", "6C", "8C"] if viewer == 1 else [None] * 3
         )
         assert [e for e in seen if isinstance(e, CardDrawn)] == [
-            CardDrawn(0, "6D"), CardDrawn(1, "7D" if viewer == 1 else None)
+            CardDrawn(0, "6D"),
+            CardDrawn(1, "7D" if viewer == 1 else None),
         ]
         assert not any(isinstance(e, DealStarted) and e.deck for e in seen)
 
@@ -59,8 +60,9 @@ def test_the_other_side_gives_the_open_seat_its_compensation_every_deal():
 
 
 def test_a_declaration_with_tricks_and_compensation_reaching_31_is_true():
-    given = table(["AH 10D 7C", "KH 6C 8C"], trump="9S", stock="6D 7D 8D 9D",
-                  open_seats=(0,), compensation=10)
+    given = table(
+        ["AH 10D 7C", "KH 6C 8C"], trump="9S", stock="6D 7D 8D 9D", open_seats=(0,), compensation=10
+    )
     given = trick(given, "AH", "6C")  # seat 0 takes 11: 21 with the compensation
     given = trick(given, "10D", "8C")  # and 10 more: 31
     _, events = act(given, 0, Declare("thirty_one"))
@@ -68,8 +70,7 @@ def test_a_declaration_with_tricks_and_compensation_reaching_31_is_true():
 
 
 def test_without_the_compensation_the_same_tricks_are_a_false_declaration():
-    given = table(["AH 10D 7C", "KH 6C 8C"], trump="9S", stock="6D 7D 8D 9D",
-                  open_seats=(0,))
+    given = table(["AH 10D 7C", "KH 6C 8C"], trump="9S", stock="6D 7D 8D 9D", open_seats=(0,))
     given = trick(trick(given, "AH", "6C"), "10D", "8C")
     _, events = act(given, 0, Declare("thirty_one"))
     assert events[0] == Declared(seat=0, claim="thirty_one", value=21, needed=31, true=False)
@@ -79,7 +80,8 @@ def test_both_seats_open_every_hand_is_public():
     given = table(HANDS, trump="9S", open_seats=(0, 1))
     for viewer in (0, 1, SPECTATOR):
         assert [s.hand for s in view(given, viewer).seats] == [
-            ("AH", "10D", "7C"), ("10H", "6C", "8C")
+            ("AH", "10D", "7C"),
+            ("10H", "6C", "8C"),
         ]
     assert current(given).bonus == (0, 0)
 
@@ -94,8 +96,11 @@ def test_both_seats_open_every_hand_is_public():
         ({"open_seats": (0,), "compensation": 31}, 2, "compensation"),
         ({"open_seats": (0,), "compensation": -1}, 2, "compensation"),
         # a team of two open seats would start every deal with 40 of its 31
-        ({"deck": 52, "teams": ((0, 2), (1, 3)), "open_seats": (0, 2), "compensation": 20}, 4,
-         "compensation"),
+        (
+            {"deck": 52, "teams": ((0, 2), (1, 3)), "open_seats": (0, 2), "compensation": 20},
+            4,
+            "compensation",
+        ),
     ],
 )
 def test_bad_open_seat_options_are_refused_naming_the_option(options, seats, option):

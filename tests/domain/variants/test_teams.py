@@ -63,8 +63,13 @@ def test_the_winning_team_s_seat_deals_next():
 
 def test_after_a_penalty_the_same_dealer_deals_again():
     # a team's loss has no single winner: the dealer of the lost deal deals the next one
-    given = play(given_table(match_target=3), (0, lead("AS")), (1, respond("3S")),
-                 (2, respond("10S")), (3, respond("5S")))  # seat 0 takes, draws first
+    given = play(
+        given_table(match_target=3),
+        (0, lead("AS")),
+        (1, respond("3S")),
+        (2, respond("10S")),
+        (3, respond("5S")),
+    )  # seat 0 takes, draws first
     assert current(given).draws[0] == 0 and current(given).dealer == 3
     given, events = act(given, 1, Draw())  # seat 1 draws before seat 0: out of turn
     assert events[0].rule == "out_of_turn_draw"  # type: ignore[attr-defined]
