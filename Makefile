@@ -34,13 +34,13 @@ test-fast: $(DEV)
 	BURA_EXAMPLES_SCALE=0.2 $(PY) -m pytest -m "not external and not slow" -p no:cacheprovider
 
 lint: $(DEV)
-	$(VENV)/bin/ruff check domain infra services tests bench
-	$(VENV)/bin/ruff format --check domain infra services tests bench
+	$(VENV)/bin/ruff check domain infra services tests bench harness
+	$(VENV)/bin/ruff format --check domain infra services tests bench harness
 	$(VENV)/bin/mypy --strict domain infra services
 
 format: $(DEV)
-	$(VENV)/bin/ruff check --fix domain infra services tests bench
-	$(VENV)/bin/ruff format domain infra services tests bench
+	$(VENV)/bin/ruff check --fix domain infra services tests bench harness
+	$(VENV)/bin/ruff format domain infra services tests bench harness
 
 bench: $(DEV)
 	$(PY) -m bench

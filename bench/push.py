@@ -32,10 +32,9 @@ from domain.commands import StartGame
 from domain.decide import decide
 from domain.evolve import fold
 from domain.state import NEW_GAME, Game
-from tests.e2e.play import OPERATOR, bearer
-from tests.e2e.processes import Service
-from tests.e2e.sse import Stream
-from tests.servers import fresh_database
+from harness.databases import fresh_database
+from harness.processes import OPERATOR, Service, bearer
+from harness.sse import Stream
 
 DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
 GAMES = 32

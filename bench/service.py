@@ -46,7 +46,7 @@ from domain.decide import decide
 from domain.evolve import fold
 from domain.rules import Rules
 from domain.state import NEW_GAME, Game
-from tests.servers import fresh_database
+from harness.databases import fresh_database
 
 GAMES = 32
 WINDOWS = 3

@@ -25,10 +25,10 @@ import asyncpg
 import msgspec
 
 from bench import database_url
+from harness.databases import fresh_database
 from infra.ports.events import Metadata, NewEvent
 from infra.postgres.migrate import migrate
 from infra.postgres.store import PostgresEventStore
-from tests.servers import fresh_database
 
 WRITERS = (1, 8, 32)
 REPEATS = 3

@@ -8,8 +8,6 @@ When none works the test fails and says what was tried: never a silent skip.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import glob
 import os
 import pwd
@@ -19,16 +17,14 @@ import socket
 import subprocess
 import tempfile
 import time
-import uuid
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
-import asyncpg
 import pytest
 
+from harness.databases import free_port, fresh_database, run_async
 from infra.memory.hints import InProcessHintBus
 from infra.ports.hints import HintBus
 from infra.postgres.migrate import migrate
@@ -38,6 +34,8 @@ from infra.sqlite.database import SqliteDatabase
 from infra.sqlite.store import SqliteEventStore
 from infra.sqlite.tokens import SqliteSeatTokens
 from services.bootstrap import Adapters
+
+__all__ = ["free_port", "fresh_database", "run_async"]
 
 DATABASE_ENV = "BURA_TEST_DATABASE_URL"
 REDIS_ENV = "BURA_TEST_REDIS_URL"
@@ -74,42 +72,6 @@ async def sqlite_adapters(
     return Adapters(
         SqliteEventStore(database), SqliteSeatTokens(database), hints or InProcessHintBus()
     )
-
-
-# --- one database per test session ----------------------------------------------------
-
-
-def run_async(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run a coroutine to completion on a private loop, even inside a running one."""
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(lambda: asyncio.run(make())).result()
-
-
-def with_database(url: str, database: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(path="/" + database))
-
-
-@contextmanager
-def fresh_database(admin_url: str, migrated: bool = True) -> Iterator[str]:
-    """URL of a new, uniquely named database on the server, dropped on exit."""
-    name = f"bura_test_{uuid.uuid4().hex[:12]}"
-    url = with_database(admin_url, name)
-
-    async def admin(sql: str) -> None:
-        conn = await asyncpg.connect(admin_url)
-        try:
-            await conn.execute(sql)
-        finally:
-            await conn.close()
-
-    run_async(lambda: admin(f'CREATE DATABASE "{name}"'))
-    try:
-        if migrated:
-            run_async(lambda: migrate(url))
-        yield url
-    finally:
-        run_async(lambda: admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 # --- servers --------------------------------------------------------------------------
@@ -185,12 +147,6 @@ def _redis_container(stack: ExitStack) -> str:
     container = stack.enter_context(RedisContainer("redis:7-alpine"))
     host, port = container.get_container_host_ip(), container.get_exposed_port(6379)
     return f"redis://{host}:{port}/0"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _postgres_bin(name: str) -> str | None:

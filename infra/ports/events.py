@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 import msgspec
@@ -19,11 +19,14 @@ class NewEvent(msgspec.Struct, frozen=True):
 
 class Metadata(msgspec.Struct, frozen=True):
     """What is recorded with every event of one append: the command id it was appended
-    under (idempotency), the seat that sent it, and the request it came in (correlation)."""
+    under (idempotency), the seat that sent it, and the request it came in (correlation).
+    The fingerprint of the command is kept with the command id (not with each event), so
+    that a repeated id can be told from an id reused for another command."""
 
     command_id: str | None = None
     actor: int | None = None
     correlation_id: str | None = None
+    fingerprint: str | None = None
 
 
 NO_METADATA = Metadata()
@@ -40,19 +43,37 @@ class RecordedEvent(msgspec.Struct, frozen=True):
     # Global order for catch-up readers: (transaction id, position). SQLite uses tx_id 0.
     tx_id: int
     position: int
+    # SHA-256 chained onto the previous row of the stream (domain/chain.py).
+    hash: bytes = b""
+
+    @property
+    def recorded_micros(self) -> int:
+        return micros(self.recorded_at)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def micros(at: datetime) -> int:
+    """Whole microseconds since 1970-01-01 UTC, exactly (no float on the way)."""
+    return (at - _EPOCH) // timedelta(microseconds=1)
 
 
 class AppendResult(msgspec.Struct, frozen=True):
     """Versions written by one append: first_version..last_version inclusive.
 
-    duplicate is true when the command id had been seen: nothing was appended and the
-    versions are those of the first append under that id.
+    duplicate is true when the command id had been seen: nothing was appended, and the
+    versions, actor and fingerprint are those of the first append under that id.
+    last_hash is the chain hash of last_version (empty for a duplicate).
     """
 
     stream_id: str
     first_version: int
     last_version: int
     duplicate: bool = False
+    actor: int | None = None
+    fingerprint: str | None = None
+    last_hash: bytes = b""
 
 
 # A catch-up reader's place in the global order: (tx_id, position) of the last event read.
@@ -98,7 +119,8 @@ class EventStore(Protocol):
     async def version(self, stream_id: str) -> int: ...
 
     async def find_command(self, stream_id: str, command_id: str) -> AppendResult | None:
-        """The result of the first append made under command_id (duplicate=False), if any."""
+        """The result of the first append made under command_id (duplicate=False, with its
+        actor and fingerprint), if any."""
         ...
 
     async def read_all(self, after: Checkpoint, limit: int = 1000) -> list[RecordedEvent]:

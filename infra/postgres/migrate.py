@@ -19,8 +19,9 @@ def migration_files() -> list[tuple[str, str]]:
     return [(name, (folder / name).read_text(encoding="utf-8")) for name in names]
 
 
-async def migrate(dsn: str) -> list[str]:
+async def migrate(dsn: str, until: str | None = None) -> list[str]:
     """Apply pending migrations, each in its own transaction; return the names applied.
+    `until` stops after the migration of that name (to test a migration of old data).
 
     A session advisory lock makes concurrent callers (replicas starting together) wait
     for one another, so each migration applies exactly once.
@@ -30,14 +31,14 @@ async def migrate(dsn: str) -> list[str]:
         try:
             await conn.execute("SELECT pg_advisory_lock($1)", _LOCK_KEY)
             try:
-                return await _apply_pending(conn)
+                return await _apply_pending(conn, until)
             finally:
                 await conn.execute("SELECT pg_advisory_unlock($1)", _LOCK_KEY)
         finally:
             await conn.close()
 
 
-async def _apply_pending(conn: asyncpg.Connection) -> list[str]:
+async def _apply_pending(conn: asyncpg.Connection, until: str | None) -> list[str]:
     await conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations ("
         " name text PRIMARY KEY,"
@@ -52,4 +53,6 @@ async def _apply_pending(conn: asyncpg.Connection) -> list[str]:
             await conn.execute(sql)
             await conn.execute("INSERT INTO schema_migrations (name) VALUES ($1)", name)
         applied.append(name)
+        if name == until:
+            break
     return applied

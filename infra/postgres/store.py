@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import asyncpg
+import msgspec
 from asyncpg.exceptions import OperatorInterventionError, TooManyConnectionsError
 from asyncpg.pool import PoolConnectionProxy
 
@@ -55,10 +56,10 @@ class _StatelessConnection(asyncpg.Connection):
         return ""
 
 
-_APPEND = "SELECT * FROM bura_append($1, $2, $3, $4, $5, $6, $7, $8)"
+_APPEND = "SELECT * FROM bura_append($1, $2, $3, $4, $5, $6, $7, $8, $9)"
 _COLUMNS = (
     "stream_id, version, type, data, schema_version, command_id, actor,"
-    " correlation_id, recorded_at, tx_id, position"
+    " correlation_id, recorded_at, tx_id, position, hash"
 )
 _READ = f"SELECT {_COLUMNS} FROM events WHERE stream_id = $1 AND version > $2 ORDER BY version"
 _READ_UNTIL = (
@@ -75,7 +76,8 @@ _READ_ALL = (
 )
 _VERSION = "SELECT coalesce(max(version), 0) FROM events WHERE stream_id = $1"
 _FIND_COMMAND = (
-    "SELECT first_version, last_version FROM commands WHERE stream_id = $1 AND command_id = $2"
+    "SELECT first_version, last_version, actor, fingerprint FROM commands"
+    " WHERE stream_id = $1 AND command_id = $2"
 )
 
 
@@ -90,6 +92,7 @@ def _recorded(row: asyncpg.Record) -> RecordedEvent:
         recorded_at=row[8],
         tx_id=row[9],
         position=row[10],
+        hash=row[11],
     )
 
 
@@ -161,15 +164,20 @@ class PostgresEventStore:
                 metadata.command_id,
                 metadata.actor,
                 metadata.correlation_id,
+                metadata.fingerprint,
             )
         except asyncpg.UniqueViolationError:
             # Another writer took the version first, or the command id was already used.
             return await self._settle_race(conn, stream_id, expected_version, metadata)
         assert row is not None  # the function always returns its one row
-        first, last, duplicate, head = row
+        first, last, duplicate, head, last_hash, prior_actor, prior_fingerprint = row
         if first is None:
             raise Conflict(stream_id, expected_version, head)
-        return AppendResult(stream_id, first, last, duplicate)
+        if duplicate:
+            return AppendResult(stream_id, first, last, True, prior_actor, prior_fingerprint)
+        return AppendResult(
+            stream_id, first, last, False, metadata.actor, metadata.fingerprint, last_hash
+        )
 
     async def _settle_race(
         self, conn: Any, stream_id: str, expected_version: int, metadata: Metadata
@@ -179,7 +187,7 @@ class PostgresEventStore:
         if metadata.command_id is not None:
             prior = await self._find_command(conn, stream_id, metadata.command_id)
             if prior is not None:
-                return AppendResult(stream_id, prior[0], prior[1], duplicate=True)
+                return msgspec.structs.replace(prior, duplicate=True)
         raise Conflict(stream_id, expected_version, await conn.fetchval(_VERSION, stream_id))
 
     async def read(
@@ -200,13 +208,14 @@ class PostgresEventStore:
         """The result of the first append made under command_id (duplicate=False), if any."""
         with reachable():
             async with self.pool.acquire() as conn:
-                found = await self._find_command(conn, stream_id, command_id)
-        return None if found is None else AppendResult(stream_id, found[0], found[1])
+                return await self._find_command(conn, stream_id, command_id)
 
     @staticmethod
-    async def _find_command(conn: Any, stream_id: str, command_id: str) -> tuple[int, int] | None:
+    async def _find_command(conn: Any, stream_id: str, command_id: str) -> AppendResult | None:
         row = await conn.fetchrow(_FIND_COMMAND, stream_id, command_id)
-        return None if row is None else (row[0], row[1])
+        if row is None:
+            return None
+        return AppendResult(stream_id, row[0], row[1], actor=row[2], fingerprint=row[3])
 
     async def read_all(self, after: Checkpoint, limit: int = 1000) -> list[RecordedEvent]:
         with reachable():

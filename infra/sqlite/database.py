@@ -12,14 +12,50 @@ import asyncio
 import sqlite3
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from typing import TypeVar
 
-from infra.ports.events import StoreUnavailable
+from domain.chain import GENESIS, canonical, link
+from infra.ports.events import StoreUnavailable, micros
 
 T = TypeVar("T")
 
-# Each step runs once, in order, in one transaction with the bump of user_version.
-SCHEMA: tuple[str, ...] = (
+
+def _chain_old_streams(db: sqlite3.Connection) -> None:
+    """Step 2: commands keep their seat and fingerprint; every event row its chain hash,
+    computed once here for the rows written before."""
+    db.execute("ALTER TABLE commands ADD COLUMN actor INTEGER")
+    db.execute("ALTER TABLE commands ADD COLUMN fingerprint TEXT")
+    db.execute("ALTER TABLE events ADD COLUMN hash BLOB")
+    rows = db.execute(
+        "SELECT stream_id, version, type, schema_version, data, command_id, actor,"
+        " correlation_id, recorded_at FROM events ORDER BY stream_id, version"
+    ).fetchall()
+    stream, previous = None, GENESIS
+    for stream_id, version, kind, schema, data, command_id, actor, correlation, at in rows:
+        if stream_id != stream:
+            stream, previous = stream_id, GENESIS
+        record = canonical(
+            stream_id,
+            version,
+            kind,
+            schema,
+            bytes(data),
+            command_id,
+            actor,
+            correlation,
+            micros(datetime.fromisoformat(at)),
+        )
+        previous = link(previous, record)
+        db.execute(
+            "UPDATE events SET hash = ? WHERE stream_id = ? AND version = ?",
+            (previous, stream_id, version),
+        )
+
+
+# Each step runs once, in order, in one transaction with the bump of user_version: an SQL
+# script, or a function of the connection.
+SCHEMA: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     """
     CREATE TABLE IF NOT EXISTS events (
         position       INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -49,6 +85,7 @@ SCHEMA: tuple[str, ...] = (
         PRIMARY KEY (stream_id, seat)
     ) WITHOUT ROWID;
     """,
+    _chain_old_streams,
 )
 
 
@@ -130,5 +167,15 @@ class SqliteDatabase:
 
 def _upgrade(db: sqlite3.Connection) -> None:
     applied = db.execute("PRAGMA user_version").fetchone()[0]
-    for step, script in enumerate(SCHEMA[applied:], start=applied + 1):
-        db.executescript(f"BEGIN IMMEDIATE; {script}; PRAGMA user_version = {step}; COMMIT;")
+    for number, step in enumerate(SCHEMA[applied:], start=applied + 1):
+        if isinstance(step, str):
+            db.executescript(f"BEGIN IMMEDIATE; {step}; PRAGMA user_version = {number}; COMMIT;")
+            continue
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            step(db)
+            db.execute(f"PRAGMA user_version = {number}")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")

@@ -11,6 +11,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import msgspec
+
+from domain.chain import GENESIS, canonical, link
 from infra.ports.events import (
     NO_METADATA,
     AppendResult,
@@ -19,20 +22,23 @@ from infra.ports.events import (
     Metadata,
     NewEvent,
     RecordedEvent,
+    micros,
 )
 from infra.sqlite.database import SqliteDatabase
 
 _COLUMNS = (
     "stream_id, version, type, data, schema_version, command_id, actor,"
-    " correlation_id, recorded_at, tx_id, position"
+    " correlation_id, recorded_at, tx_id, position, hash"
 )
 _INSERT = (
     "INSERT INTO events (stream_id, version, type, data, schema_version, command_id,"
-    " actor, correlation_id, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " actor, correlation_id, recorded_at, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _VERSION = "SELECT coalesce(max(version), 0) FROM events WHERE stream_id = ?"
+_HEAD = "SELECT version, hash FROM events WHERE stream_id = ? ORDER BY version DESC LIMIT 1"
 _FIND_COMMAND = (
-    "SELECT first_version, last_version FROM commands WHERE stream_id = ? AND command_id = ?"
+    "SELECT first_version, last_version, actor, fingerprint FROM commands"
+    " WHERE stream_id = ? AND command_id = ?"
 )
 
 
@@ -47,6 +53,7 @@ def _recorded(row: tuple[Any, ...]) -> RecordedEvent:
         recorded_at=datetime.fromisoformat(row[8]),
         tx_id=row[9],
         position=row[10],
+        hash=bytes(row[11]),
     )
 
 
@@ -91,10 +98,7 @@ class SqliteEventStore:
         return int(row[0])
 
     async def find_command(self, stream_id: str, command_id: str) -> AppendResult | None:
-        row = await self.db.run(
-            lambda db: db.execute(_FIND_COMMAND, (stream_id, command_id)).fetchone()
-        )
-        return None if row is None else AppendResult(stream_id, row[0], row[1])
+        return await self.db.run(lambda db: _find_command(db, stream_id, command_id))
 
     async def read_all(self, after: Checkpoint, limit: int = 1000) -> list[RecordedEvent]:
         if after[0] > 0:  # tx_id is always 0 here: nothing sorts after that checkpoint
@@ -114,6 +118,13 @@ class SqliteEventStore:
         await self.db.close()
 
 
+def _find_command(db: sqlite3.Connection, stream_id: str, command_id: str) -> AppendResult | None:
+    row = db.execute(_FIND_COMMAND, (stream_id, command_id)).fetchone()
+    if row is None:
+        return None
+    return AppendResult(stream_id, row[0], row[1], actor=row[2], fingerprint=row[3])
+
+
 def append_in_transaction(
     db: sqlite3.Connection,
     stream_id: str,
@@ -122,36 +133,54 @@ def append_in_transaction(
     metadata: Metadata,
 ) -> AppendResult:
     """The append itself, on a connection whose caller holds the write lock."""
-    if metadata.command_id is not None:
-        prior = db.execute(_FIND_COMMAND, (stream_id, metadata.command_id)).fetchone()
+    m = metadata
+    if m.command_id is not None:
+        prior = _find_command(db, stream_id, m.command_id)
         if prior is not None:
-            return AppendResult(stream_id, prior[0], prior[1], duplicate=True)
-    head = db.execute(_VERSION, (stream_id,)).fetchone()[0]
+            return msgspec.structs.replace(prior, duplicate=True)
+    head_row = db.execute(_HEAD, (stream_id,)).fetchone()
+    head, previous = (head_row[0], bytes(head_row[1])) if head_row else (0, GENESIS)
     if head != expected_version:
         raise Conflict(stream_id, expected_version, head)
-    now = datetime.now(UTC).isoformat()
-    m = metadata
-    db.executemany(
-        _INSERT,
-        [
+    now = datetime.now(UTC)
+    rows = []
+    for version, e in enumerate(events, start=expected_version + 1):
+        previous = link(
+            previous,
+            canonical(
+                stream_id,
+                version,
+                e.type,
+                e.schema_version,
+                e.data,
+                m.command_id,
+                m.actor,
+                m.correlation_id,
+                micros(now),
+            ),
+        )
+        rows.append(
             (
                 stream_id,
-                expected_version + i,
+                version,
                 e.type,
                 e.data,
                 e.schema_version,
                 m.command_id,
                 m.actor,
                 m.correlation_id,
-                now,
+                now.isoformat(),
+                previous,
             )
-            for i, e in enumerate(events, start=1)
-        ],
-    )
-    last = expected_version + len(events)
-    if metadata.command_id is not None:
-        db.execute(
-            "INSERT INTO commands VALUES (?, ?, ?, ?)",
-            (stream_id, metadata.command_id, expected_version + 1, last),
         )
-    return AppendResult(stream_id, expected_version + 1, last)
+    db.executemany(_INSERT, rows)
+    last = expected_version + len(events)
+    if m.command_id is not None:
+        db.execute(
+            "INSERT INTO commands (stream_id, command_id, first_version, last_version, actor,"
+            " fingerprint) VALUES (?, ?, ?, ?, ?, ?)",
+            (stream_id, m.command_id, expected_version + 1, last, m.actor, m.fingerprint),
+        )
+    return AppendResult(
+        stream_id, expected_version + 1, last, False, m.actor, m.fingerprint, previous
+    )

@@ -17,12 +17,12 @@ import httpx
 import pytest
 from litestar import Litestar
 
-from domain import cards as pack
 from infra.ports.events import EventStore
 from services.app.games import GameService
 from services.bootstrap import Adapters, Runtime
 from services.config import Settings
 from services.http.app import create_app
+from tests.decks import dealing_order
 
 OPERATOR_KEY = "operator-key-of-the-api-tests"
 OPERATOR = {"Authorization": f"Bearer {OPERATOR_KEY}"}
@@ -38,13 +38,9 @@ def bearer(token: str) -> dict[str, str]:
 def stacked(
     hands: Sequence[Sequence[str]], trump: str, stock: Sequence[str] = (), dealer: int = 1
 ) -> list[str]:
-    """A full 36-card deck in dealing order (docs/rules.md §2) that deals `hands` (by seat), turns
-    `trump`, and leaves `stock` on top of the stock, the rest of the pack below it."""
-    seats = len(hands)
-    dealt = [hands[(dealer + 1 + i % seats) % seats][i // seats] for i in range(3 * seats)]
-    chosen = [*dealt, trump, *stock]
-    assert len(set(chosen)) == len(chosen), "a card is stacked twice"
-    return chosen + [c for c in pack.deck(36) if c not in chosen]
+    """A full 36-card deck that deals `hands` (by seat), turns `trump`, and leaves `stock`
+    on top of the stock (tests/decks.py)."""
+    return list(dealing_order(hands, trump, stock, dealer=dealer))
 
 
 # A two-seat game that seat 0 wins by declaring 31 (35 points) after an accepted dave.

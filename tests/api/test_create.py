@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from domain import cards as pack
+from harness.databases import free_port
 from infra.memory.hints import InProcessHintBus
 from infra.ports.events import EventStore
 from infra.postgres.store import PostgresEventStore
@@ -18,7 +19,6 @@ from infra.sqlite.store import SqliteEventStore
 from services.bootstrap import Adapters
 from tests import servers
 from tests.api.conftest import OPERATOR, THIRTY_ONE_DECK, Api, app_on, serving
-from tests.servers import free_port
 
 TWO = [{"name": "ann"}, {"name": "bob"}]
 THREE = [*TWO, {"name": "cid"}]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from domain.cards import Card, deck
+from domain.cards import Card
 from domain.commands import Draw, Lead, PlayerCommand, Respond, StartGame
 from domain.decide import decide
 from domain.errors import RuleViolation
@@ -19,6 +19,7 @@ from domain.evolve import fold
 from domain.rules import Rules
 from domain.state import NEW_GAME, Deal, Game
 from domain.table import lead_limit
+from tests.decks import dealing_order
 
 SEED = "given"
 
@@ -33,25 +34,6 @@ def lead(text: str) -> Lead:
 
 def respond(text: str) -> Respond:
     return Respond(cards(text))
-
-
-def dealing_order(
-    hands: Sequence[str], trump: str | None, stock: str = "", *, dealer: int, size: int = 36
-) -> tuple[Card, ...]:
-    """The explicit deck (docs/rules.md §2) that deals these hands, turns `trump` (None: a game
-    without trumps), and leaves the `stock` cards on top of the stock, then the rest of the
-    pack in its fixed order."""
-    seats = len(hands)
-    split = [cards(h) for h in hands]
-    order: list[Card] = []
-    for round_ in range(max(len(h) for h in split)):
-        for k in range(1, seats + 1):
-            seat = (dealer + k) % seats
-            if round_ < len(split[seat]):
-                order.append(split[seat][round_])
-    order += [*([trump] if trump else []), *cards(stock)]
-    order += [c for c in deck(size) if c not in order]
-    return tuple(order)
 
 
 def start(
@@ -72,6 +54,15 @@ def start(
     )
     events = decide(NEW_GAME, command, None)
     return fold(NEW_GAME, events), events
+
+
+# The two-seat table many rules are shown on: seat 0 leads, hearts are trumps, and the
+# stock starts KC QC JC 10C.
+HANDS = ["AS 6S QD", "7S 6H 8D"]
+
+
+def given_table(**options: object) -> Game:
+    return table(HANDS, trump="9H", stock="KC QC JC 10C", **options)
 
 
 def table(

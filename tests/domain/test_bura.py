@@ -1,19 +1,10 @@
 """docs/rules.md §5: bura, three trumps shown on one's turn, wins the deal at once."""
 
-import pytest
-
 from domain.commands import Declare, Draw
-from domain.errors import RuleViolation
 from domain.events import BuraShown, DealLost, DealWon, Declared, GameFinished, StakeSettled
-from tests.domain.given import SEED, act, current, lead, respond, table, trick
+from tests.domain.given import SEED, act, current, lead, refused, respond, table, trick
 
 BURA = Declare("bura")
-
-
-def refused(state, seat, command) -> str:
-    with pytest.raises(RuleViolation) as violation:
-        act(state, seat, command)
-    return violation.value.code
 
 
 def test_bura_shown_on_the_first_lead_wins_whatever_the_points():

@@ -3,7 +3,7 @@
 import pytest
 
 from domain.commands import Concede, Dave, DaveAnswer, Declare, Draw
-from domain.errors import BadOption, RuleViolation
+from domain.errors import BadOption
 from domain.events import (
     DaveAccepted,
     DaveDeclined,
@@ -14,20 +14,20 @@ from domain.events import (
     PenaltyApplied,
     StakeSettled,
 )
-from tests.domain.given import act, current, lead, play, respond, start, table, trick
+from tests.domain.given import (
+    act,
+    current,
+    given_table,
+    lead,
+    play,
+    refused,
+    respond,
+    start,
+    table,
+    trick,
+)
 
-HANDS = ["AS 6S QD", "7S 6H 8D"]  # seat 0 leads; hearts are trumps
 ACCEPT, DECLINE = DaveAnswer(True), DaveAnswer(False)
-
-
-def given_table(**options):
-    return table(HANDS, trump="9H", stock="KC QC JC 10C", **options)
-
-
-def refused(state, seat, command) -> str:
-    with pytest.raises(RuleViolation) as violation:
-        act(state, seat, command)
-    return violation.value.code
 
 
 def offered(**options):

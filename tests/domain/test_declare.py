@@ -4,7 +4,6 @@ import pytest
 
 from domain.cards import points
 from domain.commands import Declare, Pass
-from domain.errors import RuleViolation
 from domain.events import (
     DealerChosen,
     DealLost,
@@ -15,15 +14,9 @@ from domain.events import (
     Passed,
     StakeSettled,
 )
-from tests.domain.given import act, current, lead, play_out, respond, start, table, trick
+from tests.domain.given import act, current, lead, play_out, refused, respond, start, table, trick
 
 DECLARE = Declare("thirty_one")
-
-
-def refused(state, seat, command) -> str:
-    with pytest.raises(RuleViolation) as violation:
-        act(state, seat, command)
-    return violation.value.code
 
 
 def seat_0_with(total: int):

@@ -1,9 +1,6 @@
 """docs/rules.md §4: drawing back up after a trick, one card per draw, in turn."""
 
-import pytest
-
 from domain.commands import Draw
-from domain.errors import RuleViolation
 from domain.events import CardDrawn
 from domain.rules import Rules
 from domain.table import draw_order
@@ -14,18 +11,13 @@ from tests.domain.given import (
     lead,
     play,
     play_out,
+    refused,
     respond,
     start,
     table,
 )
 
 HANDS = ["AS 6S QD", "7S 6H 8D"]  # seat 0 leads; hearts are trumps
-
-
-def refused(state, seat, command) -> str:
-    with pytest.raises(RuleViolation) as violation:
-        act(state, seat, command)
-    return violation.value.code
 
 
 def after_trick(*plays: tuple[int, str], **options):

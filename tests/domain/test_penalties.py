@@ -17,13 +17,7 @@ from domain.events import (
     PenaltyApplied,
     StakeSettled,
 )
-from tests.domain.given import SEED, act, current, lead, play, respond, table
-
-HANDS = ["AS 6S QD", "7S 6H 8D"]  # seat 0 leads; hearts are trumps
-
-
-def given_table(**options):
-    return table(HANDS, trump="9H", stock="KC QC JC 10C", **options)
+from tests.domain.given import SEED, act, current, given_table, lead, play, respond, table
 
 
 def after_trick_taken_by_1(**options):

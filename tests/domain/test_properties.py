@@ -1,4 +1,4 @@
-"""STYLE.md 13: invariants over random legal play with 2-6 seats and random options,
+"""Invariants over random legal play with 2-6 seats and random options,
 every variant of docs/rules.md §8 among them (and each variant surely on, in the last test).
 
 Cards are conserved and never in two places, every game ends, a replay (also through JSON)

@@ -1,4 +1,4 @@
-"""STYLE.md 1: the domain is pure. No I/O, clock, randomness or outer layer is imported."""
+"""The domain is pure (docs/architecture.md): no I/O, clock, randomness or outer layer."""
 
 import ast
 from pathlib import Path

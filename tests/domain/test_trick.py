@@ -1,20 +1,22 @@
 """docs/rules.md §3: leads, responses, which set beats which, and who takes the trick."""
 
-import pytest
-
 from domain.commands import Lead
-from domain.errors import RuleViolation
 from domain.events import CardsLed, CardsResponded, TrickTaken
-from tests.domain.given import act, current, lead, play, play_out, respond, start, table, trick
+from tests.domain.given import (
+    act,
+    current,
+    lead,
+    play,
+    play_out,
+    refused,
+    respond,
+    start,
+    table,
+    trick,
+)
 
 # Seat 0 leads (seat 1 dealt); hearts are trumps unless a test says otherwise.
 HANDS = ["AS 6S QD", "7S 6H 8D"]
-
-
-def refused(state, seat, command) -> str:
-    with pytest.raises(RuleViolation) as violation:
-        act(state, seat, command)
-    return violation.value.code
 
 
 def test_a_higher_card_of_the_suit_led_takes_the_trick():

@@ -15,13 +15,18 @@ from domain.events import (
 )
 from domain.rules import Rules
 from domain.views import ARBITER, SPECTATOR, redact, redact_all, view
-from tests.domain.given import act, current, lead, play, play_out, respond, start, table, trick
-
-HANDS = ["AS 6S QD", "7S 6H 8D"]  # seat 0 leads; hearts are trumps
-
-
-def given_table(**options):
-    return table(HANDS, trump="9H", stock="KC QC JC 10C", **options)
+from tests.domain.given import (
+    act,
+    current,
+    given_table,
+    lead,
+    play,
+    play_out,
+    respond,
+    start,
+    table,
+    trick,
+)
 
 
 def test_a_seat_sees_its_own_hand_and_only_the_count_of_the_others():

@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from harness.processes import Service
 from tests import servers
-from tests.e2e.processes import Service
 
 StartService = Callable[..., Awaitable[Service]]
 

@@ -6,7 +6,7 @@ import asyncio
 
 import httpx
 
-from tests.e2e.sse import Stream
+from harness.sse import Stream
 
 # Games long enough to outlast a test's moves: a match to 3 deals won.
 RULES = {"rules": {"match_target": 3}}

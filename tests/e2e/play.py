@@ -15,9 +15,8 @@ from domain.commands import Draw, PlayerCommand
 from domain.events import AnyEvent, Event
 from domain.evolve import evolve
 from domain.state import NEW_GAME, Game
-from tests.e2e.processes import OPERATOR_KEY
+from harness.processes import OPERATOR, bearer
 
-OPERATOR = {"Authorization": f"Bearer {OPERATOR_KEY}"}
 Bot = Callable[[Game, int, random.Random], PlayerCommand]
 
 
@@ -33,10 +32,6 @@ class Page(msgspec.Struct):
 
 _page = msgspec.json.Decoder(Page).decode
 _encode = msgspec.json.Encoder().encode
-
-
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
 
 
 class Table:
@@ -128,13 +123,3 @@ class Table:
             assert answer.status_code == 200, f"{command}: {answer.status_code} {answer.text}"
             await self.sync(client, base)
         return self.state
-
-
-def stacked(hands: list[list[str]], trump: str, dealer: int, pack: tuple[str, ...]) -> list[str]:
-    """A full deck in dealing order (one card at a time from the seat after the dealer)
-    that deals `hands` by seat and then turns `trump`."""
-    seats = len(hands)
-    size = len(hands[0])
-    dealt = [hands[(dealer + 1 + i % seats) % seats][i // seats] for i in range(size * seats)]
-    chosen = [*dealt, trump]
-    return chosen + [c for c in pack if c not in chosen]

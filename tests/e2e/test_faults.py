@@ -15,11 +15,11 @@ import msgspec
 from domain.bots import random_bot
 from domain.commands import PlayerCommand
 from domain.views import redact
+from harness.processes import Proxy, RedisServer
+from harness.sse import Stream
 from tests.e2e.conftest import StartService
 from tests.e2e.expect import RULES, assert_one_per_version, until_ready
 from tests.e2e.play import Envelope, Table
-from tests.e2e.processes import Proxy, RedisServer
-from tests.e2e.sse import Stream
 
 
 class Acked(msgspec.Struct):

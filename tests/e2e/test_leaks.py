@@ -12,7 +12,6 @@ from typing import Any
 
 import httpx
 
-from domain import cards as pack
 from domain.bots import random_bot
 from domain.cards import SUIT_OF
 from domain.commands import Declare, PlayerCommand
@@ -32,15 +31,18 @@ from domain.evolve import evolve
 from domain.legal import legal_commands
 from domain.naming import snake
 from domain.state import NEW_GAME, Game
+from harness.sse import Stream
+from tests.decks import dealing_order
 from tests.e2e.conftest import StartService
-from tests.e2e.play import Table, stacked
-from tests.e2e.sse import Stream
+from tests.e2e.play import Table
 
 CARD = re.compile(r"^(10|[2-9JQKA])[SHDC]$")
 
 # Seat 1 (first to act after dealer 0) is dealt three hearts, and hearts are trumps: bura.
-BURA_DECK = stacked([["AS", "KS", "QS"], ["AH", "10H", "KH"]], "6H", 0, pack.deck(36))
-ACES_DECK = stacked([["KS", "QS", "JS", "9S"], ["AH", "AS", "AD", "AC"]], "6H", 0, pack.deck(36))
+BURA_DECK = list(dealing_order([["AS", "KS", "QS"], ["AH", "10H", "KH"]], "6H", dealer=0))
+ACES_DECK = list(
+    dealing_order([["KS", "QS", "JS", "9S"], ["AH", "AS", "AD", "AC"]], "6H", dealer=0)
+)
 # Between them these tables play every event type (bot seeds found by simulating them);
 # should a change of the rules move that, more games are played, up to ROUNDS each.
 TABLES: list[tuple[int, dict[str, Any]]] = [

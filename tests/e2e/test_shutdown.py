@@ -14,14 +14,14 @@ import pytest
 from litestar.testing import AsyncTestClient
 
 from domain.bots import random_bot
+from harness.processes import Proxy
+from harness.sse import Stream
 from services.config import Settings
 from services.http.app import create_app
 from tests import servers
 from tests.e2e.conftest import StartService
 from tests.e2e.expect import RULES
 from tests.e2e.play import Table
-from tests.e2e.processes import Proxy
-from tests.e2e.sse import Stream
 
 GRACE = 10.0
 

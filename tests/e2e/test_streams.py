@@ -13,11 +13,11 @@ import msgspec
 
 from domain.bots import random_bot
 from domain.views import view
+from harness.processes import RedisServer
+from harness.sse import Stream
 from tests.e2e.conftest import StartService
 from tests.e2e.expect import RULES, assert_one_per_version
 from tests.e2e.play import Table
-from tests.e2e.processes import RedisServer
-from tests.e2e.sse import Stream
 
 
 async def test_a_stream_starts_with_the_current_view_and_sends_every_version_then_ends(

@@ -4,8 +4,10 @@ import asyncio
 
 import asyncpg
 
+from infra.ports.events import NewEvent
 from infra.postgres.migrate import migrate, migration_files
 from tests import servers
+from tests.infra.test_store_contract import rehashed
 
 
 async def test_concurrent_migrations_apply_each_file_exactly_once(postgres_admin_url: str) -> None:
@@ -25,3 +27,34 @@ async def test_concurrent_migrations_apply_each_file_exactly_once(postgres_admin
             await conn.close()
     assert [r["name"] for r in applied] == names
     assert {"events", "commands", "seat_tokens"} <= {r["tablename"] for r in tables}
+
+
+async def test_the_chain_migration_hashes_the_rows_written_before_it(
+    postgres_admin_url: str,
+) -> None:
+    with servers.fresh_database(postgres_admin_url, migrated=False) as url:
+        await migrate(url, until="002_no_causation_id.sql")
+        conn = await asyncpg.connect(url)
+        try:
+            for stream, count in (("old-1", 3), ("old-2", 2)):
+                await conn.fetchrow(
+                    "SELECT * FROM bura_append($1, 0, $2, $3, $4, 'k', 1, 'req')",
+                    stream,
+                    ["A"] * count,
+                    [b'{"n": %d}' % i for i in range(count)],
+                    [1] * count,
+                )
+        finally:
+            await conn.close()
+        assert await migrate(url) == [n for n, _ in migration_files()][2:]
+        store = await servers.open_postgres_store(url)
+        try:
+            for stream in ("old-1", "old-2"):
+                rows = await store.read(stream)
+                assert [r.hash for r in rows] == rehashed(rows)
+            # and the chain goes on from the migrated head
+            await store.append("old-1", 3, [NewEvent("B", b"{}")])
+            rows = await store.read("old-1")
+            assert [r.hash for r in rows] == rehashed(rows)
+        finally:
+            await store.close()

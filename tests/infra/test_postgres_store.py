@@ -54,8 +54,8 @@ async def test_an_append_killed_mid_flight_leaves_the_stream_untouched_and_can_b
     assert await pg_store.find_command(stream, command.command_id or "") is None
     retried = await pg_store.append(stream, 1, [event(n=2), event(n=3)], command)
     again = await pg_store.append(stream, 1, [event(n=2), event(n=3)], command)
-    assert retried == AppendResult(stream, 2, 3, duplicate=False)
-    assert again == AppendResult(stream, 2, 3, duplicate=True)
+    assert (retried.first_version, retried.last_version, retried.duplicate) == (2, 3, False)
+    assert again == AppendResult(stream, 2, 3, duplicate=True, actor=1)
     events = await pg_store.read(stream)
     assert [msgspec.json.decode(e.data) for e in events] == [{"n": 1}, {"n": 2}, {"n": 3}]
 

@@ -9,17 +9,19 @@ from pathlib import Path
 import pytest
 
 from infra.ports.events import START, AppendResult, Conflict, Metadata, NewEvent, StoreUnavailable
+from infra.sqlite.database import SCHEMA
 from infra.sqlite.store import append_in_transaction
 from tests import servers
+from tests.infra.test_store_contract import rehashed
 
 
 async def test_two_stores_on_one_file_share_streams_and_versions(tmp_path: Path) -> None:
     one, two = servers.sqlite_store(tmp_path / "g.db"), servers.sqlite_store(tmp_path / "g.db")
     try:
-        assert await one.append("g", 0, [NewEvent("A", b"{}")]) == AppendResult("g", 1, 1)
+        assert (await one.append("g", 0, [NewEvent("A", b"{}")])).last_version == 1
         with pytest.raises(Conflict):
             await two.append("g", 0, [NewEvent("B", b"{}")])
-        assert await two.append("g", 1, [NewEvent("B", b"{}")]) == AppendResult("g", 2, 2)
+        assert (await two.append("g", 1, [NewEvent("B", b"{}")])).last_version == 2
         assert [e.type for e in await one.read("g")] == ["A", "B"]
     finally:
         await one.close()
@@ -54,5 +56,29 @@ async def test_a_writer_waits_for_an_open_append_and_the_global_order_keeps_both
         other.close()
         await quick
         assert [e.stream_id for e in await store.read_all(START)] == ["slow", "quick"]
+    finally:
+        await store.close()
+
+
+async def test_a_file_of_an_earlier_schema_gets_its_chain_computed_once(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as old:  # as the first schema wrote it
+        old.executescript(SCHEMA[0])
+        old.execute("PRAGMA user_version = 1")
+        for version in (1, 2):
+            old.execute(
+                "INSERT INTO events (stream_id, version, type, data, command_id, actor,"
+                " correlation_id, recorded_at) VALUES ('g', ?, 'A', ?, 'k', 0, 'r', ?)",
+                (version, b'{"n": %d}' % version, "2026-01-02T03:04:05.123456+00:00"),
+            )
+        old.execute("INSERT INTO commands VALUES ('g', 'k', 1, 2)")
+    store = servers.sqlite_store(path)
+    try:
+        rows = await store.read("g")
+        assert [r.hash for r in rows] == rehashed(rows)
+        assert await store.find_command("g", "k") == AppendResult("g", 1, 2)
+        await store.append("g", 2, [NewEvent("B", b"{}")])
+        rows = await store.read("g")
+        assert [r.hash for r in rows] == rehashed(rows)
     finally:
         await store.close()

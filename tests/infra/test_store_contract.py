@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 import msgspec
 import pytest
 
+from domain.chain import GENESIS, canonical, link
 from infra.ports.events import (
     START,
     AppendResult,
@@ -85,7 +87,7 @@ async def test_an_appended_batch_reads_back_as_written(store: EventStore) -> Non
 
     result = await store.append(stream, 0, batch, metadata)
 
-    assert result == AppendResult(stream, 1, 2, duplicate=False)
+    assert (result.first_version, result.last_version, result.duplicate) == (1, 2, False)
     first, second = await store.read(stream)
     assert (first.stream_id, first.version, first.type) == (stream, 1, "CardsLed")
     assert first.data == batch[0].data
@@ -157,7 +159,7 @@ async def test_a_stale_or_future_expected_version_conflicts_and_writes_nothing(
     # The failed attempt did not record its command id: a retry at the right version counts.
     assert await store.find_command(stream, "lost-race") is None
     retried = await store.append(stream, 1, [event(n=2)], attempt)
-    assert retried == AppendResult(stream, 2, 2, duplicate=False)
+    assert (retried.first_version, retried.last_version, retried.duplicate) == (2, 2, False)
 
 
 async def test_writers_racing_at_one_version_have_exactly_one_winner(store: EventStore) -> None:
@@ -253,23 +255,76 @@ async def test_a_repeated_command_id_appends_nothing_and_returns_the_first_resul
     store: EventStore,
 ) -> None:
     stream, other = game(), game()
-    command = Metadata(command_id=str(uuid.uuid4()), actor=0)
+    command = Metadata(command_id=str(uuid.uuid4()), actor=0, fingerprint="f-1")
     batch = [event(n=1), event(n=2)]
 
     first = await store.append(stream, 0, batch, command)
     again = await store.append(stream, 0, batch, command)
     await store.append(stream, 2, [event(n=3)])  # the game moves on
     stale = await store.append(stream, 0, batch, command)
-    current = await store.append(stream, 3, batch, command)
+    # the same id from another seat, for another command: still the first one's record
+    reused = await store.append(
+        stream, 3, batch, Metadata(command.command_id, 1, fingerprint="f-2")
+    )
 
-    assert first == AppendResult(stream, 1, 2, duplicate=False)
-    assert again == stale == current == AppendResult(stream, 1, 2, duplicate=True)
+    assert (first.first_version, first.last_version, first.duplicate) == (1, 2, False)
+    assert (first.actor, first.fingerprint) == (0, "f-1")
+    recorded = AppendResult(stream, 1, 2, duplicate=True, actor=0, fingerprint="f-1")
+    assert again == stale == reused == recorded
     assert [payload(e) for e in await store.read(stream)] == [{"n": 1}, {"n": 2}, {"n": 3}]
-    assert await store.find_command(stream, command.command_id or "") == first
+    found = await store.find_command(stream, command.command_id or "")
+    assert found == AppendResult(stream, 1, 2, actor=0, fingerprint="f-1")
     assert await store.find_command(stream, "never-sent") is None
     # Command ids are per stream: the same id elsewhere is a new command.
-    assert await store.append(other, 0, batch, command) == AppendResult(other, 1, 2)
+    elsewhere = await store.append(other, 0, batch, command)
+    assert (elsewhere.stream_id, elsewhere.first_version, elsewhere.duplicate) == (other, 1, False)
     assert await store.version(stream) == 3
+
+
+# --- the hash chain -------------------------------------------------------------------------
+
+
+def rehashed(rows: Sequence[RecordedEvent]) -> list[bytes]:
+    """The chain as domain/chain.py computes it from the rows' recorded fields."""
+    hashes, previous = [], GENESIS
+    for r in rows:
+        m = r.metadata
+        previous = link(
+            previous,
+            canonical(
+                r.stream_id,
+                r.version,
+                r.type,
+                r.schema_version,
+                r.data,
+                m.command_id,
+                m.actor,
+                m.correlation_id,
+                r.recorded_micros,
+            ),
+        )
+        hashes.append(previous)
+    return hashes
+
+
+async def test_every_row_is_hashed_onto_the_one_before_it(store: EventStore) -> None:
+    stream = game()
+    one = await store.append(
+        stream, 0, [event(n=1), event(n=2)], Metadata("c-1", 0, "req-1", fingerprint="f")
+    )
+    two = await store.append(stream, 2, [event("Ünïcode", text="козырь ✓")], Metadata(actor=1))
+    await store.append(game(), 0, [event(n=1)])  # another stream has a chain of its own
+
+    rows = await store.read(stream)
+    assert [r.hash for r in rows] == rehashed(rows)
+    assert len({r.hash for r in rows}) == 3 and all(len(r.hash) == 32 for r in rows)
+    assert (one.last_hash, two.last_hash) == (rows[1].hash, rows[2].hash)
+    assert rows[0].hash == link(
+        GENESIS,
+        canonical(
+            stream, 1, "CardsLed", 1, rows[0].data, "c-1", 0, "req-1", rows[0].recorded_micros
+        ),
+    )
 
 
 async def test_concurrent_retries_of_one_command_append_it_once(store: EventStore) -> None:

@@ -40,17 +40,17 @@ HANDS = ["AS AD 7C", "10D 10S 8C"]  # seat 0 leads; hearts are trumps
 THIRTY_ONE = Declare("thirty_one")
 
 
-def given_table(**options):
+def closed_table(**options):
     return table(HANDS, trump="9H", stock="QS JS 9S 8S", closed_discard=True, **options)
 
 
 def test_an_answer_that_does_not_beat_is_played_face_down():
-    _, events = act(act(given_table(), 0, lead("AS"))[0], 1, respond("10D"))
+    _, events = act(act(closed_table(), 0, lead("AS"))[0], 1, respond("10D"))
     assert events[0] == CardsResponded(seat=1, cards=("10D",), count=1, beat=False, face_down=True)
 
 
 def test_an_answer_that_beats_is_played_face_up():
-    _, events = act(act(given_table(), 0, lead("7C"))[0], 1, respond("8C"))
+    _, events = act(act(closed_table(), 0, lead("7C"))[0], 1, respond("8C"))
     assert events[0] == CardsResponded(seat=1, cards=("8C",), count=1, beat=True, face_down=False)
 
 
@@ -71,7 +71,7 @@ def test_a_face_down_answer_on_the_table_is_seen_by_its_player_and_the_arbiter_o
 
 
 def test_a_face_down_answer_is_hidden_in_the_events_of_every_other_viewer():
-    given = act(given_table(), 0, lead("AS"))[0]
+    given = act(closed_table(), 0, lead("AS"))[0]
     answer = act(given, 1, respond("10D"))[1][0]
     rules = given.rules
     hidden = CardsResponded(seat=1, cards=None, count=1, beat=False, face_down=True)
@@ -82,7 +82,7 @@ def test_a_face_down_answer_is_hidden_in_the_events_of_every_other_viewer():
 
 
 def test_the_taker_does_not_know_what_it_won():
-    given = trick(given_table(), "AS", "10D")
+    given = trick(closed_table(), "AS", "10D")
     deal = current(given)
     assert deal.piles[0] == ("AS", "10D")
     assert claim_points(given, deal, 0) == 21  # what the arbiter judges a 31 by
@@ -98,7 +98,7 @@ def test_show_own_points_would_tell_the_taker_and_is_refused():
 
 
 def test_the_greedy_bot_does_not_count_face_down_cards_it_never_saw():
-    given = trick(given_table(), "AS", "10D")
+    given = trick(closed_table(), "AS", "10D")
     given = trick(given, "AD", "10S")  # seat 0 holds 42 points but saw only 22
     assert claim_points(given, current(given), 0) == 42
     assert isinstance(greedy_bot(given, 0, random.Random(1)), Lead)
@@ -109,13 +109,13 @@ def test_the_greedy_bot_does_not_count_face_down_cards_it_never_saw():
 
 
 def test_a_declaration_is_judged_on_the_whole_pile_face_down_cards_included():
-    given = trick(trick(given_table(), "AS", "10D"), "AD", "10S")
+    given = trick(trick(closed_table(), "AS", "10D"), "AD", "10S")
     _, events = act(given, 0, THIRTY_ONE)
     assert events[0] == Declared(seat=0, claim="thirty_one", value=42, needed=31, true=True)
 
 
 def test_a_false_declaration_loses_the_deal_by_default():
-    given = trick(given_table(), "AS", "10D")
+    given = trick(closed_table(), "AS", "10D")
     _, events = act(given, 0, THIRTY_ONE)
     assert events[:2] == [
         Declared(seat=0, claim="thirty_one", value=21, needed=31, true=False),
@@ -127,7 +127,7 @@ def test_a_false_declaration_loses_the_deal_by_default():
 
 
 def finished(**options):
-    given = trick(given_table(**options), "AS", "10D")
+    given = trick(closed_table(**options), "AS", "10D")
     return act(given, 0, Concede())
 
 
@@ -171,7 +171,7 @@ def test_pay_pot_belongs_to_the_closed_discard_variant():
 
 
 def test_with_pay_pot_a_false_31_adds_a_stake_to_the_pot_and_the_deal_goes_on():
-    given = trick(given_table(false_declaration="pay_pot", stake=2), "AS", "10D")
+    given = trick(closed_table(false_declaration="pay_pot", stake=2), "AS", "10D")
     given, events = act(given, 0, THIRTY_ONE)
     assert events == [
         Declared(seat=0, claim="thirty_one", value=21, needed=31, true=False),
@@ -183,7 +183,7 @@ def test_with_pay_pot_a_false_31_adds_a_stake_to_the_pot_and_the_deal_goes_on():
 
 
 def test_the_false_declarer_may_not_declare_again_before_another_trick():
-    given = trick(given_table(false_declaration="pay_pot"), "AS", "10D")
+    given = trick(closed_table(false_declaration="pay_pot"), "AS", "10D")
     given = act(given, 0, THIRTY_ONE)[0]
     assert refused(given, 0, THIRTY_ONE) == "already_declared"
     given = trick(given, "AD", "10S")
@@ -207,7 +207,7 @@ def test_the_pot_is_settled_with_the_deal_to_every_other_seat():
 
 
 def test_the_pot_is_settled_even_when_the_deal_ends_void():
-    given = trick(given_table(false_declaration="pay_pot"), "AS", "10D")
+    given = trick(closed_table(false_declaration="pay_pot"), "AS", "10D")
     given = act(given, 0, THIRTY_ONE)[0]
     given = play_out(given)
     _, events = act(given, current(given).turn, Pass())

@@ -24,7 +24,7 @@ from tests.domain.given import (
 FOUR_OPEN = {"hand_size": (4, 3), "open_seats": (0,)}
 
 
-def given_table(**options):
+def four_open_table(**options):
     # seat 0 (open) holds four, seat 1 three; hearts are trumps
     return table(
         ["AS KS 7S 8D", "10S 6C 8C"], trump="9H", stock="QC JC 9C 7C 6D", **FOUR_OPEN, **options
@@ -34,13 +34,13 @@ def given_table(**options):
 def test_each_seat_is_dealt_its_own_hand_size_one_card_at_a_time():
     _, events = start(2, dealer=1, order=None, **FOUR_OPEN)
     assert [e.seat for e in events if isinstance(e, CardDealt)] == [0, 1, 0, 1, 0, 1, 0]
-    deal = current(given_table())
+    deal = current(four_open_table())
     assert [len(h) for h in deal.hands] == [4, 3]
     assert len(deal.stock) == 36 - 7
 
 
 def test_each_seat_draws_back_up_to_its_own_size():
-    given = act(given_table(), 0, lead("AS"))[0]
+    given = act(four_open_table(), 0, lead("AS"))[0]
     given = act(given, 1, respond("6C"))[0]  # seat 0 takes; 3 cards each now
     assert current(given).draws == (0, 1)
     given = draw_all(given)
@@ -48,7 +48,7 @@ def test_each_seat_draws_back_up_to_its_own_size():
 
 
 def test_a_lead_of_three_cards_leaves_the_four_card_seat_two_draws():
-    given = act(given_table(), 0, lead("AS KS 7S"))[0]
+    given = act(four_open_table(), 0, lead("AS KS 7S"))[0]
     given = act(given, 1, respond("10S 6C 8C"))[0]  # not beaten: seat 0 takes
     assert current(given).draws == (0, 1, 0, 1, 0, 1)  # seat 0 needs 3 to 4, seat 1 3 to 3
     given = draw_all(given)
@@ -56,7 +56,7 @@ def test_a_lead_of_three_cards_leaves_the_four_card_seat_two_draws():
 
 
 def test_drawing_with_a_full_hand_is_judged_by_the_seat_s_own_size():
-    given = trick(given_table(match_target=3), "AS", "6C")
+    given = trick(four_open_table(match_target=3), "AS", "6C")
     # both full again: seat 1 with three cards holds its full hand
     _, events = act(given, 1, Draw())
     assert events[:2] == [
@@ -66,12 +66,12 @@ def test_drawing_with_a_full_hand_is_judged_by_the_seat_s_own_size():
 
 
 def test_three_cards_are_not_a_full_hand_for_the_four_card_seat():
-    given = act(act(given_table(), 0, lead("AS"))[0], 1, respond("6C"))[0]
+    given = act(act(four_open_table(), 0, lead("AS"))[0], 1, respond("6C"))[0]
     given = act(given, 0, Draw())[0]  # seat 0 back to 4; seat 1 is due
     assert current(given).draws == (1,)
     _, events = act(given, 0, Draw())  # a fifth card: extra for seat 0
     assert isinstance(events[0], PenaltyApplied) and events[0].rule == "extra_card"
-    given = act(act(given_table(), 0, lead("AS"))[0], 1, respond("6C"))[0]
+    given = act(act(four_open_table(), 0, lead("AS"))[0], 1, respond("6C"))[0]
     given = act(given, 0, Draw())[0]
     _, events = act(given, 1, Draw())
     assert [type(e).__name__ for e in events] == ["CardDrawn"]
@@ -86,7 +86,7 @@ def test_a_lead_is_still_three_cards_at_most_with_four_in_hand():
 
 
 def test_a_lead_is_no_larger_than_the_smallest_hand_can_answer():
-    given = play_out(given_table(), stop=lambda d: not d.stock and len(d.hands[1]) == 2)
+    given = play_out(four_open_table(), stop=lambda d: not d.stock and len(d.hands[1]) == 2)
     deal = current(given)
     assert len(deal.hands[1]) == 2 < len(deal.hands[0])
     leads = [m for m in legal_commands(given, deal.turn) if isinstance(m, Lead)]

@@ -26,7 +26,7 @@ KOZEL = {"game": "kozel"}
 HANDS = ["AS 10S KS 7D", "QC JC 8C 6D"]  # seat 0 leads; hearts are trumps
 
 
-def given_table(hands=HANDS, **options):
+def kozel_table(hands=HANDS, **options):
     return table(hands, trump="9H", **KOZEL, **options)
 
 
@@ -37,7 +37,7 @@ def test_every_seat_is_dealt_four_cards():
 
 
 def test_a_lead_is_one_or_three_cards_of_one_suit():
-    given = given_table()
+    given = kozel_table()
     assert refused(given, 0, lead("AS 10S")) == "wrong_card_count"
     assert refused(given, 0, lead("AS 10S KS 7D")) == "wrong_card_count"
     assert {len(m.cards) for m in legal_commands(given, 0) if isinstance(m, Lead)} == {1, 3}
@@ -45,31 +45,31 @@ def test_a_lead_is_one_or_three_cards_of_one_suit():
 
 
 def test_there_is_no_declaration_of_31_in_kozel():
-    given = given_table()
+    given = kozel_table()
     assert refused(given, 0, Declare("thirty_one")) == "no_thirty_one"
     assert Declare("thirty_one") not in legal_commands(given, 0)
 
 
 def test_three_trumps_among_the_four_cards_are_a_bura_and_win():
-    given = given_table(["6H 7H 8H AS", "QC JC 8C 6D"])
+    given = kozel_table(["6H 7H 8H AS", "QC JC 8C 6D"])
     _, events = act(given, 0, Declare("bura"))
     assert events[:2] == [BuraShown(0, ("6H", "7H", "8H")), DealWon(0, "bura")]
 
 
 def test_four_aces_win_at_once():
-    given = given_table(["AS AD AC AH", "QC JC 8C 6D"])
+    given = kozel_table(["AS AD AC AH", "QC JC 8C 6D"])
     _, events = act(given, 0, Declare("four_aces"))
     assert events[:2] == [FourAcesShown(0, ("AS", "AD", "AC", "AH")), DealWon(0, "four_aces")]
 
 
 def test_four_aces_may_be_shown_on_the_turn_to_respond():
-    given = act(given_table(["7S 7D 8D 9D", "AS AD AC AH"]), 0, lead("7S"))[0]
+    given = act(kozel_table(["7S 7D 8D 9D", "AS AD AC AH"]), 0, lead("7S"))[0]
     _, events = act(given, 1, Declare("four_aces"))
     assert events[1] == DealWon(1, "four_aces")
 
 
 def test_claiming_four_aces_without_them_is_a_false_declaration():
-    _, events = act(given_table(), 0, Declare("four_aces"))
+    _, events = act(kozel_table(), 0, Declare("four_aces"))
     assert events[:2] == [
         Declared(seat=0, claim="four_aces", value=1, needed=4, true=False),
         DealLost(0, "false_declaration"),
@@ -83,7 +83,7 @@ def test_four_aces_are_no_claim_in_bura():
 
 
 def test_otherwise_the_deal_is_played_out_and_the_highest_total_wins():
-    given = given_table()
+    given = kozel_table()
     while not given.deals:
         deal = current(given)
         seat = deal.turn
@@ -103,7 +103,7 @@ def test_otherwise_the_deal_is_played_out_and_the_highest_total_wins():
 
 
 def test_a_tie_for_the_highest_total_is_void():
-    given = given_table()
+    given = kozel_table()
     deal = current(given)
     even = replace(deal, piles=(("AS", "10S"), ("AD", "10D")))
     assert count_up(given, even)[0] == DealVoid("no_claim")

@@ -15,12 +15,12 @@ TEAMS = {"deck": 52, "teams": ((0, 2), (1, 3))}
 HANDS = ["AS 10D 2C", "3S 4D 5C", "10S AD 2D", "5S 5D 3C"]
 
 
-def given_table(**options):
+def team_table(**options):
     return table(HANDS, trump="9H", **TEAMS, **options)
 
 
 def after_two_tricks(**options):
-    given = trick(given_table(**options), "AS", "3S", "10S", "5S")  # seat 0 takes 21
+    given = trick(team_table(**options), "AS", "3S", "10S", "5S")  # seat 0 takes 21
     return trick(given, "10D", "4D", "AD", "5D")  # seat 2 beats with AD and takes 21
 
 
@@ -64,7 +64,7 @@ def test_the_winning_team_s_seat_deals_next():
 def test_after_a_penalty_the_same_dealer_deals_again():
     # a team's loss has no single winner: the dealer of the lost deal deals the next one
     given = play(
-        given_table(match_target=3),
+        team_table(match_target=3),
         (0, lead("AS")),
         (1, respond("3S")),
         (2, respond("10S")),
@@ -83,7 +83,7 @@ def test_after_a_false_declaration_or_a_concession_the_same_dealer_deals_again()
     given = after_two_tricks(target_points=51, match_target=3)
     _, events = act(given, 2, Declare("thirty_one"))  # 42 of 51: false
     assert DealerChosen(3, "same_dealer") in events
-    given = given_table(match_target=3)
+    given = team_table(match_target=3)
     _, events = act(given, 0, Concede())
     assert DealerChosen(3, "same_dealer") in events
 

@@ -19,10 +19,15 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from tests.servers import free_port
+from harness.databases import free_port
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 OPERATOR_KEY = "operator-key-of-the-e2e-tests"
+OPERATOR = {"Authorization": f"Bearer {OPERATOR_KEY}"}
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
 
 
 class Service:

@@ -1,0 +1,61 @@
+"""The house rules a newcomer can rely on: imports point one way, and the repository stands
+on its own (nothing in it cites a file outside it)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Who may import whom: each layer only inward (domain <- infra <- services); the harness
+# and the benchmarks use the product, and nothing imports the tests.
+ALLOWED = {
+    "domain": {"domain"},
+    "infra": {"domain", "infra"},
+    "services": {"domain", "infra", "services"},
+    "harness": {"domain", "infra", "services", "harness"},
+    "bench": {"domain", "infra", "services", "harness", "bench"},
+}
+PROJECT = {"domain", "infra", "services", "harness", "bench", "tests", "clients"}
+
+
+def imported(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names & PROJECT
+
+
+@pytest.mark.parametrize("package", sorted(ALLOWED))
+def test_imports_point_inward_and_nothing_imports_the_tests(package: str) -> None:
+    wrong = {
+        str(path.relative_to(ROOT)): sorted(imported(path) - ALLOWED[package])
+        for path in sorted((ROOT / package).rglob("*.py"))
+    }
+    assert {p: w for p, w in wrong.items() if w} == {}
+
+
+def test_nothing_in_the_repository_cites_a_file_outside_it() -> None:
+    tracked = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout.split()
+    this = Path(__file__).relative_to(ROOT).as_posix()
+    outside = [
+        name
+        for name in tracked
+        if name != this
+        and (ROOT / name).is_file()
+        and any(mark in (ROOT / name).read_text(encoding="utf-8", errors="replace")
+                for mark in ("../shared", "seed 00", "Seed 00", "RULES.md", "DESIGN.md",
+                             "STYLE.md"))
+    ]
+    assert outside == []
