@@ -46,7 +46,10 @@ def test_imports_point_inward_and_nothing_imports_the_tests(package: str) -> Non
 def test_nothing_in_the_repository_cites_a_file_outside_it() -> None:
     tracked = subprocess.run(
         ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT, capture_output=True, text=True, check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.split()
     this = Path(__file__).relative_to(ROOT).as_posix()
     outside = [
@@ -54,8 +57,9 @@ def test_nothing_in_the_repository_cites_a_file_outside_it() -> None:
         for name in tracked
         if name != this
         and (ROOT / name).is_file()
-        and any(mark in (ROOT / name).read_text(encoding="utf-8", errors="replace")
-                for mark in ("../shared", "seed 00", "Seed 00", "RULES.md", "DESIGN.md",
-                             "STYLE.md"))
+        and any(
+            mark in (ROOT / name).read_text(encoding="utf-8", errors="replace")
+            for mark in ("../shared", "seed 00", "Seed 00", "RULES.md", "DESIGN.md", "STYLE.md")
+        )
     ]
     assert outside == []
