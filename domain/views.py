@@ -23,6 +23,7 @@ from domain.events import (
     GameStarted,
     PenaltyApplied,
 )
+from domain.moves import Moves, moves
 from domain.rules import Rules
 from domain.state import Deal, Game
 from domain.table import seat_points
@@ -107,6 +108,8 @@ class View(msgspec.Struct, frozen=True, kw_only=True):
     stock: tuple[Card, ...] | None = None  # the arbiter only
     rules: Rules
     pot: tuple[int, ...] = ()  # pay_pot: what each seat owes every other side this deal
+    # a seat's own view: every command it may send now (domain/moves.py); else None
+    moves: Moves | None = None
 
 
 def sees_hand(viewer: Viewer, seat: int, rules: Rules) -> bool:
@@ -167,6 +170,7 @@ def view(state: Game, viewer: Viewer) -> View:
         stock=deal.stock if deal and arbiter else None,
         rules=rules,
         pot=deal.pot if deal else (),
+        moves=moves(state, seat) if seat is not None else None,
     )
 
 
