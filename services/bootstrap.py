@@ -13,12 +13,17 @@ from dataclasses import dataclass
 
 from infra.ports.events import EventStore
 from infra.ports.hints import HintBus
+from infra.ports.leases import Leases
 from infra.ports.tokens import SeatTokens
+from infra.ports.webhooks import WebhookStore
 from services.app.callers import Seating
 from services.app.games import GameService
 from services.app.reviews import Reviews
+from services.app.webhooks import Webhooks
 from services.config import Settings
+from services.live.dispatcher import Dispatcher
 from services.live.projector import Projector
+from services.live.timeline import Timeline
 from services.metrics import Metrics
 
 
@@ -29,6 +34,8 @@ class Adapters:
     store: EventStore
     tokens: SeatTokens
     hints: HintBus
+    webhooks: WebhookStore
+    leases: Leases
 
     async def close(self) -> None:
         await self.hints.close()
@@ -66,6 +73,27 @@ async def open_hints(settings: Settings) -> HintBus:
     return InProcessHintBus()
 
 
+def adapters_on(store: EventStore, tokens: SeatTokens, hints: HintBus) -> Adapters:
+    """The adapters around an open event store: the webhook store and the leases live in
+    the same database, on the same pool or file."""
+    from infra.sqlite.store import SqliteEventStore
+
+    if isinstance(store, SqliteEventStore):
+        from infra.sqlite.leases import SqliteLeases
+        from infra.sqlite.webhooks import SqliteWebhookStore
+
+        return Adapters(store, tokens, hints, SqliteWebhookStore(store.db), SqliteLeases(store.db))
+    from infra.postgres.leases import PostgresLeases
+    from infra.postgres.store import PostgresEventStore
+    from infra.postgres.webhooks import PostgresWebhookStore
+
+    if not isinstance(store, PostgresEventStore):
+        raise TypeError(f"no webhook store for {type(store).__name__}")
+    return Adapters(
+        store, tokens, hints, PostgresWebhookStore(store.pool), PostgresLeases(store.pool)
+    )
+
+
 async def open_adapters(settings: Settings) -> Adapters:
     store, tokens = await open_store(settings)
     try:
@@ -73,7 +101,7 @@ async def open_adapters(settings: Settings) -> Adapters:
     except BaseException:
         await store.close()
         raise
-    return Adapters(store, tokens, hints)
+    return adapters_on(store, tokens, hints)
 
 
 @dataclass
@@ -87,6 +115,14 @@ class Runtime:
     games: GameService
     reviews: Reviews
     projector: Projector
+    timeline: Timeline
+    webhooks: Webhooks
+    dispatcher: Dispatcher
+
+    def drain(self) -> None:
+        """SIGTERM: end every live stream and feed with word to reconnect elsewhere."""
+        self.projector.drain()
+        self.timeline.drain()
 
 
 def assemble(settings: Settings, adapters: Adapters, metrics: Metrics | None = None) -> Runtime:
@@ -106,10 +142,31 @@ def assemble(settings: Settings, adapters: Adapters, metrics: Metrics | None = N
         poll_seconds=settings.feed_poll_seconds,
         keepalive_seconds=settings.sse_keepalive_seconds,
     )
+    timeline = Timeline(
+        adapters.store,
+        adapters.hints,
+        poll_seconds=settings.feed_poll_seconds,
+        keepalive_seconds=settings.sse_keepalive_seconds,
+    )
+    dispatcher = Dispatcher(
+        adapters.store, adapters.webhooks, adapters.leases, timeline, metrics, settings
+    )
     metrics.open_streams.set_function(lambda: projector.open_streams)
     metrics.projector_lag.set_function(lambda: projector.lag)
     metrics.redis_errors.set_function(lambda: getattr(adapters.hints, "errors", 0))
-    return Runtime(settings, adapters, metrics, seating, games, Reviews(games), projector)
+    metrics.feed_streams.set_function(lambda: timeline.open_streams)
+    return Runtime(
+        settings,
+        adapters,
+        metrics,
+        seating,
+        games,
+        Reviews(games),
+        projector,
+        timeline,
+        Webhooks(adapters.webhooks),
+        dispatcher,
+    )
 
 
 @asynccontextmanager
@@ -123,9 +180,13 @@ async def running(
     try:
         runtime = assemble(settings, adapters, metrics)
         runtime.projector.start()
+        runtime.timeline.start()
+        runtime.dispatcher.start()
         try:
             yield runtime
         finally:
+            await runtime.dispatcher.stop()
+            await runtime.timeline.stop()
             await runtime.projector.stop()
     finally:
         if opened:

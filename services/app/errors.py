@@ -17,3 +17,19 @@ class Unauthorized(Exception):
 
 class Forbidden(Exception):
     """A real token, but not for this game or this act."""
+
+
+class NotFound(Exception):
+    """No such webhook endpoint or delivery: `code` says which."""
+
+    def __init__(self, code: str, detail: str) -> None:
+        super().__init__(detail)
+        self.code = code
+
+
+class Refused(Exception):
+    """An operator's request that cannot be done as asked (409): `code` says why."""
+
+    def __init__(self, code: str, detail: str) -> None:
+        super().__init__(detail)
+        self.code = code

@@ -12,8 +12,10 @@ from litestar.params import FromPath
 from services.app.callers import Caller
 from services.app.games import GameService
 from services.app.reviews import Reviews
+from services.app.webhooks import Webhooks
 from services.bootstrap import Runtime
 from services.live.projector import Projector
+from services.live.timeline import Timeline
 
 
 def bearer(request: Request[Any, Any, Any]) -> str | None:
@@ -41,6 +43,14 @@ def _projector(runtime: NamedDependency[Runtime]) -> Projector:
     return runtime.projector
 
 
+def _timeline(runtime: NamedDependency[Runtime]) -> Timeline:
+    return runtime.timeline
+
+
+def _webhooks(runtime: NamedDependency[Runtime]) -> Webhooks:
+    return runtime.webhooks
+
+
 async def _caller(
     request: Request[Any, Any, Any], game_id: FromPath[str], runtime: NamedDependency[Runtime]
 ) -> Caller:
@@ -57,6 +67,8 @@ DEPENDENCIES: dict[str, Provide] = {
     "games": Provide(_games, sync_to_thread=False),
     "reviews": Provide(_reviews, sync_to_thread=False),
     "projector": Provide(_projector, sync_to_thread=False),
+    "timeline": Provide(_timeline, sync_to_thread=False),
+    "webhooks": Provide(_webhooks, sync_to_thread=False),
     "caller": Provide(_caller),
     "operator": Provide(_operator),
 }
