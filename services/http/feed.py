@@ -11,7 +11,7 @@ from litestar import Controller, Request, get
 from litestar.di import NamedDependency
 from litestar.exceptions import ServiceUnavailableException, ValidationException
 from litestar.openapi import ResponseSpec
-from litestar.params import HeaderParameter, Parameter
+from litestar.params import HeaderParameter, QueryParameter
 from litestar.response import Stream
 
 from infra.ports.events import START, Checkpoint, parse_checkpoint
@@ -68,7 +68,7 @@ class FeedController(Controller):
         timeline: NamedDependency[Timeline],
         after: Annotated[
             str | None,
-            Parameter(
+            QueryParameter(
                 max_length=40,
                 description="Start after this checkpoint (`<tx_id>:<position>`, from an "
                 "entry); from the beginning if left out",
@@ -76,22 +76,22 @@ class FeedController(Controller):
         ] = None,
         chosen: Annotated[
             Format | None,
-            Parameter(
-                query="format",
+            QueryParameter(
+                name="format",
                 description="sse or ndjson; left out, text/event-stream in Accept chooses "
                 "sse, anything else ndjson",
             ),
         ] = None,
         follow: Annotated[
             bool,
-            Parameter(
+            QueryParameter(
                 description="Stay open and send each new event as it is recorded (true), or "
                 "end once caught up (false)"
             ),
         ] = True,
         limit: Annotated[
             int | None,
-            Parameter(ge=1, le=1_000_000, description="End after this many entries"),
+            QueryParameter(ge=1, le=1_000_000, description="End after this many entries"),
         ] = None,
         last_event_id: Annotated[
             str | None, HeaderParameter(name="Last-Event-ID", required=False, max_length=40)

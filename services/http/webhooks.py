@@ -6,7 +6,7 @@ from typing import Annotated
 
 from litestar import Controller, delete, get, post
 from litestar.di import NamedDependency
-from litestar.params import FromPath, JSONBody, Parameter
+from litestar.params import FromPath, JSONBody, Parameter, QueryParameter
 
 from infra.ports.webhooks import DeliveryState
 from services.app.callers import Caller
@@ -50,7 +50,7 @@ class WebhooksController(Controller):
         operator: NamedDependency[Caller],
         webhooks: NamedDependency[Webhooks],
         endpoint: Annotated[str | None, Parameter(max_length=64)] = None,
-        kind: Annotated[DeliveryState | None, Parameter(query="state")] = None,
+        kind: Annotated[DeliveryState | None, QueryParameter(name="state")] = None,
         game_id: Annotated[str | None, Parameter(max_length=64)] = None,
         before: Annotated[
             int | None,
