@@ -121,6 +121,7 @@ async def stored_text(store: EventStore, game_id: str) -> str:
                     "SELECT name FROM sqlite_master WHERE "
                     "type = 'table' AND name NOT LIKE 'sqlite_%'"
                 )
+                if any(c[1] == "stream_id" for c in db.execute(f"PRAGMA table_info({r[0]})"))
             ]
             rows = [
                 row
