@@ -84,16 +84,21 @@ def moves(state: Game, seat: int) -> Moves:
     groups: dict[Suit, tuple[set[Card], set[int]]] = {}
     respond: int | None = None
     declare: list[Claim] = []
+    acts: set[type] = set()  # the commands with nothing to choose
     for command in legal:
-        match command:
-            case Lead(cards=cards) if frozenset(cards) not in offered:
-                cards_of, counts = groups.setdefault(SUIT_OF[cards[0]], (set(), set()))
-                cards_of.update(cards)
-                counts.add(len(cards))
-            case Respond(cards=cards):
-                respond = len(cards)
-            case Declare(claim=claim):
-                declare.append(claim)
+        if isinstance(command, Lead):
+            cards = command.cards
+            if offered and frozenset(cards) in offered:
+                continue
+            cards_of, counts = groups.setdefault(SUIT_OF[cards[0]], (set(), set()))
+            cards_of.update(cards)
+            counts.add(len(cards))
+        elif isinstance(command, Respond):
+            respond = len(command.cards)
+        elif isinstance(command, Declare):
+            declare.append(command.claim)
+        else:
+            acts.add(type(command))
     hand = deal.hands[seat]
     return Moves(
         lead=tuple(
@@ -106,12 +111,12 @@ def moves(state: Game, seat: int) -> Moves:
         ),
         combinations=tuple(offers),
         respond=respond,
-        draw=Draw(1) in legal,
+        draw=Draw in acts,  # legal_commands lists a draw of one card only
         declare=tuple(declare),
-        dave=Dave() in legal,
-        dave_answer=DaveAnswer(True) in legal,
-        pass_=Pass() in legal,
-        concede=Concede() in legal,
+        dave=Dave in acts,
+        dave_answer=DaveAnswer in acts,  # listed with both answers
+        pass_=Pass in acts,
+        concede=Concede in acts,
     )
 
 

@@ -13,9 +13,10 @@ from collections import defaultdict
 import httpx
 
 from domain.bots import greedy_bot
-from harness.processes import OPERATOR, Service
+from harness.processes import OPERATOR, Service, bearer
 from harness.receiver import Receiver
 from services.app.signing import verify
+from tests.api.conftest import cards_in
 from tests.e2e.conftest import StartService
 from tests.e2e.play import Table
 
@@ -116,6 +117,14 @@ async def test_nothing_is_lost_when_the_delivering_replica_is_killed_and_order_h
         by_game[request.json["game_id"]].append(request.json["version"])
     for game, versions in by_game.items():
         assert versions == sorted(versions), f"game {game} out of order: {versions}"
+    for request in requests:  # a webhook shows no card a spectator of its game could not see
+        game, version = request.json["game_id"], request.json["version"]
+        table = next(t for t in before + after if t.game_id == game)
+        seen = await client.get(
+            f"{survivor.url}/games/{game}/events", headers=bearer(table.spectator)
+        )
+        public = [e["event"] for e in seen.json()["events"] if e["version"] <= version]
+        assert set(cards_in(request.json)) <= set(cards_in(public)), request.json
     kinds = {request.json["event"]["type"] for request in requests}
     assert kinds <= WEBHOOK_EVENTS and {"penalty_applied", "game_finished"} <= kinds
     log = await client.get(
