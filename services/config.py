@@ -59,7 +59,7 @@ VARIABLES: dict[str, tuple[str, str]] = {
     "BURA_SSE_KEEPALIVE_SECONDS": ("sse_keepalive_seconds", "keep-alive comment interval"),
     "BURA_FEED_POLL_SECONDS": (
         "feed_poll_seconds",
-        "live views re-read the store this often even without a hint",
+        "live views, the feed and the webhooks re-read the store this often without a hint",
     ),
     "BURA_READY_REQUIRES_BUS": (
         "ready_requires_bus",

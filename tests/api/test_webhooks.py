@@ -8,9 +8,9 @@ import asyncio
 import hashlib
 import hmac
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 import pytest
@@ -32,6 +32,7 @@ from tests.api.conftest import (
 )
 
 SECRET = "whsec_test_secret_of_the_api_tests"
+T = TypeVar("T")
 
 
 @asynccontextmanager
@@ -54,6 +55,14 @@ async def app(adapters: Adapters, **settings: Any) -> AsyncIterator[Api]:
             for endpoint in (await client.get("/webhooks", headers=OPERATOR)).json():
                 if endpoint["source"] == "api":
                     await client.delete(f"/webhooks/{endpoint['id']}", headers=OPERATOR)
+
+
+async def until(check: Callable[[], Awaitable[T]], timeout: float = 30.0) -> T:
+    """The first truthy answer of check(), asked again and again; fails after the timeout."""
+    async with asyncio.timeout(timeout):
+        while not (answer := await check()):
+            await asyncio.sleep(0.05)
+    return answer
 
 
 async def register(api: Api, receiver: Receiver, **fields: Any) -> Body:
@@ -159,23 +168,23 @@ async def test_the_settings_endpoint_is_listed_and_removed_only_by_the_settings(
         webhook_secret=SECRET,
         webhook_events="game_finished, deal_ended",
     ) as api:
-        for _ in range(100):  # the dispatcher writes it as it starts
-            listed = await api.get("/webhooks")
-            if any(e["id"] == "config" for e in listed):
-                break
-            await api.client.get("/health/live")
+
+        async def configured_listed() -> bool:  # the dispatcher writes it as it starts
+            return any(e["id"] == "config" for e in await api.get("/webhooks"))
+
+        await until(configured_listed)
         configured = await api.get("/webhooks/config")
         assert configured["url"] == "https://platform.test/from-settings"
         assert configured["events"] == ["game_finished", "deal_ended"]
         assert (configured["source"], configured["secret"]) == ("config", None)
         refused = await api.client.delete("/webhooks/config", headers=OPERATOR)
         assert (refused.status_code, refused.json()["code"]) == (409, "webhook_configured")
-    async with app(adapters) as api:  # started again without it: gone
-        for _ in range(100):
-            if all(e["id"] != "config" for e in await api.get("/webhooks")):
-                break
-            await api.client.get("/health/live")
-        assert all(e["id"] != "config" for e in await api.get("/webhooks"))
+    async with app(adapters) as again:  # started again without it: gone
+
+        async def configured_gone() -> bool:
+            return all(e["id"] != "config" for e in await again.get("/webhooks"))
+
+        await until(configured_gone)
 
 
 # --- deliveries -----------------------------------------------------------------------------
@@ -305,12 +314,13 @@ async def test_a_delivery_given_up_is_logged_failed_and_may_be_sent_again(
             hook = await register(api, receiver, events=["game_finished"])
             await play(api, THIRTY_ONE_GAME)
             await receiver.wait_for(lambda r: len(r.requests()) == 2)
-            for _ in range(200):
+
+            async def failed_listed() -> list[Body]:
                 page = await api.get("/webhooks/deliveries", endpoint=hook["id"], state="failed")
-                if page["deliveries"]:
-                    break
-                await asyncio.sleep(0.05)
-            (failed,) = page["deliveries"]
+                listed: list[Body] = page["deliveries"]
+                return listed
+
+            (failed,) = await until(failed_listed)
             assert (failed["attempts"], failed["last_error"]) == (2, "HTTP 500")
             assert failed["next_attempt_at"] is None
 
@@ -351,12 +361,13 @@ async def test_the_log_lists_deliveries_by_endpoint_state_and_game(adapters: Ada
             hook = await register(api, receiver)
             game_id = await play(api, THIRTY_ONE_GAME)
             await receiver.wait_for(lambda r: len(r.delivered()) == 2)
-            for _ in range(200):
+
+            async def both_delivered() -> list[Body]:
                 page = await api.get("/webhooks/deliveries", game_id=game_id, state="delivered")
-                if len(page["deliveries"]) == 2:
-                    break
-                await asyncio.sleep(0.05)
-            end, deal = page["deliveries"]
+                listed: list[Body] = page["deliveries"]
+                return listed if len(listed) == 2 else []
+
+            end, deal = await until(both_delivered)
             assert (end["type"], deal["type"]) == ("game_finished", "deal_ended")
             assert end["endpoint_id"] == hook["id"] and end["url"] == receiver.url
             first = await api.get("/webhooks/deliveries", endpoint=hook["id"], limit=1)
