@@ -62,7 +62,7 @@ FAULTS = 0.06  # chance that a move is a faulty draw, and again a false declarat
 SPECTATOR = None
 _events = msgspec.json.Decoder(list[AnyEvent])
 
-pytestmark = pytest.mark.parametrize("adapters", ["sqlite"], indirect=True)
+pytestmark = [pytest.mark.parametrize("adapters", ["sqlite"], indirect=True), pytest.mark.slow]
 
 
 def knowledge(events: list[Event], viewer: int | None, rules: Rules) -> list[set[str]]:
