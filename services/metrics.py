@@ -90,6 +90,12 @@ class Metrics:
             "1 while this replica holds the lease and delivers the webhooks",
             registry=r,
         )
+        self.webhook_errors = Counter(
+            "bura_webhook_dispatcher_errors",
+            "Rounds of the webhook dispatcher that failed (the store unreachable, a bug): "
+            "while they go on, nothing new is queued",
+            registry=r,
+        )
         self.feed_streams = Gauge(
             "bura_feed_streams", "Open operator feeds (GET /events)", registry=r
         )

@@ -141,9 +141,11 @@ class Dispatcher:
             except asyncio.CancelledError:
                 raise
             except StoreUnavailable as error:
+                self.metrics.webhook_errors.inc()
                 self._warn(f"webhooks paused: the store cannot be reached ({error})")
                 wait = self.timeline.poll
             except Exception:
+                self.metrics.webhook_errors.inc()
                 log.exception("the webhook dispatcher failed; going on")
                 wait = self.timeline.poll
             if wait > 0:
