@@ -128,8 +128,13 @@ async def _game_notices(
     # One read of the game up to one past its last webhook: a deal's end is followed by
     # its stake_settled, whose payments the deal_ended notice gives.
     history = await store.read(game_id, until=rows[-1].version + 1)
+    states: dict[int, Game] = {}
     try:
         events = [from_recorded(r) for r in history]
+        state = NEW_GAME
+        for event in events:
+            state = evolve(state, event)
+            states[state.version] = state
     except (msgspec.ValidationError, msgspec.DecodeError, KeyError, TypeError):
         log.warning(
             "game %s holds an event this server cannot read; its webhooks say only the type",
@@ -137,11 +142,6 @@ async def _game_notices(
             extra={"game_id": game_id},
         )
         return [(r, _bare(r)) for r in rows]
-    states: dict[int, Game] = {}
-    state = NEW_GAME
-    for event in events:
-        state = evolve(state, event)
-        states[state.version] = state
     notices = []
     for row in rows:
         state = states[row.version]
