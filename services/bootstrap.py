@@ -9,14 +9,19 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from infra.memory.limits import InProcessRateCounters
+from infra.memory.tickets import InProcessStreamTickets
 from infra.ports.events import EventStore
 from infra.ports.hints import HintBus
+from infra.ports.limits import RateCounters
+from infra.ports.tickets import StreamTickets
 from infra.ports.tokens import SeatTokens
 from services.app.callers import Seating
 from services.app.games import GameService
 from services.app.reviews import Reviews
+from services.app.tickets import Tickets
 from services.config import Settings
 from services.live.projector import Projector
 from services.metrics import Metrics
@@ -29,8 +34,13 @@ class Adapters:
     store: EventStore
     tokens: SeatTokens
     hints: HintBus
+    # In-process unless Redis is configured: then shared by every replica.
+    tickets: StreamTickets = field(default_factory=InProcessStreamTickets)
+    counters: RateCounters = field(default_factory=InProcessRateCounters)
 
     async def close(self) -> None:
+        await self.counters.close()
+        await self.tickets.close()
         await self.hints.close()
         await self.store.close()
 
@@ -66,14 +76,29 @@ async def open_hints(settings: Settings) -> HintBus:
     return InProcessHintBus()
 
 
+async def open_shared(settings: Settings) -> tuple[StreamTickets, RateCounters]:
+    """Stream tickets and rate counters: in Redis when it is configured, so that single use
+    and the limits hold across replicas; in this process otherwise."""
+    if settings.redis_url:
+        from infra.redis.limits import RedisRateCounters
+        from infra.redis.tickets import RedisStreamTickets
+
+        return (
+            await RedisStreamTickets.open(settings.redis_url, settings.redis_prefix),
+            await RedisRateCounters.open(settings.redis_url, settings.redis_prefix),
+        )
+    return InProcessStreamTickets(), InProcessRateCounters()
+
+
 async def open_adapters(settings: Settings) -> Adapters:
     store, tokens = await open_store(settings)
     try:
         hints = await open_hints(settings)
+        tickets, counters = await open_shared(settings)
     except BaseException:
         await store.close()
         raise
-    return Adapters(store, tokens, hints)
+    return Adapters(store, tokens, hints, tickets, counters)
 
 
 @dataclass
@@ -87,6 +112,7 @@ class Runtime:
     games: GameService
     reviews: Reviews
     projector: Projector
+    tickets: Tickets
 
 
 def assemble(settings: Settings, adapters: Adapters, metrics: Metrics | None = None) -> Runtime:
@@ -109,7 +135,10 @@ def assemble(settings: Settings, adapters: Adapters, metrics: Metrics | None = N
     metrics.open_streams.set_function(lambda: projector.open_streams)
     metrics.projector_lag.set_function(lambda: projector.lag)
     metrics.redis_errors.set_function(lambda: getattr(adapters.hints, "errors", 0))
-    return Runtime(settings, adapters, metrics, seating, games, Reviews(games), projector)
+    tickets = Tickets(adapters.tickets, settings.stream_ticket_seconds)
+    return Runtime(
+        settings, adapters, metrics, seating, games, Reviews(games), projector, tickets
+    )
 
 
 @asynccontextmanager

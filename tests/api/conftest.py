@@ -193,7 +193,9 @@ async def serving(app: Litestar) -> AsyncIterator[httpx.AsyncClient]:
 
 
 def app_on(adapters: Adapters) -> Litestar:
-    return create_app(Settings(operator_key=OPERATOR_KEY), adapters)
+    # Rate limits have tests of their own (tests/api/test_limits.py); here they would
+    # only refuse the suites' bursts.
+    return create_app(Settings(operator_key=OPERATOR_KEY, rate_limits=False), adapters)
 
 
 @pytest.fixture

@@ -40,10 +40,14 @@ def app(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Litestar]:
     """The app opening its own store, as in production: schemathesis runs it on an event
     loop of its own, in another thread."""
     if request.param == "sqlite":
-        where = Settings(operator_key=OPERATOR_KEY, sqlite_path=str(tmp_path / "events.db"))
+        where = Settings(
+            operator_key=OPERATOR_KEY, sqlite_path=str(tmp_path / "events.db"), rate_limits=False
+        )
     else:
         where = Settings(
-            operator_key=OPERATOR_KEY, database_url=request.getfixturevalue("database_url")
+            operator_key=OPERATOR_KEY,
+            database_url=request.getfixturevalue("database_url"),
+            rate_limits=False,
         )
     yield create_app(where)
     asgi.shutdown_lifespans()

@@ -32,6 +32,17 @@ def test_every_variable_is_read():
         "BURA_SSE_KEEPALIVE_SECONDS": "1.5",
         "BURA_FEED_POLL_SECONDS": "0.5",
         "BURA_READY_REQUIRES_BUS": "false",
+        "BURA_REDIS_PREFIX": "bura-blue:",
+        "BURA_CORS_ORIGINS": "https://cards.example, http://localhost:5173/",
+        "BURA_STREAM_TICKET_SECONDS": "5",
+        "BURA_RATE_LIMITS": "true",
+        "BURA_RATE_WINDOW_SECONDS": "60",
+        "BURA_RATE_COMMANDS_PER_TOKEN": "30",
+        "BURA_RATE_COMMANDS_PER_ADDRESS": "300",
+        "BURA_RATE_READS_PER_TOKEN": "0",
+        "BURA_RATE_READS_PER_ADDRESS": "900",
+        "BURA_RATE_CREATE_PER_TOKEN": "7",
+        "BURA_RATE_CREATE_PER_ADDRESS": "8",
     }
     assert set(env) == set(VARIABLES)
     settings = load(env)
@@ -39,6 +50,10 @@ def test_every_variable_is_read():
     assert settings.operator_key == "k" * 32 and not settings.operator_key_generated
     assert settings.sse_keepalive_seconds == 1.5 and settings.feed_poll_seconds == 0.5
     assert settings.ready_requires_bus is False
+    assert settings.allowed_origins == ["https://cards.example", "http://localhost:5173"]
+    assert settings.stream_ticket_seconds == 5 and settings.rate_window_seconds == 60.0
+    assert (settings.rate_commands_per_token, settings.rate_reads_per_token) == (30, 0)
+    assert settings.redis_prefix == "bura-blue:"
 
 
 @pytest.mark.parametrize(
@@ -53,6 +68,11 @@ def test_every_variable_is_read():
         ("BURA_MAX_BODY_BYTES", "0"),
         ("BURA_COMMAND_RETRIES", "-1"),
         ("BURA_READY_REQUIRES_BUS", "maybe"),
+        ("BURA_CORS_ORIGINS", "cards.example"),
+        ("BURA_STREAM_TICKET_SECONDS", "0"),
+        ("BURA_RATE_WINDOW_SECONDS", "0"),
+        ("BURA_RATE_COMMANDS_PER_TOKEN", "-1"),
+        ("BURA_RATE_READS_PER_ADDRESS", "many"),
     ],
 )
 def test_a_bad_setting_stops_start_up_naming_it(name, value):
