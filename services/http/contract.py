@@ -48,6 +48,9 @@ def refine(openapi: Schema) -> Schema:
             parameter["schema"] = _not_null(parameter.get("schema", {}))
         if operation.get("operationId") in STREAMS:
             _stream_response(operation)
+        for response in operation.get("responses", {}).values():
+            for media in response.get("content", {}).values():
+                _name_examples(media)
         examples = REQUEST_EXAMPLES.get(operation.get("operationId", ""), {})
         for media in operation.get("requestBody", {}).get("content", {}).values():
             if examples:
@@ -58,6 +61,15 @@ def refine(openapi: Schema) -> Schema:
             if isinstance(node.get(bound), float) and node[bound].is_integer():
                 node[bound] = int(node[bound])
     return doc
+
+
+def _name_examples(media: Schema) -> None:
+    """Examples named by their summary (the error code), not `problemdetails-example-3`."""
+    examples = media.get("examples")
+    if isinstance(examples, dict):
+        media["examples"] = {
+            str(e.get("summary") or name): e for name, e in examples.items() if isinstance(e, dict)
+        }
 
 
 def operations(doc: Schema) -> Iterator[tuple[str, str, Schema]]:

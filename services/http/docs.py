@@ -17,7 +17,7 @@ from litestar.params import FromPath
 from litestar.static_files import create_static_files_router
 
 from services.http.contract import asyncapi, refine
-from services.http.problems import PROBLEMS, TYPE_PREFIX, Problem
+from services.http.problems import PROBLEMS, TYPE_PREFIX, Problem, responses
 
 ASSETS = "/schema/assets"
 
@@ -139,7 +139,7 @@ class ProblemsController(Controller):
         operation_id="getProblem",
         media_type=MediaType.HTML,
         summary="One error code's documentation",
-        raises=[NotFoundException],
+        responses=responses(400, 404),
     )
     async def get_problem(self, code: FromPath[str]) -> str:
         row = PROBLEMS.get(code)

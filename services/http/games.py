@@ -51,7 +51,7 @@ class GamesController(Controller):
     @get(
         "/{game_id:str}",
         operation_id="getView",
-        responses=responses(401, 403, 404, 429, 503),
+        responses=responses(400, 401, 403, 404, 429, 503),
         summary="The caller's view of the table",
     )
     async def get_game(

@@ -7,6 +7,7 @@ import asyncio
 from litestar import Controller, Response, get
 from litestar.di import NamedDependency
 from litestar.openapi import ResponseSpec
+from litestar.openapi.spec import Example
 
 from services.bootstrap import Runtime
 from services.metrics import CONTENT_TYPE_LATEST
@@ -24,7 +25,19 @@ class HealthController(Controller):
         "/ready",
         operation_id="getReadiness",
         summary="Readiness: the store and Redis answer, the server is not stopping",
-        responses={503: ResponseSpec(dict[str, str], description="Not ready: each check says why")},
+        responses={
+            503: ResponseSpec(
+                dict[str, str],
+                description="Not ready: each check says why",
+                generate_examples=False,
+                examples=[
+                    Example(
+                        summary="store down",
+                        value={"status": "unavailable", "store": "unavailable: OSError"},
+                    )
+                ],
+            )
+        },
     )
     async def ready(self, runtime: NamedDependency[Runtime]) -> Response[dict[str, str]]:
         """503 without the event store, without Redis, or while shutting down.

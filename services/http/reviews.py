@@ -41,7 +41,7 @@ class ReviewsController(Controller):
     @get(
         "/{game_id:str}/audit",
         operation_id="getAudit",
-        responses=responses(401, 403, 404, 429, 503),
+        responses=responses(400, 401, 403, 404, 429, 503),
         summary="Every penalty and false declaration, with evidence",
     )
     async def get_audit(
@@ -55,7 +55,7 @@ class ReviewsController(Controller):
     @get(
         "/{game_id:str}/verify",
         operation_id="verifyDeals",
-        responses=responses(401, 403, 404, 429, 503),
+        responses=responses(400, 401, 403, 404, 429, 503),
         summary="Check every deal against its shuffle commitment",
     )
     async def get_verify(

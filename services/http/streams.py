@@ -40,7 +40,7 @@ class StreamController(Controller):
     @post(
         "/{game_id:str}/stream-tickets",
         operation_id="createStreamTicket",
-        responses=responses(401, 403, 404, 429, 503),
+        responses=responses(400, 401, 403, 404, 429, 503),
         status_code=201,
         security=BEARER,
         summary="A ticket that opens one stream once (any token of the game)",
