@@ -4,10 +4,11 @@ command, event, error code or stream appears in them by itself.
 
 What the refinement adds, each step generic:
 - a `discriminator` with its mapping on every union of tagged Structs (commands, events,
-  the stream's messages): a union whose members all have a `const` tag property;
+  the stream's messages): a union whose members all have a `const` tag property, which
+  also becomes the tag's `default` (so generated models fill the constant in);
 - `additionalProperties: false` on every Struct that refuses unknown fields;
 - the error codes of services/http/problems.py as the enum of `ProblemDetails.code`;
-- the streams (STREAMS) as `text/event-stream`, each message one item of the schema;
+- the streams (STREAMS) as `text/event-stream`, with the schema of their messages;
 - a header or query parameter is never `null` (it is absent or text);
 - integral bounds as integers, not floats.
 """
@@ -114,6 +115,9 @@ def _discriminate(node: Schema, schemas: Schema) -> None:
         if len(set(values)) != len(values):
             continue
         prop = tags[0][0] if tags[0] else "type"
+        for ref, value in zip(refs, values, strict=True):
+            # The tag's value as its default: a generated model fills it in by itself.
+            schemas[ref.removeprefix(REF)]["properties"][prop].setdefault("default", value)
         node["discriminator"] = {
             "propertyName": prop,
             "mapping": dict(zip(values, refs, strict=True)),
@@ -188,16 +192,19 @@ def _add_stream_schemas(schemas: Schema) -> None:
 
 
 def _stream_response(operation: Schema) -> None:
+    """The body is text, read as it comes; each message in it is one StreamFrame. The
+    frame's schema rides along as `x-item-schema` (OpenAPI 3.2 calls it `itemSchema`), and
+    the AsyncAPI document describes the same messages as a channel."""
     ok = operation.setdefault("responses", {}).setdefault("200", {})
     ok["content"] = {
         "text/event-stream": {
             "schema": {
-                "type": "array",
-                "description": "The stream, read as the sequence of its messages "
-                "(each a StreamFrame); it stays open until the game ends (`end`) or the "
+                "type": "string",
+                "description": "Server-Sent Events; each message is a StreamFrame "
+                "(`id`, `event`, `data`). It stays open until the game ends (`end`) or the "
                 "server stops (`shutdown`).",
-                "items": {"$ref": REF + "StreamFrame"},
-            }
+            },
+            "x-item-schema": {"$ref": REF + "StreamFrame"},
         }
     }
 
