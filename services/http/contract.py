@@ -164,20 +164,25 @@ def _add_stream_schemas(schemas: Schema) -> None:
     for name, schema in components.items():
         schemas.setdefault(name, schema)
     for event, data in MESSAGES.items():
+        # An event as SSE frames it: every field is text; `data` is one line of JSON.
         frame: Schema = {
             "type": "object",
             "title": _FRAMES[event],
             "description": (data.__doc__ or "").strip(),
             "properties": {
                 "event": {"type": "string", "const": event},
-                "data": {"$ref": REF + data.__name__},
+                "data": {
+                    "type": "string",
+                    "contentMediaType": "application/json",
+                    "contentSchema": {"$ref": REF + data.__name__},
+                },
             },
             "required": ["event", "data"],
         }
         if event == "view":
             frame["properties"]["id"] = {
-                "type": "integer",
-                "minimum": 1,
+                "type": "string",
+                "pattern": "^[0-9]+$",
                 "description": "the game version: send it back as Last-Event-ID",
             }
             frame["required"] = ["id", "event", "data"]
@@ -192,21 +197,11 @@ def _add_stream_schemas(schemas: Schema) -> None:
 
 
 def _stream_response(operation: Schema) -> None:
-    """The body is text, read as it comes; each message in it is one StreamFrame. The
-    frame's schema rides along as `x-item-schema` (OpenAPI 3.2 calls it `itemSchema`), and
-    the AsyncAPI document describes the same messages as a channel."""
+    """Each message of the stream is one StreamFrame: `itemSchema`, as OpenAPI 3.2 writes
+    a sequential media type (no `schema` for the whole: it is an endless text, and a
+    generator would try to parse it). The AsyncAPI document describes the same messages."""
     ok = operation.setdefault("responses", {}).setdefault("200", {})
-    ok["content"] = {
-        "text/event-stream": {
-            "schema": {
-                "type": "string",
-                "description": "Server-Sent Events; each message is a StreamFrame "
-                "(`id`, `event`, `data`). It stays open until the game ends (`end`) or the "
-                "server stops (`shutdown`).",
-            },
-            "x-item-schema": {"$ref": REF + "StreamFrame"},
-        }
-    }
+    ok["content"] = {"text/event-stream": {"itemSchema": {"$ref": REF + "StreamFrame"}}}
 
 
 def asyncapi(openapi: Schema) -> Schema:
