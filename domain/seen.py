@@ -18,7 +18,7 @@ from domain.views import TrickView, View
 
 def as_seen(view: View, piles: Sequence[Sequence[Card]] = ()) -> Game:
     seats = len(view.seats)
-    piles = tuple(tuple(p) for p in piles) or ((),) * seats
+    taken: tuple[tuple[Card, ...], ...] = tuple(tuple(p) for p in piles) or ((),) * seats
     seen: set[Card] = set(view.hand or ())
     for seat in view.seats:
         seen |= set(seat.hand or ())
@@ -29,7 +29,7 @@ def as_seen(view: View, piles: Sequence[Sequence[Card]] = ()) -> Game:
             seen |= set(response.cards or ())
     if view.trump is not None:
         seen.add(view.trump)
-    seen |= {c for pile in piles for c in pile}
+    seen |= {c for pile in taken for c in pile}
     unseen = (c for c in deck(view.rules.deck) if c not in seen)
     fill = _filler(unseen)
     hands = tuple(
@@ -48,7 +48,7 @@ def as_seen(view: View, piles: Sequence[Sequence[Card]] = ()) -> Game:
         commitment=view.commitment or "",
         stock=stock,
         hands=hands,
-        piles=piles,
+        piles=taken,
         tricks=tuple(s.tricks for s in view.seats),
         bonus=(0,) * seats,
         trump=view.trump_suit,

@@ -136,9 +136,7 @@ def assemble(settings: Settings, adapters: Adapters, metrics: Metrics | None = N
     metrics.projector_lag.set_function(lambda: projector.lag)
     metrics.redis_errors.set_function(lambda: getattr(adapters.hints, "errors", 0))
     tickets = Tickets(adapters.tickets, settings.stream_ticket_seconds)
-    return Runtime(
-        settings, adapters, metrics, seating, games, Reviews(games), projector, tickets
-    )
+    return Runtime(settings, adapters, metrics, seating, games, Reviews(games), projector, tickets)
 
 
 @asynccontextmanager

@@ -1,5 +1,6 @@
-"""The operator's command line: `bura serve | migrate | simulate | replay | audit | verify |
-export | import | play`. A failure is one line on stderr and an exit code (services/cli/errors.py)."""
+"""The operator's command line: `bura serve | migrate | simulate | replay | audit |
+verify | export | import | play`. A failure is one line on stderr and an exit code
+(services/cli/errors.py)."""
 
 from __future__ import annotations
 

@@ -43,7 +43,13 @@ generators at `/schema/asyncapi.json`); a browser opens them with a stream ticke
 """
 
 # What a browser page may send and read (CORS): the headers this API defines.
-REQUEST_HEADERS = ["Authorization", "Content-Type", "Idempotency-Key", "Last-Event-ID", "X-Request-ID"]
+REQUEST_HEADERS = [
+    "Authorization",
+    "Content-Type",
+    "Idempotency-Key",
+    "Last-Event-ID",
+    "X-Request-ID",
+]
 RESPONSE_HEADERS = ["X-Request-ID", "Retry-After", "RateLimit", "RateLimit-Policy", "Allow"]
 
 

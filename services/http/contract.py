@@ -105,8 +105,9 @@ def _discriminate(node: Schema, schemas: Schema) -> None:
         members = node.get(key)
         if not isinstance(members, list) or len(members) < 2 or "discriminator" in node:
             continue
-        refs = [m.get("$ref") for m in members if isinstance(m, dict)]
-        if not all(isinstance(r, str) and r.startswith(REF) for r in refs):
+        found = [m.get("$ref") for m in members if isinstance(m, dict)]
+        refs = [r for r in found if isinstance(r, str) and r.startswith(REF)]
+        if len(refs) != len(members):
             continue
         tags = [_tag_of(schemas.get(r.removeprefix(REF), {})) for r in refs]
         if None in tags or len({t[0] for t in tags if t}) != 1:
@@ -244,9 +245,7 @@ def asyncapi(openapi: Schema) -> Schema:
                 for p in operation.get("parameters", [])
                 if p.get("in") == "path"
             },
-            "messages": {
-                event: {"$ref": f"#/components/messages/{event}"} for event in MESSAGES
-            },
+            "messages": {event: {"$ref": f"#/components/messages/{event}"} for event in MESSAGES},
             "bindings": {
                 "http": {
                     "method": "GET",
@@ -265,9 +264,7 @@ def asyncapi(openapi: Schema) -> Schema:
             "action": "receive",
             "channel": {"$ref": f"#/channels/{op_id}"},
             "summary": operation.get("summary", ""),
-            "messages": [
-                {"$ref": f"#/channels/{op_id}/messages/{event}"} for event in MESSAGES
-            ],
+            "messages": [{"$ref": f"#/channels/{op_id}/messages/{event}"} for event in MESSAGES],
         }
     return {
         "asyncapi": "3.0.0",

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import msgspec
-from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from litestar.enums import ScopeType
+from litestar.types import ASGIApp, HTTPResponseStartEvent, Message, Receive, Scope, Send
 
 from services.config import Settings
 from services.http.problems import PROBLEM_JSON, details
@@ -68,13 +69,13 @@ def policies(settings: Settings) -> dict[Kind, list[Policy]]:
 
 def _token(scope: Scope) -> str | None:
     """The bearer token or the stream ticket: whatever names the caller."""
-    for name, value in scope["headers"]:
+    for name, raw in scope["headers"]:
         if name == b"authorization":
-            scheme, _, token = value.decode("latin-1").partition(" ")
+            scheme, _, token = raw.decode("latin-1").partition(" ")
             if scheme.lower() == "bearer" and token.strip():
                 return token.strip()
-    query = scope.get("query_string", b"").decode("latin-1")
-    for pair in query.split("&"):
+    query: bytes = scope.get("query_string", b"")
+    for pair in query.decode("latin-1").split("&"):
         key, _, value = pair.partition("=")
         if key == "ticket" and value:
             return value
@@ -91,8 +92,11 @@ def rate_limit_middleware(settings: Settings, metrics: Metrics) -> Any:
 
     def middleware(app: ASGIApp) -> ASGIApp:
         async def handle(scope: Scope, receive: Receive, send: Send) -> None:
-            kind = kind_of(scope.get("method", ""), scope.get("path", ""))
-            if scope["type"] != "http" or not settings.rate_limits or kind is None:
+            if scope["type"] != ScopeType.HTTP or not settings.rate_limits:
+                await app(scope, receive, send)
+                return
+            kind = kind_of(str(scope.get("method", "")), str(scope.get("path", "")))
+            if kind is None:
                 await app(scope, receive, send)
                 return
             runtime = getattr(scope["app"].state, "runtime", None)
@@ -101,7 +105,8 @@ def rate_limit_middleware(settings: Settings, metrics: Metrics) -> Any:
                 await app(scope, receive, send)
                 return
             token = _token(scope)
-            address = scope.get("client", ("unknown", 0))[0] if scope.get("client") else "unknown"
+            client = scope.get("client")
+            address = str(client[0]) if client else "unknown"
             tightest: tuple[int, float, Policy] | None = None  # remaining, reset, policy
             refused: tuple[float, Policy] | None = None
             try:
@@ -173,16 +178,15 @@ async def _too_many(
             retry_after=wait,
         )
     )
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 429,
-            "headers": [
-                (b"content-type", PROBLEM_JSON.encode()),
-                (b"content-length", str(len(body)).encode()),
-                (b"retry-after", str(wait).encode()),
-                *fields,
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+    start: HTTPResponseStartEvent = {
+        "type": "http.response.start",
+        "status": 429,
+        "headers": [
+            (b"content-type", PROBLEM_JSON.encode()),
+            (b"content-length", str(len(body)).encode()),
+            (b"retry-after", str(wait).encode()),
+            *fields,
+        ],
+    }
+    await send(start)
+    await send({"type": "http.response.body", "body": body, "more_body": False})

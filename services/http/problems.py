@@ -47,7 +47,10 @@ PROBLEMS: dict[str, Problem] = {
         "Unsupported type: <class 'str'> - at `$.count`",
     ),
     "malformed_json": Problem(
-        400, "Body is not JSON", "The body could not be parsed as JSON.", "the body is not valid JSON"
+        400,
+        "Body is not JSON",
+        "The body could not be parsed as JSON.",
+        "the body is not valid JSON",
     ),
     "bad_card": Problem(
         400,
@@ -69,7 +72,10 @@ PROBLEMS: dict[str, Problem] = {
         "the deck must be the full 36-card pack",
     ),
     "bad_dealer": Problem(
-        400, "Bad dealer", "`dealer` must be one of the table's seats.", "dealer must be a seat 0 to 1"
+        400,
+        "Bad dealer",
+        "`dealer` must be one of the table's seats.",
+        "dealer must be a seat 0 to 1",
     ),
     "bad_setup": Problem(
         400, "The game cannot be set up", "The table cannot be set up as asked.", "bad setup"
@@ -97,9 +103,7 @@ PROBLEMS: dict[str, Problem] = {
         "only a seat token sends commands",
     ),
     "game_not_found": Problem(404, "No such game", "No game has this id.", "no game 0f3a..."),
-    "not_found": Problem(
-        404, "No such resource", "Nothing is served at this path.", "Not Found"
-    ),
+    "not_found": Problem(404, "No such resource", "Nothing is served at this path.", "Not Found"),
     "method_not_allowed": Problem(
         405,
         "Method not allowed",
@@ -141,17 +145,17 @@ PROBLEMS: dict[str, Problem] = {
         "the stock is empty: there is nothing to draw",
     ),
     "double_draw": _rule(
-        "Two or more cards drawn at once, at a table with `penalties: \"reject\"` "
+        'Two or more cards drawn at once, at a table with `penalties: "reject"` '
         "(docs/rules.md §4).",
         "seat 0 took 2 cards at once (refused: penalties are not enforced at this table)",
     ),
     "extra_card": _rule(
-        "A draw with a full hand, at a table with `penalties: \"reject\"` (docs/rules.md §4).",
+        'A draw with a full hand, at a table with `penalties: "reject"` (docs/rules.md §4).',
         "seat 0 drew with a full hand (refused: penalties are not enforced at this table)",
     ),
     "out_of_turn_draw": _rule(
         "A draw when another seat, or no seat, was due, at a table with "
-        "`penalties: \"reject\"` (docs/rules.md §4).",
+        '`penalties: "reject"` (docs/rules.md §4).',
         "seat 1 drew, but seat 0 was due to draw (refused: penalties are not enforced at "
         "this table)",
     ),

@@ -18,7 +18,7 @@ from services.http.schemas import LAST_VERSION
 class ReviewsController(Controller):
     path = "/games"
     tags = ("reviews",)
-    security = [{"bearer": []}]
+    security = [{"bearer": []}]  # noqa: RUF012 (Litestar reads it per controller)
 
     @get(
         "/{game_id:str}/replay",
@@ -33,7 +33,9 @@ class ReviewsController(Controller):
         reviews: NamedDependency[Reviews],
         version: Annotated[
             int | None,
-            Parameter(ge=1, le=LAST_VERSION, description="The version to show; the latest if absent"),
+            Parameter(
+                ge=1, le=LAST_VERSION, description="The version to show; the latest if absent"
+            ),
         ] = None,
     ) -> Replay:
         return await reviews.replay(game_id, caller, version)

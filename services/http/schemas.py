@@ -52,8 +52,12 @@ CREATE_EXAMPLES: dict[str, dict[str, object]] = {
         "seats": [{"name": "ann"}, {"name": "bob"}],
         "dealer": 1,
         "seed": "walk-through",
-        "deck": "AS 10S KS QS JS 9S 7H 8H 9H 6S 7S 8S 6H 10H AH KH QH JH 6D 7D 8D 9D 10D "
-        "JD QD KD AD 6C 7C 8C 9C 10C JC QC KC AC".split(),
+        # ann: AS KS JS; bob: 10S QS 9S; trump 7H (the README's curl walk-through)
+        "deck": [
+            *("AS", "10S", "KS", "QS", "JS", "9S", "7H", "8H", "9H", "6S", "7S", "8S"),
+            *("6H", "10H", "AH", "KH", "QH", "JH", "6D", "7D", "8D", "9D", "10D", "JD"),
+            *("QD", "KD", "AD", "6C", "7C", "8C", "9C", "10C", "JC", "QC", "KC", "AC"),
+        ],
     },
 }
 

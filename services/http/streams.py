@@ -18,7 +18,7 @@ from services.http.errors import responses
 from services.http.schemas import LAST_VERSION
 from services.live.projector import Projector
 
-BEARER = [{"bearer": []}]
+BEARER: list[dict[str, list[str]]] = [{"bearer": []}]
 
 
 def _resume_after(last_event_id: str | None, after: int | None) -> int | None:

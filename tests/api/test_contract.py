@@ -46,9 +46,7 @@ async def test_every_operation_has_a_human_operation_id(api: Api) -> None:
     ids = [op.get("operationId", "") for _, _, op in operations(doc)]
     assert [i for i in ids if not HUMAN_ID.match(i)] == []
     assert len(set(ids)) == len(ids)
-    assert {"createGame", "sendCommand", "getView", "streamView", "createStreamTicket"} <= set(
-        ids
-    )
+    assert {"createGame", "sendCommand", "getView", "streamView", "createStreamTicket"} <= set(ids)
 
 
 async def test_only_operations_that_need_a_token_ask_for_one(api: Api) -> None:

@@ -55,7 +55,9 @@ async def test_commands_past_a_tokens_quota_are_429_with_when_to_retry(limited: 
     assert re.fullmatch(r'"commands-token";r=0;t=\d+', refused.headers["ratelimit"])
     # Another token is counted apart; reads are another class.
     assert (await limited.send(table, 0, {"type": "lead", "cards": ["AS"]})).status_code == 200
-    assert (await limited.client.get(f"/games/{table.game_id}", headers=table.seat(1))).status_code == 200
+    assert (
+        await limited.client.get(f"/games/{table.game_id}", headers=table.seat(1))
+    ).status_code == 200
 
 
 async def test_a_client_address_is_limited_across_its_tokens(limited: Api) -> None:

@@ -54,7 +54,9 @@ async def test_every_role_may_buy_one_and_sees_what_it_may(api: Api) -> None:
 async def test_a_ticket_opens_no_other_game_and_is_spent_trying(api: Api) -> None:
     one, other = await finished(api), await finished(api)
     given = await ticket(api, one, one.seat(0))
-    wrong = await api.client.get(f"/games/{other.game_id}/stream", params={"ticket": given["ticket"]})
+    wrong = await api.client.get(
+        f"/games/{other.game_id}/stream", params={"ticket": given["ticket"]}
+    )
     assert wrong.status_code == 401 and "another game" in wrong.json()["detail"]
     right = await api.client.get(str(given["stream"]))
     assert right.status_code == 401  # shown to the wrong URL, it is spent

@@ -27,8 +27,16 @@ GENERATOR = Path(sys.executable).parent / "openapi-python-client"
 def generate(document: Path, into: Path) -> ModuleType:
     """Run the generator as CI would, and import the package it wrote."""
     done = subprocess.run(
-        [str(GENERATOR), "generate", "--path", str(document), "--meta", "none",
-         "--output-path", str(into / "bura_api")],
+        [
+            str(GENERATOR),
+            "generate",
+            "--path",
+            str(document),
+            "--meta",
+            "none",
+            "--output-path",
+            str(into / "bura_api"),
+        ],
         capture_output=True,
         text=True,
         timeout=300,
@@ -156,11 +164,13 @@ def _value(t: msgspec.inspect.Type) -> Any:
             return 1
         case msgspec.inspect.StrType():
             return "AS"
-        case msgspec.inspect.VarTupleType(item_type=item) | msgspec.inspect.ListType(
-            item_type=item
+        case (
+            msgspec.inspect.VarTupleType(item_type=item) | msgspec.inspect.ListType(item_type=item)
         ):
-            return (_value(item), _value(item)) if isinstance(item, msgspec.inspect.IntType) else (
-                _value(item),
+            return (
+                (_value(item), _value(item))
+                if isinstance(item, msgspec.inspect.IntType)
+                else (_value(item),)
             )
         case msgspec.inspect.StructType(cls=cls):
             return cls()

@@ -15,7 +15,9 @@ from infra.redis.tickets import RedisStreamTickets
 
 
 @pytest.fixture(params=["memory", "redis"])
-async def pair(request: pytest.FixtureRequest) -> AsyncIterator[tuple[StreamTickets, StreamTickets]]:
+async def pair(
+    request: pytest.FixtureRequest,
+) -> AsyncIterator[tuple[StreamTickets, StreamTickets]]:
     """Two handles on one ticket store: one store in-process, two connections (two
     replicas' worth) on Redis."""
     if request.param == "memory":
@@ -24,7 +26,10 @@ async def pair(request: pytest.FixtureRequest) -> AsyncIterator[tuple[StreamTick
         return
     url = request.getfixturevalue("redis_url")
     prefix = f"test-{uuid.uuid4().hex}:"
-    one, two = await RedisStreamTickets.open(url, prefix), await RedisStreamTickets.open(url, prefix)
+    one, two = (
+        await RedisStreamTickets.open(url, prefix),
+        await RedisStreamTickets.open(url, prefix),
+    )
     yield one, two
     await one.close()
     await two.close()

@@ -37,7 +37,10 @@ class Client:
         return self
 
     def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.close()
 
@@ -156,9 +159,7 @@ class Seat:
     def stream_ticket(self) -> StreamTicket:
         """A ticket for a client that cannot send Authorization (a browser's EventSource)."""
         body = self.client.request("POST", f"{self.path}/stream-tickets", token=self.token)
-        return StreamTicket(
-            body["ticket"], body["expires_in"], body["expires_at"], body["stream"]
-        )
+        return StreamTicket(body["ticket"], body["expires_in"], body["expires_at"], body["stream"])
 
     # --- commands ----------------------------------------------------------------------
 

@@ -22,8 +22,8 @@ class Retries:
     def delay(self, attempt: int, retry_after: float | None = None) -> float:
         if retry_after is not None:
             return min(self.max_delay * 4, max(0.0, retry_after))
-        backoff = min(self.max_delay, self.base_delay * 2**attempt)
-        return backoff * (0.5 + random.random() / 2)
+        backoff = min(self.max_delay, self.base_delay * 2.0**attempt)
+        return float(backoff * (0.5 + random.random() / 2))
 
 
 def retried(status: int, code: str | None) -> bool:

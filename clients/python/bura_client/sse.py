@@ -9,7 +9,9 @@ from bura_client.models import StreamMessage
 
 
 def messages(lines: Iterable[str]) -> Iterator[StreamMessage]:
-    event, ident, data = "message", None, []
+    event: str = "message"
+    ident: int | None = None
+    data: list[str] = []
     for raw in lines:
         line = raw.rstrip("\r\n")
         if line == "":
