@@ -43,10 +43,6 @@ def hand_sizes(rules: Rules, seats: int) -> tuple[int, ...]:
     return (4 if rules.game == "kozel" else 3,) * seats
 
 
-def max_lead(rules: Rules) -> int:
-    return 3
-
-
 def check(rules: Rules, seats: int) -> Rules:
     """Refuse a table whose options contradict each other; the message names the option."""
     if not 2 <= seats <= 6:

@@ -3,6 +3,7 @@ export and import."""
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 
 import msgspec
@@ -15,7 +16,7 @@ from domain.views import ARBITER, view
 from infra.ports.events import EventStore, Metadata, RecordedEvent
 from services import bootstrap, config
 from services.app.codec import from_recorded, to_new
-from services.cli.errors import FAILED, NOT_FOUND, CliError
+from services.cli.errors import FAILED, NOT_FOUND, UNAVAILABLE, CliError
 from services.cli.progress import Progress
 from services.cli.table_text import render
 
@@ -34,7 +35,15 @@ class ExportedEvent(msgspec.Struct, frozen=True):
     command_id: str | None = None
 
 
-async def _store(settings: config.Settings) -> EventStore:
+async def _store(settings: config.Settings, *, existing: bool = True) -> EventStore:
+    """The store the settings name; for reading, an embedded file that is not there is an
+    error (opening it would only create an empty one)."""
+    if existing and not settings.database_url and not os.path.exists(settings.sqlite_path):
+        raise CliError(
+            f"no store at {os.path.abspath(settings.sqlite_path)}: set BURA_SQLITE_PATH to the "
+            "file the server uses (or BURA_DATABASE_URL)",
+            UNAVAILABLE,
+        )
     store, _ = await bootstrap.open_store(settings)
     return store
 
@@ -139,7 +148,7 @@ async def cmd_import(settings: config.Settings, path: str) -> int:
         raise CliError(f"{path}: versions are not 1..{len(lines)} without gaps", FAILED)
     # Decode every line first, so a corrupt file never lands half-way.
     events = [from_recorded_line(e) for e in lines]
-    store = await _store(settings)
+    store = await _store(settings, existing=False)
     try:
         progress = Progress("import", len(lines))
         for i, (line, event) in enumerate(zip(lines, events, strict=True), 1):

@@ -1,0 +1,65 @@
+"""Old rows stay readable: when an event's shape changes its schema version is bumped and an
+upcaster lifts the old payloads, one version at a time, before they are decoded."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import msgspec
+import pytest
+
+from domain.events import CardsLed
+from infra.ports.events import Metadata, RecordedEvent
+from services.app import codec
+
+
+def row(type_: str, schema_version: int, payload: dict[str, object]) -> RecordedEvent:
+    return RecordedEvent(
+        stream_id="g",
+        version=1,
+        type=type_,
+        data=msgspec.json.encode(payload),
+        schema_version=schema_version,
+        metadata=Metadata(),
+        recorded_at=datetime.now(UTC),
+        tx_id=0,
+        position=1,
+    )
+
+
+@pytest.fixture
+def cards_led_v3(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As if `cards_led` had changed shape twice: v1 named the seat `by` and held the cards as
+    one string; v2 had `seat` but still the string; v3 is today's."""
+    monkeypatch.setitem(codec.SCHEMA_VERSIONS, "cards_led", 3)
+    monkeypatch.setitem(
+        codec.UPCASTERS,
+        ("cards_led", 1),
+        lambda p: {k if k != "by" else "seat": v for k, v in p.items()},
+    )
+    monkeypatch.setitem(
+        codec.UPCASTERS,
+        ("cards_led", 2),
+        lambda p: {**p, "cards": str(p["cards"]).split()},
+    )
+
+
+@pytest.mark.usefixtures("cards_led_v3")
+def test_an_old_row_is_lifted_through_every_version_to_the_current_shape() -> None:
+    old = row("cards_led", 1, {"type": "cards_led", "by": 1, "cards": "AS KS"})
+    middle = row("cards_led", 2, {"type": "cards_led", "seat": 1, "cards": "AS KS"})
+    assert codec.from_recorded(old) == codec.from_recorded(middle) == CardsLed(1, ("AS", "KS"))
+
+
+@pytest.mark.usefixtures("cards_led_v3")
+def test_new_rows_are_written_at_the_current_version() -> None:
+    written = codec.to_new(CardsLed(0, ("10H",)))
+    assert written.schema_version == 3
+    assert codec.from_recorded(row("cards_led", 3, msgspec.json.decode(written.data))) == (
+        CardsLed(0, ("10H",))
+    )
+
+
+def test_a_row_at_the_current_version_is_decoded_as_it_is() -> None:
+    current = row("cards_led", 1, {"type": "cards_led", "seat": 0, "cards": ["QD"]})
+    assert codec.from_recorded(current) == CardsLed(0, ("QD",))
