@@ -73,7 +73,11 @@ def play(
             watched.watch(message.last_event, last)
             if message.id is not None and message.id < seat.version:
                 continue  # a table this seat has already moved on from
-            if last["status"] == "in_progress" and last["due"] is not None:
+            if last["status"] != "in_progress" or last["due"] is None:
+                continue
+            # One command may make several versions (a response and the trick taken): act
+            # only on the table as it is now, which the stream brings if it is newer.
+            if seat.view()["version"] == message.id:
                 _act(seat, last, watched, BOTS[bot], chance, out)
     out(f"seat {last.get('seat')}: {last.get('status')} at version {last.get('version')}")
     return last
