@@ -11,9 +11,10 @@ DEV := $(VENV)/.dev
 $(PY):
 	python3 -m venv $(VENV)
 
-$(RUNTIME): requirements/runtime.lock pyproject.toml | $(PY)
+$(RUNTIME): requirements/runtime.lock pyproject.toml clients/python/pyproject.toml | $(PY)
 	$(PY) -m pip install -q -r requirements/runtime.lock
 	$(PY) -m pip install -q --no-deps -e .
+	$(PY) -m pip install -q --no-deps -e clients/python
 	touch $@
 
 $(DEV): requirements/dev.lock $(RUNTIME)
@@ -34,13 +35,13 @@ test-fast: $(DEV)
 	BURA_EXAMPLES_SCALE=0.2 $(PY) -m pytest -m "not external and not slow" -p no:cacheprovider
 
 lint: $(DEV)
-	$(VENV)/bin/ruff check domain infra services tests bench harness
-	$(VENV)/bin/ruff format --check domain infra services tests bench harness
-	$(VENV)/bin/mypy --strict domain infra services
+	$(VENV)/bin/ruff check domain infra services tests bench harness clients
+	$(VENV)/bin/ruff format --check domain infra services tests bench harness clients
+	$(VENV)/bin/mypy --strict domain infra services clients/python/bura_client
 
 format: $(DEV)
-	$(VENV)/bin/ruff check --fix domain infra services tests bench harness
-	$(VENV)/bin/ruff format domain infra services tests bench harness
+	$(VENV)/bin/ruff check --fix domain infra services tests bench harness clients
+	$(VENV)/bin/ruff format domain infra services tests bench harness clients
 
 bench: $(DEV)
 	$(PY) -m bench

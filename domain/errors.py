@@ -5,6 +5,8 @@ wrong), or a command that breaks a rule of play (RuleViolation)."""
 class RuleViolation(Exception):
     """A command breaks a rule; `code` is stable and becomes the API's 409 body."""
 
+    version: int | None = None  # the game's version the refusal was judged on, once known
+
     def __init__(self, code: str, detail: str) -> None:
         super().__init__(f"{code}: {detail}")
         self.code = code

@@ -41,6 +41,9 @@ class Service:
         self.env.setdefault("BURA_OPERATOR_KEY", OPERATOR_KEY)
         self.env.setdefault("BURA_LOG_FORMAT", "text")
         self.env.setdefault("BURA_LOG_LEVEL", "warning")
+        # Tests and benchmarks send bursts from one address; the rate-limit tests turn the
+        # limits on themselves.
+        self.env.setdefault("BURA_RATE_LIMITS", "false")
         self.log_path = (log_dir or Path(tempfile.mkdtemp(prefix="bura-e2e-"))) / (
             f"service-{self.port}.log"
         )

@@ -9,16 +9,21 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from infra.memory.limits import InProcessRateCounters
+from infra.memory.tickets import InProcessStreamTickets
 from infra.ports.events import EventStore
 from infra.ports.hints import HintBus
 from infra.ports.leases import Leases
+from infra.ports.limits import RateCounters
+from infra.ports.tickets import StreamTickets
 from infra.ports.tokens import SeatTokens
 from infra.ports.webhooks import WebhookStore
 from services.app.callers import Seating
 from services.app.games import GameService
 from services.app.reviews import Reviews
+from services.app.tickets import Tickets
 from services.app.webhooks import Webhooks
 from services.config import Settings
 from services.live.dispatcher import Dispatcher
@@ -36,8 +41,13 @@ class Adapters:
     hints: HintBus
     webhooks: WebhookStore
     leases: Leases
+    # In-process unless Redis is configured: then shared by every replica.
+    tickets: StreamTickets = field(default_factory=InProcessStreamTickets)
+    counters: RateCounters = field(default_factory=InProcessRateCounters)
 
     async def close(self) -> None:
+        await self.counters.close()
+        await self.tickets.close()
         await self.hints.close()
         await self.store.close()
 
@@ -73,16 +83,33 @@ async def open_hints(settings: Settings) -> HintBus:
     return InProcessHintBus()
 
 
-def adapters_on(store: EventStore, tokens: SeatTokens, hints: HintBus) -> Adapters:
+def adapters_on(
+    store: EventStore,
+    tokens: SeatTokens,
+    hints: HintBus,
+    tickets: StreamTickets | None = None,
+    counters: RateCounters | None = None,
+) -> Adapters:
     """The adapters around an open event store: the webhook store and the leases live in
-    the same database, on the same pool or file."""
+    the same database, on the same pool or file; stream tickets and rate counters are the
+    given ones (Redis) or this process's."""
+    tickets = tickets or InProcessStreamTickets()
+    counters = counters or InProcessRateCounters()
     from infra.sqlite.store import SqliteEventStore
 
     if isinstance(store, SqliteEventStore):
         from infra.sqlite.leases import SqliteLeases
         from infra.sqlite.webhooks import SqliteWebhookStore
 
-        return Adapters(store, tokens, hints, SqliteWebhookStore(store.db), SqliteLeases(store.db))
+        return Adapters(
+            store,
+            tokens,
+            hints,
+            SqliteWebhookStore(store.db),
+            SqliteLeases(store.db),
+            tickets,
+            counters,
+        )
     from infra.postgres.leases import PostgresLeases
     from infra.postgres.store import PostgresEventStore
     from infra.postgres.webhooks import PostgresWebhookStore
@@ -90,18 +117,39 @@ def adapters_on(store: EventStore, tokens: SeatTokens, hints: HintBus) -> Adapte
     if not isinstance(store, PostgresEventStore):
         raise TypeError(f"no webhook store for {type(store).__name__}")
     return Adapters(
-        store, tokens, hints, PostgresWebhookStore(store.pool), PostgresLeases(store.pool)
+        store,
+        tokens,
+        hints,
+        PostgresWebhookStore(store.pool),
+        PostgresLeases(store.pool),
+        tickets,
+        counters,
     )
+
+
+async def open_shared(settings: Settings) -> tuple[StreamTickets, RateCounters]:
+    """Stream tickets and rate counters: in Redis when it is configured, so that single use
+    and the limits hold across replicas; in this process otherwise."""
+    if settings.redis_url:
+        from infra.redis.limits import RedisRateCounters
+        from infra.redis.tickets import RedisStreamTickets
+
+        return (
+            await RedisStreamTickets.open(settings.redis_url, settings.redis_prefix),
+            await RedisRateCounters.open(settings.redis_url, settings.redis_prefix),
+        )
+    return InProcessStreamTickets(), InProcessRateCounters()
 
 
 async def open_adapters(settings: Settings) -> Adapters:
     store, tokens = await open_store(settings)
     try:
         hints = await open_hints(settings)
+        tickets, counters = await open_shared(settings)
     except BaseException:
         await store.close()
         raise
-    return adapters_on(store, tokens, hints)
+    return adapters_on(store, tokens, hints, tickets, counters)
 
 
 @dataclass
@@ -118,6 +166,7 @@ class Runtime:
     timeline: Timeline
     webhooks: Webhooks
     dispatcher: Dispatcher
+    tickets: Tickets
 
     def drain(self) -> None:
         """SIGTERM: end every live stream and feed with word to reconnect elsewhere."""
@@ -155,6 +204,7 @@ def assemble(settings: Settings, adapters: Adapters, metrics: Metrics | None = N
     metrics.projector_lag.set_function(lambda: projector.lag)
     metrics.redis_errors.set_function(lambda: getattr(adapters.hints, "errors", 0))
     metrics.feed_streams.set_function(lambda: timeline.open_streams)
+    tickets = Tickets(adapters.tickets, settings.stream_ticket_seconds)
     return Runtime(
         settings,
         adapters,
@@ -166,6 +216,7 @@ def assemble(settings: Settings, adapters: Adapters, metrics: Metrics | None = N
         timeline,
         Webhooks(adapters.webhooks),
         dispatcher,
+        tickets,
     )
 
 

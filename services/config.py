@@ -40,6 +40,21 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     webhook_retry_max_seconds: float = 3600.0
     webhook_max_attempts: int = 30
     webhook_lease_seconds: float = 15.0
+    redis_prefix: str = "bura:"  # stream tickets and rate counters live under it
+    cors_origins: str = ""  # comma-separated origins allowed to call from a browser
+    stream_ticket_seconds: int = 30
+    rate_limits: bool = True
+    rate_window_seconds: float = 10.0
+    rate_commands_per_token: int = 100
+    rate_commands_per_address: int = 1000
+    rate_reads_per_token: int = 600
+    rate_reads_per_address: int = 6000
+    rate_create_per_token: int = 100
+    rate_create_per_address: int = 100
+
+    @property
+    def allowed_origins(self) -> list[str]:
+        return [o.strip().rstrip("/") for o in self.cors_origins.split(",") if o.strip()]
 
 
 # name -> (field, help) — the README's settings table is written from this.
@@ -80,6 +95,26 @@ VARIABLES: dict[str, tuple[str, str]] = {
         "webhook_lease_seconds",
         "the dispatcher's lease: a dead holder is replaced this long after",
     ),
+    "BURA_REDIS_PREFIX": ("redis_prefix", "prefix of the Redis keys of tickets and rate counters"),
+    "BURA_CORS_ORIGINS": (
+        "cors_origins",
+        "comma-separated origins a browser may call from (`*`: any); unset: no CORS",
+    ),
+    "BURA_STREAM_TICKET_SECONDS": ("stream_ticket_seconds", "how long a stream ticket is valid"),
+    "BURA_RATE_LIMITS": ("rate_limits", "rate limits on (false: none at all)"),
+    "BURA_RATE_WINDOW_SECONDS": ("rate_window_seconds", "the window every rate limit counts in"),
+    "BURA_RATE_COMMANDS_PER_TOKEN": ("rate_commands_per_token", "commands per token a window"),
+    "BURA_RATE_COMMANDS_PER_ADDRESS": (
+        "rate_commands_per_address",
+        "commands per client address a window",
+    ),
+    "BURA_RATE_READS_PER_TOKEN": ("rate_reads_per_token", "reads per token a window"),
+    "BURA_RATE_READS_PER_ADDRESS": ("rate_reads_per_address", "reads per client address a window"),
+    "BURA_RATE_CREATE_PER_TOKEN": ("rate_create_per_token", "games created per token a window"),
+    "BURA_RATE_CREATE_PER_ADDRESS": (
+        "rate_create_per_address",
+        "games created per client address a window",
+    ),
 }
 
 _BOOLS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
@@ -119,10 +154,27 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
     port = raw.get("port", defaults.port)
     if not isinstance(port, int) or not 0 < port < 65536:
         raise ConfigError(f"BURA_PORT={port!r} is not a port number (1-65535)")
-    for numeric in ("max_body_bytes", "command_retries", "cache_games", "webhook_max_attempts"):
+    for numeric in (
+        "max_body_bytes",
+        "command_retries",
+        "cache_games",
+        "webhook_max_attempts",
+        "stream_ticket_seconds",
+    ):
         count = raw.get(numeric, getattr(defaults, numeric))
         if not isinstance(count, int) or count < 1:
             raise ConfigError(f"BURA_{numeric.upper()}={count!r} must be a positive number")
+    for limit in [f for _, (f, _) in VARIABLES.items() if f.startswith("rate_") and "_per_" in f]:
+        count = raw.get(limit, getattr(defaults, limit))
+        if not isinstance(count, int) or count < 0:
+            raise ConfigError(f"BURA_{limit.upper()}={count!r}: a count, 0 for no limit")
+    window = raw.get("rate_window_seconds", defaults.rate_window_seconds)
+    if not isinstance(window, float) or window <= 0:
+        raise ConfigError(f"BURA_RATE_WINDOW_SECONDS={window!r} must be positive")
+    for origin in str(raw.get("cors_origins", "")).split(","):
+        origin = origin.strip()
+        if origin and origin != "*" and not origin.startswith(("http://", "https://")):
+            raise ConfigError(f"BURA_CORS_ORIGINS: {origin!r} is no origin (https://host[:port])")
     dsn = raw.get("database_url")
     if isinstance(dsn, str) and not dsn.startswith(("postgres://", "postgresql://")):
         raise ConfigError(f"BURA_DATABASE_URL must be a postgresql:// URL, got {dsn!r}")

@@ -99,6 +99,17 @@ class Metrics:
         self.feed_streams = Gauge(
             "bura_feed_streams", "Open operator feeds (GET /events)", registry=r
         )
+        self.rate_limited = Counter(
+            "bura_rate_limited",
+            "Requests refused with 429, by class (commands, create, reads) and key",
+            ["class", "key"],
+            registry=r,
+        )
+        self.rate_errors = Counter(
+            "bura_rate_counter_errors",
+            "Requests let through because the rate counters could not be reached",
+            registry=r,
+        )
         self.http = Histogram(
             "bura_http_request_seconds",
             "HTTP requests by route and status",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,7 @@ _EXTERNAL_FIXTURES = {
     "redis_url",
     "database",
     "start_service",
+    "browser",
 }
 _EXTERNAL_PARAMS = {"postgres", "redis"}
 _EXTERNAL_FOLDERS = ("e2e", "ops")
@@ -56,6 +58,15 @@ def database_url(postgres_admin_url: str) -> Iterator[str]:
 def redis_url() -> Iterator[str]:
     with servers.redis_server() as url:
         yield url
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Any]:
+    """Headless Chromium (tests/browser.py), closed after the test."""
+    from tests.browser import chromium
+
+    async with chromium() as opened:
+        yield opened
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

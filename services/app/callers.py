@@ -97,7 +97,7 @@ class Seating:
     async def operator(self, token: str | None) -> Caller:
         """The operator, or Unauthorized (an unknown token) / Forbidden (a player's)."""
         if token is None:
-            raise Unauthorized("send 'Authorization: Bearer <operator key>'")
+            raise Unauthorized("send 'Authorization: Bearer <operator key>'", no_token=True)
         if self.is_operator(token):
             return OPERATOR
         if await self.seat_of(token.partition(".")[0], token) is None:
@@ -107,7 +107,9 @@ class Seating:
     async def caller(self, token: str | None, game_id: str) -> Caller:
         """Who the token is at this game: 401 for an unknown token, 403 for another game's."""
         if token is None:
-            raise Unauthorized("send 'Authorization: Bearer <operator key or seat token>'")
+            raise Unauthorized(
+                "send 'Authorization: Bearer <operator key or seat token>'", no_token=True
+            )
         if self.is_operator(token):
             return OPERATOR
         owner, dot, _ = token.partition(".")

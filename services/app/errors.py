@@ -14,6 +14,14 @@ class GameNotFound(Exception):
 class Unauthorized(Exception):
     """No token, or one nobody issued."""
 
+    def __init__(self, detail: str, *, no_token: bool = False) -> None:
+        super().__init__(detail)
+        self.no_token = no_token  # nothing was sent, rather than a token refused
+
+
+class TicketInvalid(Exception):
+    """A stream ticket that is unknown, used, expired or for another game."""
+
 
 class Forbidden(Exception):
     """A real token, but not for this game or this act."""

@@ -203,12 +203,13 @@ class GameService:
                 self.metrics.retries.inc()
             try:
                 events = decide(state, command, seat)
-            except RuleViolation:
+            except RuleViolation as violation:
                 fresh = await self.load(game_id)
                 previous = await self._previous(game_id, seat, command_id)
                 if previous is not None:
                     return previous
                 if fresh.version == state.version:
+                    violation.version = fresh.version  # so the client can resynchronise
                     raise
                 state = fresh
                 continue

@@ -1,5 +1,6 @@
-"""The operator's command line: `bura serve | migrate | simulate | replay | audit | verify |
-export | import`. A failure is one line on stderr and an exit code (services/cli/errors.py)."""
+"""The operator's command line: `bura serve | migrate | simulate | replay | audit |
+verify | export | import | play`. A failure is one line on stderr and an exit code
+(services/cli/errors.py)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,18 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("--out", default=None)
     imp = sub.add_parser("import", help="load a JSON Lines export into the store")
     imp.add_argument("file")
+    bot = sub.add_parser("play", help="play one seat with a bot, over the public API")
+    bot.add_argument("--url", default="http://127.0.0.1:8000", help="the server")
+    bot.add_argument("--game", required=True, help="the game id")
+    bot.add_argument("--token", required=True, help="the seat's token")
+    bot.add_argument("--bot", choices=["greedy", "random"], default="greedy")
+    bot.add_argument("--seed", type=int, default=1, help="the random bot's seed")
+    bot.add_argument(
+        "--no-seen",
+        dest="seen",
+        action="store_false",
+        help="do not send the version acted on (`seen`), for a server without it",
+    )
     return parser
 
 
@@ -78,6 +91,10 @@ def _run(args: argparse.Namespace, settings: config.Settings) -> int:
             return asyncio.run(records.cmd_export(settings, args.game, out))
         case "import":
             return asyncio.run(records.cmd_import(settings, args.file))
+        case "play":
+            from services.cli import play
+
+            return play.main(args.url, args.game, args.token, args.bot, args.seed, args.seen)
     raise CliError(f"unknown command {args.command}", USAGE)
 
 

@@ -1,5 +1,5 @@
-"""The Litestar app: controllers, dependencies, error mapping, middleware, OpenAPI. The
-application behind it is built by services/bootstrap.py in the app's lifespan."""
+"""The Litestar app: controllers, dependencies, error mapping, middleware, CORS, OpenAPI.
+The application behind it is built by services/bootstrap.py in the app's lifespan."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from litestar import Litestar
+from litestar.config.cors import CORSConfig
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 
@@ -14,10 +15,12 @@ from services import bootstrap
 from services.config import Settings
 from services.http.commands import CommandsController
 from services.http.deps import DEPENDENCIES
+from services.http.docs import ProblemsController, assets, render_plugins
 from services.http.errors import HANDLERS
 from services.http.feed import FeedController
 from services.http.games import GamesController
 from services.http.health import HealthController, prometheus
+from services.http.limits import rate_limit_middleware
 from services.http.middleware import request_middleware
 from services.http.reviews import ReviewsController
 from services.http.streams import StreamController
@@ -27,12 +30,43 @@ from services.metrics import Metrics
 DESCRIPTION = """Event-sourced server for the card game Bura («бура», «тридцать одно»).
 
 Create a game with the operator key, hand each seat its token, and let each player send
-commands as `Authorization: Bearer <seat token>`. Every error body is
-`{"code": ..., "detail": ...}`: 400 malformed input, 401 no or unknown token, 403 wrong game
+commands as `Authorization: Bearer <seat token>`. Every error is RFC 9457 problem details
+(`application/problem+json`): `type` is a page under `/problems/` that documents its
+`code`, and `code`, `detail` (and `option`, `errors`, `version` where they help) are
+members a client can rely on. 400 malformed input, 401 no or unknown token, 403 wrong game
 or role, 404 unknown game, 409 a broken rule (the code names it, e.g. `not_your_turn`),
-413 body too large, 503 the event store is unreachable (nothing was written; retry with the
-same Idempotency-Key).
+413 body too large, 429 rate limited (`Retry-After`, `RateLimit`, `RateLimit-Policy`),
+503 the event store is unreachable (nothing was written; retry with the same
+Idempotency-Key).
+
+Live views are Server-Sent Events (`GET /games/{game_id}/stream`, described for
+generators at `/schema/asyncapi.json`); a browser opens them with a stream ticket
+(`POST /games/{game_id}/stream-tickets`, then `?ticket=`).
 """
+
+# What a browser page may send and read (CORS): the headers this API defines.
+REQUEST_HEADERS = [
+    "Authorization",
+    "Content-Type",
+    "Idempotency-Key",
+    "Last-Event-ID",
+    "X-Request-ID",
+]
+RESPONSE_HEADERS = ["X-Request-ID", "Retry-After", "RateLimit", "RateLimit-Policy", "Allow"]
+
+
+def cors(settings: Settings) -> CORSConfig | None:
+    origins = settings.allowed_origins
+    if not origins:
+        return None
+    return CORSConfig(
+        allow_origins=origins,
+        allow_methods=["GET", "POST", "OPTIONS"],
+        allow_headers=REQUEST_HEADERS,
+        expose_headers=RESPONSE_HEADERS,
+        allow_credentials=False,  # tokens travel in headers or tickets, never in cookies
+        max_age=600,
+    )
 
 
 def create_app(settings: Settings, adapters: bootstrap.Adapters | None = None) -> Litestar:
@@ -55,11 +89,14 @@ def create_app(settings: Settings, adapters: bootstrap.Adapters | None = None) -
             FeedController,
             WebhooksController,
             HealthController,
+            ProblemsController,
             prometheus,
+            assets(),
         ],
         dependencies=DEPENDENCIES,
-        middleware=[request_middleware(metrics)],
+        middleware=[request_middleware(metrics), rate_limit_middleware(settings, metrics)],
         exception_handlers=HANDLERS,
+        cors_config=cors(settings),
         lifespan=[lifespan],
         request_max_body_size=settings.max_body_bytes,
         openapi_config=OpenAPIConfig(
@@ -68,14 +105,21 @@ def create_app(settings: Settings, adapters: bootstrap.Adapters | None = None) -
             description=DESCRIPTION,
             path="/schema",
             use_handler_docstrings=True,
-            security=[{"bearer": []}],
+            render_plugins=render_plugins(),
             components=Components(
                 security_schemes={
                     "bearer": SecurityScheme(
                         type="http",
                         scheme="bearer",
                         description="The operator key, a seat token, or the spectator token",
-                    )
+                    ),
+                    "ticket": SecurityScheme(
+                        type="apiKey",
+                        name="ticket",
+                        security_scheme_in="query",
+                        description="A stream ticket (POST /games/{game_id}/stream-tickets): "
+                        "opens one stream, once",
+                    ),
                 }
             ),
         ),

@@ -15,7 +15,7 @@ from services.app.callers import Caller
 from services.app.errors import Forbidden
 from services.app.games import GameService
 from services.app.results import Outcome
-from services.http.errors import ERRORS
+from services.http.errors import responses
 from services.http.middleware import request_id
 
 
@@ -30,10 +30,12 @@ def canonical(command: PlayerCommand) -> PlayerCommand:
 class CommandsController(Controller):
     path = "/games"
     tags = ("commands",)
+    security = [{"bearer": []}]  # noqa: RUF012 (Litestar reads it per controller)
 
     @post(
         "/{game_id:str}/commands",
-        responses=ERRORS,
+        operation_id="sendCommand",
+        responses=responses(400, 401, 403, 404, 409, 413, 429, 503),
         status_code=200,
         summary="Send a command (seat token)",
     )
@@ -51,6 +53,8 @@ class CommandsController(Controller):
                 max_length=200,
                 pattern=r"^[\x20-\x7e]+$",
                 required=False,
+                description="Any text you choose, one per move: a retry with the same key "
+                "returns the first answer and is never a second move",
             ),
         ] = None,
     ) -> Outcome:

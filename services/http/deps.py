@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Request
 from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
-from litestar.params import FromPath
+from litestar.params import FromPath, QueryParameter
 
 from services.app.callers import Caller
 from services.app.games import GameService
 from services.app.reviews import Reviews
+from services.app.tickets import Tickets
 from services.app.webhooks import Webhooks
 from services.bootstrap import Runtime
 from services.live.projector import Projector
@@ -58,6 +59,32 @@ async def _caller(
     return await runtime.seating.caller(bearer(request), game_id)
 
 
+def _tickets(runtime: NamedDependency[Runtime]) -> Tickets:
+    return runtime.tickets
+
+
+async def _watcher(
+    request: Request[Any, Any, Any],
+    game_id: FromPath[str],
+    runtime: NamedDependency[Runtime],
+    ticket: Annotated[
+        str | None,
+        QueryParameter(
+            name="ticket",
+            min_length=1,
+            max_length=100,
+            description="A stream ticket (POST /games/{game_id}/stream-tickets), for "
+            "clients that cannot send an Authorization header, such as a browser's "
+            "EventSource: valid once, for a few seconds",
+        ),
+    ] = None,
+) -> Caller:
+    """Who watches a stream: the ticket's viewer (spent on this use), else the bearer's."""
+    if ticket is not None:
+        return await runtime.tickets.redeem(game_id, ticket)
+    return await runtime.seating.caller(bearer(request), game_id)
+
+
 async def _operator(request: Request[Any, Any, Any], runtime: NamedDependency[Runtime]) -> Caller:
     return await runtime.seating.operator(bearer(request))
 
@@ -70,5 +97,7 @@ DEPENDENCIES: dict[str, Provide] = {
     "timeline": Provide(_timeline, sync_to_thread=False),
     "webhooks": Provide(_webhooks, sync_to_thread=False),
     "caller": Provide(_caller),
+    "watcher": Provide(_watcher),
+    "tickets": Provide(_tickets, sync_to_thread=False),
     "operator": Provide(_operator),
 }

@@ -1,79 +1,53 @@
-"""Every error answer is `{code, detail}`: the exceptions of the lower layers mapped once to
-their status, and the OpenAPI description of each status."""
+"""Every error answer is problem details (services/http/problems.py): the exceptions of the
+lower layers mapped once to their code, with the headers their status calls for."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
-import msgspec
-from litestar import MediaType, Request, Response
+from litestar import Request, Response
 from litestar.exceptions import HTTPException, SerializationException, ValidationException
-from litestar.openapi import ResponseSpec
 
 from domain.errors import BadSetup, RuleViolation
 from infra.ports.events import StoreUnavailable
-from services.app.errors import Forbidden, GameNotFound, NotFound, Refused, Unauthorized
+from services.app.errors import (
+    Forbidden,
+    GameNotFound,
+    NotFound,
+    Refused,
+    TicketInvalid,
+    Unauthorized,
+)
+from services.http.problems import FALLBACK, PROBLEMS, ProblemDetails, problem, responses
+
+__all__ = ["HANDLERS", "error", "responses"]
+
+log = logging.getLogger("bura.http")
+
+# RFC 6750: a 401 says which scheme it wants; a token that was sent and refused says so.
+CHALLENGE = 'Bearer realm="bura"'
+REFUSED_TOKEN = 'Bearer realm="bura", error="invalid_token"'
 
 
-class ErrorBody(msgspec.Struct, frozen=True):
-    """Every error answer: a stable machine code and a sentence saying what was wrong."""
-
-    code: str
-    detail: str
-    option: str | None = None  # bad_option: the table option at fault
-    errors: list[dict[str, Any]] | None = None  # bad_request: each field at fault
+def error(status: int, code: str, detail: str, **extra: Any) -> Response[ProblemDetails]:
+    """An error answer of any status and code (the code's row in PROBLEMS gives the rest)."""
+    return problem(code, detail, status=status, **extra)
 
 
-def _spec(text: str) -> ResponseSpec:
-    return ResponseSpec(data_container=ErrorBody, description=text, generate_examples=False)
+def _instance(request: Request[Any, Any, Any]) -> str:
+    return str(request.scope.get("path", ""))
 
 
-ERRORS: dict[int, ResponseSpec] = {
-    400: _spec(
-        "Malformed input: bad JSON (`malformed_json`), an unknown field or `type` "
-        "(`bad_request`), a bad card (`bad_card`), option (`bad_option`), deck "
-        "(`bad_deck`) or dealer (`bad_dealer`); the detail names it"
-    ),
-    401: _spec("No token, or a token nobody issued (`unauthorized`)"),
-    403: _spec("A token of another game, or the wrong role (`forbidden`)"),
-    404: _spec(
-        "No such game (`game_not_found`), webhook endpoint (`webhook_not_found`) or "
-        "delivery (`delivery_not_found`)"
-    ),
-    409: _spec(
-        "A broken rule: the code names it (`not_your_turn`, `card_not_in_hand`, "
-        "`wrong_card_count`, `mixed_suits`, `duplicate_cards`, `dave_pending`, "
-        "`game_over`, `idempotency_key_reused`, ...; for webhooks `webhook_configured`, "
-        "`delivery_not_failed`)"
-    ),
-    413: _spec("Body larger than BURA_MAX_BODY_BYTES (`body_too_large`)"),
-    503: _spec(
-        "The event store cannot be reached (`store_unavailable`): nothing was "
-        "written; send it again with the same Idempotency-Key"
-    ),
-}
-
-_CODES = {
-    400: "bad_request",
-    401: "unauthorized",
-    403: "forbidden",
-    404: "not_found",
-    405: "method_not_allowed",
-    413: "body_too_large",
-}
-
-
-def error(status: int, code: str, detail: str, **extra: Any) -> Response[dict[str, Any]]:
-    return Response(
-        {"code": code, "detail": detail, **extra}, status_code=status, media_type=MediaType.JSON
-    )
-
-
-def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[dict[str, Any]]:
+def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[ProblemDetails]:
     extra: dict[str, Any] = {}
+    headers = {k: str(v) for k, v in (exc.headers or {}).items()}
+    status = exc.status_code
+    code = FALLBACK.get(status, "bad_request" if status < 500 else "internal_error")
+    detail = exc.detail
     if isinstance(exc, ValidationException) and exc.extra:
-        extra["errors"] = exc.extra
+        extra["errors"] = [e for e in exc.extra if isinstance(e, dict)] or None
         detail = (
             "; ".join(
                 f"{e.get('key', '')}: {e.get('message', '')}"
@@ -83,31 +57,71 @@ def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[dict[
             or exc.detail
         )
     elif isinstance(exc.__cause__, SerializationException):
-        return error(400, "malformed_json", f"the body is not valid JSON: {exc.detail}")
-    else:
-        detail = exc.detail
-    return error(exc.status_code, _CODES.get(exc.status_code, "error"), detail, **extra)
+        code, detail = "malformed_json", f"the body is not valid JSON: {exc.detail}"
+    if status == 401:
+        headers.setdefault("WWW-Authenticate", CHALLENGE)
+    return problem(
+        code, detail, status=status, headers=headers, instance=_instance(request), **extra
+    )
 
 
-def _setup(request: Request[Any, Any, Any], exc: BadSetup) -> Response[dict[str, Any]]:
-    extra = {"option": exc.option} if exc.option is not None else {}
-    return error(400, exc.code, exc.detail, **extra)
+def _setup(request: Request[Any, Any, Any], exc: BadSetup) -> Response[ProblemDetails]:
+    return problem(exc.code, exc.detail, status=400, option=exc.option, instance=_instance(request))
+
+
+def _refused(request: Request[Any, Any, Any], exc: RuleViolation) -> Response[ProblemDetails]:
+    status = PROBLEMS[exc.code].status if exc.code in PROBLEMS else 409
+    return problem(
+        exc.code,
+        exc.detail,
+        status=status,
+        version=getattr(exc, "version", None),
+        instance=_instance(request),
+    )
+
+
+def _unauthorized(request: Request[Any, Any, Any], exc: Unauthorized) -> Response[ProblemDetails]:
+    challenge = CHALLENGE if exc.no_token else REFUSED_TOKEN
+    return problem(
+        "unauthorized",
+        str(exc),
+        headers={"WWW-Authenticate": challenge},
+        instance=_instance(request),
+    )
+
+
+def _ticket(request: Request[Any, Any, Any], exc: TicketInvalid) -> Response[ProblemDetails]:
+    return problem(
+        "stream_ticket_invalid",
+        str(exc),
+        headers={"WWW-Authenticate": REFUSED_TOKEN},
+        instance=_instance(request),
+    )
+
+
+def _internal(request: Request[Any, Any, Any], exc: Exception) -> Response[ProblemDetails]:
+    log.error("unexpected error", exc_info=exc)
+    rid = request.scope.get("state", {}).get("request_id") or request.headers.get("x-request-id")
+    detail = "the server failed unexpectedly" + (f"; quote request id {rid}" if rid else "")
+    return problem("internal_error", detail, instance=_instance(request))
 
 
 Handler = Callable[[Request[Any, Any, Any], Any], Response[Any]]
 
 HANDLERS: dict[Any, Handler] = {
     HTTPException: _http,
-    RuleViolation: lambda r, e: error(409, e.code, e.detail),
+    RuleViolation: _refused,
     BadSetup: _setup,
-    GameNotFound: lambda r, e: error(404, "game_not_found", str(e)),
-    NotFound: lambda r, e: error(404, e.code, str(e)),
-    Refused: lambda r, e: error(409, e.code, str(e)),
-    Unauthorized: lambda r, e: error(401, "unauthorized", str(e)),
-    Forbidden: lambda r, e: error(403, "forbidden", str(e)),
-    StoreUnavailable: lambda r, e: error(
-        503,
+    GameNotFound: lambda r, e: problem("game_not_found", str(e), instance=_instance(r)),
+    NotFound: lambda r, e: problem(e.code, str(e), instance=_instance(r)),
+    Refused: lambda r, e: problem(e.code, str(e), instance=_instance(r)),
+    Unauthorized: _unauthorized,
+    TicketInvalid: _ticket,
+    Forbidden: lambda r, e: problem("forbidden", str(e), instance=_instance(r)),
+    StoreUnavailable: lambda r, e: problem(
         "store_unavailable",
         f"the event store cannot be reached ({e}); nothing was written, send it again",
+        instance=_instance(r),
     ),
+    Exception: _internal,
 }

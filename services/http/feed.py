@@ -17,7 +17,7 @@ from litestar.response import Stream
 from infra.ports.events import START, Checkpoint, parse_checkpoint
 from services.app.callers import Caller
 from services.app.feed import FeedEntry, entry
-from services.http.errors import ERRORS
+from services.http.problems import responses
 from services.live.sse import KEEPALIVE, SHUTDOWN
 from services.live.timeline import Timeline
 
@@ -35,7 +35,7 @@ _RESPONSES: dict[int, ResponseSpec] = {
         "is the entry's checkpoint and whose data is the entry (`: keep-alive` comments; "
         "`event: shutdown` when the server stops: reconnect with Last-Event-ID).",
     ),
-    **{status: spec for status, spec in ERRORS.items() if status in (400, 401, 403, 503)},
+    **responses(400, 401, 403, 429, 503),
 }
 
 
@@ -59,8 +59,14 @@ def _format(chosen: Format | None, request: Request[Any, Any, Any]) -> Format:
 class FeedController(Controller):
     path = "/events"
     tags = ("operator",)
+    security = [{"bearer": []}]  # noqa: RUF012 (Litestar reads it per controller)
 
-    @get("/", responses=_RESPONSES, summary="Every game's events in the global order (operator)")
+    @get(
+        "/",
+        operation_id="followEvents",
+        responses=_RESPONSES,
+        summary="Every game's events in the global order (operator)",
+    )
     async def feed(
         self,
         request: Request[Any, Any, Any],

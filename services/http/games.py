@@ -13,7 +13,7 @@ from domain.views import View, view
 from services.app.callers import Caller
 from services.app.games import GameService
 from services.app.results import CreatedGame, EventPage
-from services.http.errors import ERRORS
+from services.http.errors import responses
 from services.http.middleware import request_id
 from services.http.schemas import LAST_VERSION, CreateGame
 
@@ -21,8 +21,15 @@ from services.http.schemas import LAST_VERSION, CreateGame
 class GamesController(Controller):
     path = "/games"
     tags = ("games",)
+    security = [{"bearer": []}]  # noqa: RUF012 (Litestar reads it per controller)
 
-    @post("/", responses=ERRORS, status_code=201, summary="Create a game (operator key)")
+    @post(
+        "/",
+        operation_id="createGame",
+        responses=responses(400, 401, 403, 413, 429, 503),
+        status_code=201,
+        summary="Create a game (operator key)",
+    )
     async def create_game(
         self,
         operator: NamedDependency[Caller],
@@ -41,7 +48,12 @@ class GamesController(Controller):
             correlation_id=request_id.get(),
         )
 
-    @get("/{game_id:str}", responses=ERRORS, summary="The caller's view of the table")
+    @get(
+        "/{game_id:str}",
+        operation_id="getView",
+        responses=responses(400, 401, 403, 404, 429, 503),
+        summary="The caller's view of the table",
+    )
     async def get_game(
         self,
         game_id: FromPath[str],
@@ -52,7 +64,8 @@ class GamesController(Controller):
 
     @get(
         "/{game_id:str}/events",
-        responses=ERRORS,
+        operation_id="listEvents",
+        responses=responses(400, 401, 403, 404, 429, 503),
         summary="Events after a version, redacted for the caller",
     )
     async def get_events(
@@ -60,6 +73,9 @@ class GamesController(Controller):
         game_id: FromPath[str],
         caller: NamedDependency[Caller],
         games: NamedDependency[GameService],
-        after: Annotated[int, Parameter(ge=0, le=LAST_VERSION)] = 0,
+        after: Annotated[
+            int,
+            Parameter(ge=0, le=LAST_VERSION, description="Only the events after this version"),
+        ] = 0,
     ) -> EventPage:
         return await games.page(game_id, caller.viewer, after)

@@ -6,6 +6,8 @@ import asyncio
 
 from litestar import Controller, Response, get
 from litestar.di import NamedDependency
+from litestar.openapi import ResponseSpec
+from litestar.openapi.spec import Example
 
 from services.bootstrap import Runtime
 from services.metrics import CONTENT_TYPE_LATEST
@@ -15,11 +17,28 @@ class HealthController(Controller):
     path = "/health"
     tags = ("health",)
 
-    @get("/live", summary="Liveness: the process answers")
+    @get("/live", operation_id="getLiveness", summary="Liveness: the process answers")
     async def live(self) -> dict[str, str]:
         return {"status": "ok"}
 
-    @get("/ready", summary="Readiness: the store and Redis answer, the server is not stopping")
+    @get(
+        "/ready",
+        operation_id="getReadiness",
+        summary="Readiness: the store and Redis answer, the server is not stopping",
+        responses={
+            503: ResponseSpec(
+                dict[str, str],
+                description="Not ready: each check says why",
+                generate_examples=False,
+                examples=[
+                    Example(
+                        summary="store down",
+                        value={"status": "unavailable", "store": "unavailable: OSError"},
+                    )
+                ],
+            )
+        },
+    )
     async def ready(self, runtime: NamedDependency[Runtime]) -> Response[dict[str, str]]:
         """503 without the event store, without Redis, or while shutting down.
 

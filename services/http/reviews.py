@@ -11,17 +11,19 @@ from litestar.params import FromPath, Parameter
 from services.app.callers import Caller
 from services.app.results import Audit, Replay, Verification
 from services.app.reviews import Reviews
-from services.http.errors import ERRORS
+from services.http.errors import responses
 from services.http.schemas import LAST_VERSION
 
 
 class ReviewsController(Controller):
     path = "/games"
     tags = ("reviews",)
+    security = [{"bearer": []}]  # noqa: RUF012 (Litestar reads it per controller)
 
     @get(
         "/{game_id:str}/replay",
-        responses=ERRORS,
+        operation_id="getReplay",
+        responses=responses(400, 401, 403, 404, 429, 503),
         summary="The full table at a version (operator; everyone at the table once over)",
     )
     async def get_replay(
@@ -29,13 +31,19 @@ class ReviewsController(Controller):
         game_id: FromPath[str],
         caller: NamedDependency[Caller],
         reviews: NamedDependency[Reviews],
-        version: Annotated[int | None, Parameter(ge=1, le=LAST_VERSION)] = None,
+        version: Annotated[
+            int | None,
+            Parameter(
+                ge=1, le=LAST_VERSION, description="The version to show; the latest if absent"
+            ),
+        ] = None,
     ) -> Replay:
         return await reviews.replay(game_id, caller, version)
 
     @get(
         "/{game_id:str}/audit",
-        responses=ERRORS,
+        operation_id="getAudit",
+        responses=responses(400, 401, 403, 404, 429, 503),
         summary="Every penalty and false declaration, with evidence",
     )
     async def get_audit(
@@ -48,7 +56,8 @@ class ReviewsController(Controller):
 
     @get(
         "/{game_id:str}/verify",
-        responses=ERRORS,
+        operation_id="verifyDeals",
+        responses=responses(400, 401, 403, 404, 429, 503),
         summary="Check every deal against its shuffle commitment",
     )
     async def get_verify(

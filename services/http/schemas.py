@@ -8,8 +8,9 @@ import msgspec
 
 from domain.rules import Rules
 
-# Versions are bigint in the stores: a larger number is no version, refuse it at the edge.
-LAST_VERSION = 2**62
+# Versions are bigint in the stores, and a browser reads JSON numbers as doubles: a larger
+# number than a double holds exactly is no version, refuse it at the edge.
+LAST_VERSION = 2**53 - 1
 
 
 class SeatSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -22,3 +23,56 @@ class CreateGame(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     seed: Annotated[str, msgspec.Meta(min_length=1, max_length=256)] | None = None
     dealer: Annotated[int, msgspec.Meta(ge=0, le=5)] | None = None
     deck: Annotated[list[str], msgspec.Meta(max_length=52)] | None = None
+
+
+# One example per command type, named by its `type` (tests/api/test_contract.py checks
+# every command has one); they are the request examples of the OpenAPI document.
+COMMAND_EXAMPLES: dict[str, dict[str, object]] = {
+    "draw": {"type": "draw"},
+    "lead": {"type": "lead", "cards": ["AS", "KS"]},
+    "respond": {"type": "respond", "cards": ["10S", "QS"]},
+    "declare": {"type": "declare", "claim": "thirty_one"},
+    "dave": {"type": "dave"},
+    "dave_answer": {"type": "dave_answer", "accept": True},
+    "pass": {"type": "pass"},
+    "concede": {"type": "concede"},
+}
+
+CREATE_EXAMPLES: dict[str, dict[str, object]] = {
+    "classic": {"seats": [{"name": "ann"}, {"name": "bob"}]},
+    "closed_discard": {
+        "seats": [{"name": "ann"}, {"name": "bob"}],
+        "rules": {"closed_discard": True, "false_declaration": "pay_pot"},
+    },
+    "teams": {
+        "seats": [{"name": n} for n in ("ann", "bob", "cid", "dan")],
+        "rules": {"deck": 52, "teams": [[0, 2], [1, 3]], "target_points": 41},
+    },
+    "fixed_deck": {
+        "seats": [{"name": "ann"}, {"name": "bob"}],
+        "dealer": 1,
+        "seed": "walk-through",
+        # ann: AS KS JS; bob: 10S QS 9S; trump 7H (the README's curl walk-through)
+        "deck": [
+            *("AS", "10S", "KS", "QS", "JS", "9S", "7H", "8H", "9H", "6S", "7S", "8S"),
+            *("6H", "10H", "AH", "KH", "QH", "JH", "6D", "7D", "8D", "9D", "10D", "JD"),
+            *("QD", "KD", "AD", "6C", "7C", "8C", "9C", "10C", "JC", "QC", "KC", "AC"),
+        ],
+    },
+}
+
+# operationId -> its request examples, by name.
+WEBHOOK_EXAMPLES: dict[str, dict[str, object]] = {
+    "every kind": {"url": "https://platform.example/bura/hooks"},
+    "results only": {
+        "url": "https://platform.example/bura/results",
+        "events": ["deal_ended", "game_finished"],
+        "secret": "a-secret-of-16-or-more-characters",
+        "description": "pay-outs",
+    },
+}
+REQUEST_EXAMPLES = {
+    "sendCommand": COMMAND_EXAMPLES,
+    "createGame": CREATE_EXAMPLES,
+    "registerWebhook": WEBHOOK_EXAMPLES,
+}

@@ -1,29 +1,34 @@
-"""/games/{id}/stream: Server-Sent Events of the caller's view."""
+"""/games/{id}/stream: Server-Sent Events of the caller's view; /stream-tickets: tickets
+that open a stream without an Authorization header (a browser's EventSource)."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from litestar import Controller, get
+from litestar import Controller, get, post
 from litestar.di import NamedDependency
 from litestar.exceptions import ServiceUnavailableException, ValidationException
-from litestar.params import FromPath, HeaderParameter
+from litestar.params import FromPath, HeaderParameter, Parameter
 from litestar.response import Stream
 
 from services.app.callers import Caller
 from services.app.games import GameService
-from services.http.errors import ERRORS
+from services.app.tickets import StreamTicket, Tickets
+from services.http.errors import responses
+from services.http.schemas import LAST_VERSION
 from services.live.projector import Projector
 
+BEARER: list[dict[str, list[str]]] = [{"bearer": []}]
 
-def _resume_after(last_event_id: str | None) -> int | None:
+
+def _resume_after(last_event_id: str | None, after: int | None) -> int | None:
     if last_event_id is None or not last_event_id.strip():
-        return None
+        return after
     try:
         last = int(last_event_id)
     except ValueError:
         raise ValidationException("Last-Event-ID must be a game version") from None
-    if last < 0:
+    if not 0 <= last <= LAST_VERSION:
         raise ValidationException("Last-Event-ID must be a game version")
     return last
 
@@ -32,9 +37,33 @@ class StreamController(Controller):
     path = "/games"
     tags = ("streams",)
 
+    @post(
+        "/{game_id:str}/stream-tickets",
+        operation_id="createStreamTicket",
+        responses=responses(400, 401, 403, 404, 429, 503),
+        status_code=201,
+        security=BEARER,
+        summary="A ticket that opens one stream once (any token of the game)",
+    )
+    async def create_ticket(
+        self,
+        game_id: FromPath[str],
+        caller: NamedDependency[Caller],
+        games: NamedDependency[GameService],
+        tickets: NamedDependency[Tickets],
+    ) -> StreamTicket:
+        """For clients that cannot send `Authorization` on a stream (a browser's
+        EventSource): open `GET /games/{game_id}/stream?ticket=...` within `expires_in`
+        seconds. The ticket opens one stream of this game, as the token's viewer, once; to
+        reconnect, take a new ticket and pass the last id seen as `after`."""
+        await games.load(game_id)
+        return await tickets.issue(game_id, caller)
+
     @get(
         "/{game_id:str}/stream",
-        responses=ERRORS,
+        operation_id="streamView",
+        responses=responses(400, 401, 403, 404, 429, 503),
+        security=[*BEARER, {"ticket": []}],
         summary="Server-Sent Events of the caller's view",
         response_description="text/event-stream: `event: view` messages whose `id` is the game "
         "version and whose data is {version, event, view}; `: keep-alive` comments; "
@@ -44,21 +73,38 @@ class StreamController(Controller):
     async def stream(
         self,
         game_id: FromPath[str],
-        caller: NamedDependency[Caller],
+        watcher: NamedDependency[Caller],
         games: NamedDependency[GameService],
         projector: NamedDependency[Projector],
         last_event_id: Annotated[
-            str | None, HeaderParameter(name="Last-Event-ID", required=False, max_length=20)
+            str | None,
+            HeaderParameter(
+                name="Last-Event-ID",
+                required=False,
+                max_length=20,
+                pattern=r"^ *[0-9]{0,16} *$",
+                description="The last `id` received: the stream resumes after it",
+            ),
+        ] = None,
+        after: Annotated[
+            int | None,
+            Parameter(
+                ge=0,
+                le=LAST_VERSION,
+                schema_extra={"minimum": 0},  # Litestar drops a bound of 0 on an optional int
+                description="Resume after this version, as Last-Event-ID does (for clients "
+                "that cannot set the header); the header wins when both are sent",
+            ),
         ] = None,
     ) -> Stream:
-        """A new stream starts with the current view; a reconnect with Last-Event-ID first
-        gets one message for every version it missed, none twice."""
-        last = _resume_after(last_event_id)
+        """A new stream starts with the current view; a reconnect with Last-Event-ID (or
+        `after`) first gets one message for every version it missed, none twice."""
+        last = _resume_after(last_event_id, after)
         if projector.draining.is_set():
             raise ServiceUnavailableException("the server is shutting down; reconnect")
         await games.load(game_id)
         return Stream(
-            projector.stream(game_id, caller.viewer, last),
+            projector.stream(game_id, watcher.viewer, last),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )

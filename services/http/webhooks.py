@@ -18,15 +18,22 @@ from services.app.webhooks import (
     WebhookEndpoint,
     Webhooks,
 )
-from services.http.errors import ERRORS
+from services.http.problems import responses
 from services.http.schemas import LAST_VERSION
 
 
 class WebhooksController(Controller):
     path = "/webhooks"
     tags = ("webhooks",)
+    security = [{"bearer": []}]  # noqa: RUF012 (Litestar reads it per controller)
 
-    @post("/", responses=ERRORS, status_code=201, summary="Register a webhook endpoint (operator)")
+    @post(
+        "/",
+        operation_id="registerWebhook",
+        responses=responses(400, 401, 403, 413, 429),
+        status_code=201,
+        summary="Register a webhook endpoint (operator)",
+    )
     async def register(
         self,
         operator: NamedDependency[Caller],
@@ -38,13 +45,23 @@ class WebhooksController(Controller):
         secret is generated when none is given)."""
         return await webhooks.register(data)
 
-    @get("/", responses=ERRORS, summary="The webhook endpoints (operator)")
+    @get(
+        "/",
+        operation_id="listWebhooks",
+        responses=responses(400, 401, 403, 429),
+        summary="The webhook endpoints (operator)",
+    )
     async def endpoints(
         self, operator: NamedDependency[Caller], webhooks: NamedDependency[Webhooks]
     ) -> list[WebhookEndpoint]:
         return await webhooks.endpoints()
 
-    @get("/deliveries", responses=ERRORS, summary="The delivery log, newest first (operator)")
+    @get(
+        "/deliveries",
+        operation_id="listDeliveries",
+        responses=responses(400, 401, 403, 429),
+        summary="The delivery log, newest first (operator)",
+    )
     async def deliveries(
         self,
         operator: NamedDependency[Caller],
@@ -66,7 +83,8 @@ class WebhooksController(Controller):
 
     @get(
         "/deliveries/{delivery_id:str}",
-        responses=ERRORS,
+        operation_id="getDelivery",
+        responses=responses(400, 401, 403, 404, 429),
         summary="One delivery: its body and every attempt (operator)",
     )
     async def delivery(
@@ -79,7 +97,8 @@ class WebhooksController(Controller):
 
     @post(
         "/deliveries/{delivery_id:str}/retry",
-        responses=ERRORS,
+        operation_id="retryDelivery",
+        responses=responses(400, 401, 403, 404, 409, 429),
         status_code=200,
         summary="Send a failed delivery again (operator)",
     )
@@ -93,7 +112,12 @@ class WebhooksController(Controller):
         for one that is pending, delivered or cancelled."""
         return await webhooks.retry(delivery_id)
 
-    @get("/{endpoint_id:str}", responses=ERRORS, summary="One webhook endpoint (operator)")
+    @get(
+        "/{endpoint_id:str}",
+        operation_id="getWebhook",
+        responses=responses(400, 401, 403, 404, 429),
+        summary="One webhook endpoint (operator)",
+    )
     async def endpoint(
         self,
         endpoint_id: FromPath[str],
@@ -102,7 +126,13 @@ class WebhooksController(Controller):
     ) -> WebhookEndpoint:
         return await webhooks.endpoint(endpoint_id)
 
-    @delete("/{endpoint_id:str}", responses=ERRORS, status_code=204, summary="Remove an endpoint")
+    @delete(
+        "/{endpoint_id:str}",
+        operation_id="deleteWebhook",
+        responses=responses(400, 401, 403, 404, 409, 429),
+        status_code=204,
+        summary="Remove an endpoint",
+    )
     async def remove(
         self,
         endpoint_id: FromPath[str],

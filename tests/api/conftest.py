@@ -22,6 +22,7 @@ from services.app.games import GameService
 from services.bootstrap import Adapters, Runtime
 from services.config import Settings
 from services.http.app import create_app
+from services.http.problems import PROBLEM_JSON, PROBLEMS
 from tests.decks import dealing_order
 
 OPERATOR_KEY = "operator-key-of-the-api-tests"
@@ -185,15 +186,38 @@ async def serving(app: Litestar) -> AsyncIterator[httpx.AsyncClient]:
         await task  # raises why the app did not start
     try:
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://bura.test") as client:
+        async with httpx.AsyncClient(
+            transport=transport,
+            base_url="http://bura.test",
+            event_hooks={"response": [every_error_is_a_problem]},
+        ) as client:
             yield client
     finally:
         stop.set()
         await task
 
 
+async def every_error_is_a_problem(response: httpx.Response) -> None:
+    """Every error any API test meets is problem details of a registered type whose status
+    is the answer's (services/http/problems.py). A readiness probe's 503 is its report."""
+    if response.status_code < 400 or response.request.url.path.startswith("/health/"):
+        return
+    await response.aread()
+    assert response.headers["content-type"] == PROBLEM_JSON, response.text
+    body = response.json()
+    code = body["code"]
+    assert code in PROBLEMS, f"unregistered code {code}"
+    assert body["type"] == f"/problems/{code}" and body["title"] == PROBLEMS[code].title
+    assert body["status"] == response.status_code, response.text
+    assert isinstance(body["detail"], str) and body["detail"]
+    if response.status_code == 401:
+        assert response.headers["www-authenticate"].startswith("Bearer")
+
+
 def app_on(adapters: Adapters) -> Litestar:
-    return create_app(Settings(operator_key=OPERATOR_KEY), adapters)
+    # Rate limits have tests of their own (tests/api/test_limits.py); here they would
+    # only refuse the suites' bursts.
+    return create_app(Settings(operator_key=OPERATOR_KEY, rate_limits=False), adapters)
 
 
 @pytest.fixture

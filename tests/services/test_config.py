@@ -41,6 +41,17 @@ def test_every_variable_is_read():
         "BURA_WEBHOOK_RETRY_MAX_SECONDS": "60",
         "BURA_WEBHOOK_MAX_ATTEMPTS": "5",
         "BURA_WEBHOOK_LEASE_SECONDS": "4",
+        "BURA_REDIS_PREFIX": "bura-blue:",
+        "BURA_CORS_ORIGINS": "https://cards.example, http://localhost:5173/",
+        "BURA_STREAM_TICKET_SECONDS": "5",
+        "BURA_RATE_LIMITS": "true",
+        "BURA_RATE_WINDOW_SECONDS": "60",
+        "BURA_RATE_COMMANDS_PER_TOKEN": "30",
+        "BURA_RATE_COMMANDS_PER_ADDRESS": "300",
+        "BURA_RATE_READS_PER_TOKEN": "0",
+        "BURA_RATE_READS_PER_ADDRESS": "900",
+        "BURA_RATE_CREATE_PER_TOKEN": "7",
+        "BURA_RATE_CREATE_PER_ADDRESS": "8",
     }
     assert set(env) == set(VARIABLES)
     settings = load(env)
@@ -51,6 +62,10 @@ def test_every_variable_is_read():
     assert settings.webhook_url == "https://platform.test/bura"
     assert settings.webhook_events == "deal_ended, timeout" and not settings.webhook_delivery
     assert (settings.webhook_retry_seconds, settings.webhook_max_attempts) == (0.5, 5)
+    assert settings.allowed_origins == ["https://cards.example", "http://localhost:5173"]
+    assert settings.stream_ticket_seconds == 5 and settings.rate_window_seconds == 60.0
+    assert (settings.rate_commands_per_token, settings.rate_reads_per_token) == (30, 0)
+    assert settings.redis_prefix == "bura-blue:"
 
 
 @pytest.mark.parametrize(
@@ -72,6 +87,11 @@ def test_every_variable_is_read():
         ("BURA_WEBHOOK_RETRY_SECONDS", "0"),
         ("BURA_WEBHOOK_LEASE_SECONDS", "-2"),
         ("BURA_WEBHOOK_MAX_ATTEMPTS", "0"),
+        ("BURA_CORS_ORIGINS", "cards.example"),
+        ("BURA_STREAM_TICKET_SECONDS", "0"),
+        ("BURA_RATE_WINDOW_SECONDS", "0"),
+        ("BURA_RATE_COMMANDS_PER_TOKEN", "-1"),
+        ("BURA_RATE_READS_PER_ADDRESS", "many"),
     ],
 )
 def test_a_bad_setting_stops_start_up_naming_it(name, value):

@@ -1,0 +1,21 @@
+"""The Bura server's public API from Python: games, commands, views, live streams."""
+
+from bura_client.client import Client, Seat
+from bura_client.errors import ApiError, RateLimited, Refused, Unavailable
+from bura_client.models import CreatedGame, Outcome, SeatToken, StreamMessage, StreamTicket
+from bura_client.retries import Retries
+
+__all__ = [
+    "ApiError",
+    "Client",
+    "CreatedGame",
+    "Outcome",
+    "RateLimited",
+    "Refused",
+    "Retries",
+    "Seat",
+    "SeatToken",
+    "StreamMessage",
+    "StreamTicket",
+    "Unavailable",
+]

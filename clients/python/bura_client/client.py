@@ -1,0 +1,273 @@
+"""The client: one httpx connection pool to a Bura server, and a Seat bound to one game
+and one token that sends its commands and follows its live view."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from types import TracebackType
+from typing import Any
+
+import httpx
+
+from bura_client.errors import ApiError, error_of
+from bura_client.models import JSON, CreatedGame, Outcome, Recorded, StreamMessage, StreamTicket
+from bura_client.retries import Retries, retried, transient
+from bura_client.sse import messages
+
+
+class Client:
+    """`Client(base_url)`; use it as a context manager or close() it."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout: float = 10.0,
+        retries: Retries | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.retries = retries or Retries()
+        self.http = httpx.Client(base_url=self.base_url, timeout=timeout, transport=transport)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.http.close()
+
+    # --- requests with the retry rules -------------------------------------------------
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        token: str | None = None,
+        json: Any = None,
+        params: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> JSON:
+        """Send, retrying what is safe (bura_client.retries); the JSON answer, or ApiError.
+        A command's Idempotency-Key is in `headers`, so every retry carries the same one."""
+        sent = dict(headers or {})
+        if token is not None:
+            sent["Authorization"] = f"Bearer {token}"
+        attempt = 0
+        while True:
+            try:
+                answer = self.http.request(method, path, json=json, params=params, headers=sent)
+            except httpx.TransportError as error:
+                if not transient(error) or attempt + 1 >= self.retries.attempts:
+                    raise
+                time.sleep(self.retries.delay(attempt))
+                attempt += 1
+                continue
+            if answer.status_code < 400:
+                body: JSON = answer.json()
+                return body
+            problem = _problem(answer)
+            if not retried(answer.status_code, problem.get("code")) or (
+                attempt + 1 >= self.retries.attempts
+            ):
+                raise error_of(answer.status_code, problem, dict(answer.headers))
+            after = answer.headers.get("retry-after")
+            time.sleep(self.retries.delay(attempt, float(after) if after else None))
+            attempt += 1
+
+    # --- the operator ------------------------------------------------------------------
+
+    def create_game(
+        self,
+        seats: Sequence[str],
+        *,
+        token: str,
+        rules: JSON | None = None,
+        seed: str | None = None,
+        dealer: int | None = None,
+        deck: Sequence[str] | None = None,
+    ) -> CreatedGame:
+        """A new game (the operator key as `token`): one token per seat and a spectator's."""
+        body: JSON = {"seats": [{"name": name} for name in seats]}
+        for key, value in (("rules", rules), ("seed", seed), ("dealer", dealer)):
+            if value is not None:
+                body[key] = value
+        if deck is not None:
+            body["deck"] = list(deck)
+        return CreatedGame.of(self.request("POST", "/games", token=token, json=body))
+
+    def seat(self, game_id: str, token: str, *, seen: bool = True) -> Seat:
+        """A viewer of one game: a seat's token (which may send commands), the spectator's
+        or the operator's (which may only watch)."""
+        return Seat(self, game_id, token, seen=seen)
+
+
+class Seat:
+    """One game as one token sees it. `version` is the last version this seat saw (in a
+    view, an answer or a stream message); with `seen` on, commands carry it."""
+
+    def __init__(self, client: Client, game_id: str, token: str, *, seen: bool = True) -> None:
+        self.client = client
+        self.game_id = game_id
+        self.token = token
+        self.seen = seen
+        self.version = 0
+
+    @property
+    def path(self) -> str:
+        return f"/games/{self.game_id}"
+
+    def _saw(self, version: int) -> None:
+        self.version = max(self.version, version)
+
+    # --- reads -------------------------------------------------------------------------
+
+    def view(self) -> JSON:
+        view = self.client.request("GET", self.path, token=self.token)
+        self._saw(int(view["version"]))
+        return view
+
+    def events(self, after: int = 0) -> list[Recorded]:
+        page = self.client.request(
+            "GET", f"{self.path}/events", token=self.token, params={"after": after}
+        )
+        self._saw(int(page["version"]))
+        events: list[Recorded] = page["events"]
+        return events
+
+    def replay(self, version: int | None = None) -> JSON:
+        params = {"version": version} if version is not None else None
+        return self.client.request("GET", f"{self.path}/replay", token=self.token, params=params)
+
+    def audit(self) -> JSON:
+        return self.client.request("GET", f"{self.path}/audit", token=self.token)
+
+    def verify(self) -> JSON:
+        return self.client.request("GET", f"{self.path}/verify", token=self.token)
+
+    def stream_ticket(self) -> StreamTicket:
+        """A ticket for a client that cannot send Authorization (a browser's EventSource)."""
+        body = self.client.request("POST", f"{self.path}/stream-tickets", token=self.token)
+        return StreamTicket(body["ticket"], body["expires_in"], body["expires_at"], body["stream"])
+
+    # --- commands ----------------------------------------------------------------------
+
+    def send(self, command: JSON, *, key: str | None = None, seen: bool | None = None) -> Outcome:
+        """Send one command (`{"type": "lead", "cards": [...]}`). The Idempotency-Key is
+        made here once (or given) and kept for every retry, so a retry is never a second
+        move."""
+        key = key or f"{uuid.uuid4().hex}"
+        body = dict(command)
+        if (self.seen if seen is None else seen) and self.version:
+            body.setdefault("seen", self.version)
+        answer = self.client.request(
+            "POST",
+            f"{self.path}/commands",
+            token=self.token,
+            json=body,
+            headers={"Idempotency-Key": key},
+        )
+        outcome = Outcome.of(answer, key)
+        self._saw(outcome.version)
+        return outcome
+
+    def draw(self) -> Outcome:
+        return self.send({"type": "draw"})
+
+    def lead(self, *cards: str) -> Outcome:
+        return self.send({"type": "lead", "cards": list(cards)})
+
+    def respond(self, *cards: str) -> Outcome:
+        return self.send({"type": "respond", "cards": list(cards)})
+
+    def declare(self, claim: str = "thirty_one") -> Outcome:
+        return self.send({"type": "declare", "claim": claim})
+
+    def dave(self) -> Outcome:
+        return self.send({"type": "dave"})
+
+    def answer_dave(self, accept: bool) -> Outcome:
+        return self.send({"type": "dave_answer", "accept": accept})
+
+    def pass_(self) -> Outcome:
+        return self.send({"type": "pass"})
+
+    def concede(self) -> Outcome:
+        return self.send({"type": "concede"})
+
+    # --- the live view -----------------------------------------------------------------
+
+    def follow(
+        self, last_event_id: int | None = None, *, reconnects: int = 20
+    ) -> Iterator[StreamMessage]:
+        """The seat's live view as it changes: the current view first (or, given
+        `last_event_id`, every version after it), then one message per version, until the
+        game ends. A dropped connection or a server's `shutdown` reconnects with
+        Last-Event-ID, so no version is missed and none comes twice."""
+        last = last_event_id
+        failures = 0
+        while True:
+            headers = {"Authorization": f"Bearer {self.token}", "Accept": "text/event-stream"}
+            if last is not None:
+                headers["Last-Event-ID"] = str(last)
+            try:
+                with self.client.http.stream(
+                    "GET",
+                    f"{self.path}/stream",
+                    headers=headers,
+                    timeout=httpx.Timeout(10.0, read=None),
+                ) as answer:
+                    if answer.status_code >= 400:
+                        answer.read()
+                        problem = _problem(answer)
+                        if not retried(answer.status_code, problem.get("code")):
+                            raise error_of(answer.status_code, problem, dict(answer.headers))
+                        raise _Retry(answer.headers.get("retry-after"))
+                    for message in messages(answer.iter_lines()):
+                        failures = 0
+                        if message.id is not None:
+                            if last is not None and message.id <= last:
+                                continue  # already given: never twice
+                            last = message.id
+                            self._saw(message.id)
+                        yield message
+                        if message.event == "end":
+                            return
+                        if message.event == "shutdown":
+                            break
+            except (httpx.TransportError, _Retry) as error:
+                failures += 1
+                if failures > reconnects:
+                    raise
+                after = error.after if isinstance(error, _Retry) else None
+                time.sleep(self.client.retries.delay(min(failures, 6), after))
+                continue
+
+
+class _Retry(Exception):
+    def __init__(self, after: str | None) -> None:
+        super().__init__("retry")
+        self.after: float | None = None
+        with contextlib.suppress(TypeError, ValueError):
+            self.after = float(after)  # type: ignore[arg-type]
+
+
+def _problem(answer: httpx.Response) -> JSON:
+    try:
+        body = answer.json()
+    except ValueError:
+        return {"code": "error", "detail": answer.text[:200]}
+    if isinstance(body, dict):
+        return body
+    raise ApiError(answer.status_code, {"detail": str(body)}, dict(answer.headers))

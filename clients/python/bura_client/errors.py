@@ -1,0 +1,50 @@
+"""Errors the server answered: RFC 9457 problem details, as exceptions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ApiError(Exception):
+    """An error answer. `code` names it (the server's /problems/<code> documents it)."""
+
+    def __init__(self, status: int, body: dict[str, Any], headers: dict[str, str]) -> None:
+        self.status = status
+        self.body = body
+        self.headers = headers
+        self.code: str = str(body.get("code", "error"))
+        self.detail: str = str(body.get("detail", ""))
+        self.type: str = str(body.get("type", ""))
+        self.title: str = str(body.get("title", ""))
+        version = body.get("version")
+        self.version: int | None = version if isinstance(version, int) else None
+        super().__init__(f"{status} {self.code}: {self.detail}")
+
+
+class Refused(ApiError):
+    """409 or 422: the rules or the game's state refused the command."""
+
+
+class RateLimited(ApiError):
+    """429: wait `retry_after` seconds."""
+
+    @property
+    def retry_after(self) -> float:
+        try:
+            return float(self.headers.get("retry-after", "1"))
+        except ValueError:
+            return 1.0
+
+
+class Unavailable(ApiError):
+    """503: the event store or the server is not available now."""
+
+
+def error_of(status: int, body: dict[str, Any], headers: dict[str, str]) -> ApiError:
+    if status in (409, 422):
+        return Refused(status, body, headers)
+    if status == 429:
+        return RateLimited(status, body, headers)
+    if status == 503:
+        return Unavailable(status, body, headers)
+    return ApiError(status, body, headers)

@@ -1,0 +1,29 @@
+"""Rate counters in this process's memory, for the embedded default (one process)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+SWEEP_EVERY = 1024  # hits between sweeps of closed windows
+
+
+class InProcessRateCounters:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self._windows: dict[str, tuple[float, int]] = {}  # key -> (closes at, hits)
+        self._hits = 0
+
+    async def hit(self, key: str, window_seconds: float) -> tuple[int, float]:
+        now = self.clock()
+        self._hits += 1
+        if self._hits % SWEEP_EVERY == 0:
+            self._windows = {k: v for k, v in self._windows.items() if v[0] > now}
+        closes, hits = self._windows.get(key, (0.0, 0))
+        if closes <= now:
+            closes, hits = now + window_seconds, 0
+        self._windows[key] = (closes, hits + 1)
+        return hits + 1, closes - now
+
+    async def close(self) -> None:
+        self._windows.clear()

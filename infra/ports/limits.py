@@ -1,0 +1,17 @@
+"""The rate-counter port: how many requests a key has made in its current window.
+
+A window opens with a key's first request and lasts `window_seconds`; every replica counts
+into the same window when the counters are shared (Redis)."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class RateCounters(Protocol):
+    async def hit(self, key: str, window_seconds: float) -> tuple[int, float]:
+        """Count one request of `key`: the requests in its window so far (this one
+        included) and the seconds until the window closes."""
+        ...
+
+    async def close(self) -> None: ...

@@ -1,0 +1,22 @@
+"""The stream-ticket port: short-lived grants that open one live stream once.
+
+A browser's EventSource cannot send an Authorization header, so a holder of a token trades
+it for a ticket and puts the ticket in the stream's URL. Single use must hold across every
+replica: redeem() hands a grant out at most once, whichever replica asks."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class StreamTickets(Protocol):
+    async def issue(self, ticket_id: str, grant: bytes, ttl_seconds: float) -> None:
+        """Keep `grant` under `ticket_id` for `ttl_seconds`."""
+        ...
+
+    async def redeem(self, ticket_id: str) -> bytes | None:
+        """The grant, removed as it is read; None if unknown, already redeemed or expired.
+        Of two concurrent redeems of one ticket, at most one gets the grant."""
+        ...
+
+    async def close(self) -> None: ...

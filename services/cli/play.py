@@ -1,0 +1,128 @@
+"""`bura play`: a bot that plays one seat over the public API only (bura_client), with the
+domain's bots as strategies. It sees what the seat sees (its live view), rebuilds the table
+as the seat sees it (domain/seen.py), and sends the bot's move with an idempotency key."""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import sys
+from collections.abc import Callable
+
+import msgspec
+from bura_client import Client, Refused, Seat
+from bura_client.models import JSON
+
+from domain.bots import greedy_bot, random_bot
+from domain.cards import Card
+from domain.commands import Concede, PlayerCommand
+from domain.legal import legal_commands
+from domain.seen import as_seen
+from domain.state import Game
+from domain.views import View
+
+Bot = Callable[[Game, int, random.Random], PlayerCommand]
+BOTS: dict[str, Bot] = {"greedy": greedy_bot, "random": random_bot}
+TRIES = 8  # moves tried on one view before waiting for the table to change
+
+
+class Seen:
+    """What the seat has watched: each seat's tricks, card by card, since the deal began."""
+
+    def __init__(self) -> None:
+        self.piles: dict[int, list[Card]] = {}
+        self.trick: list[Card] = []
+
+    def watch(self, event: JSON | None, view: JSON) -> None:
+        kind = event.get("type") if event else None
+        if kind == "deal_started":
+            self.piles = {}
+        elif kind == "trick_taken" and event is not None:
+            self.piles.setdefault(int(event["seat"]), []).extend(self.trick)
+        trick = view.get("trick")
+        self.trick = (
+            [*trick["led"], *(c for r in trick["responses"] for c in (r["cards"] or ()))]
+            if trick
+            else []
+        )
+
+    def of(self, seats: int) -> list[list[Card]]:
+        return [self.piles.get(s, []) for s in range(seats)]
+
+
+def play(
+    url: str,
+    game_id: str,
+    token: str,
+    *,
+    bot: str = "greedy",
+    seed: int = 1,
+    seen: bool = True,
+    out: Callable[[str], None] = print,
+) -> JSON:
+    """Play the token's seat until the game ends; its last view."""
+    chance = random.Random(seed)
+    watched = Seen()
+    last: JSON = {}
+    with Client(url) as client:
+        seat = client.seat(game_id, token, seen=seen)
+        for message in seat.follow():
+            if message.event != "view":
+                continue
+            last = message.view
+            watched.watch(message.last_event, last)
+            if message.id is not None and message.id < seat.version:
+                continue  # a table this seat has already moved on from
+            if last["status"] != "in_progress" or last["due"] is None:
+                continue
+            # One command may make several versions (a response and the trick taken): act
+            # only on the table as it is now, which the stream brings if it is newer.
+            if seat.view()["version"] == message.id:
+                _act(seat, last, watched, BOTS[bot], chance, out)
+    out(f"seat {last.get('seat')}: {last.get('status')} at version {last.get('version')}")
+    return last
+
+
+def _act(
+    seat: Seat,
+    shown: JSON,
+    watched: Seen,
+    strategy: Bot,
+    chance: random.Random,
+    out: Callable[[str], None],
+) -> None:
+    """One move on this table: the bot's, else (refused) another legal one, else concede.
+    Never waits on a table where this seat is due without having sent something."""
+    for attempt in range(TRIES):
+        view = msgspec.convert(shown, View)
+        number = view.seat
+        assert number is not None
+        table = as_seen(view, watched.of(len(view.seats)))
+        options = legal_commands(table, number)
+        command: PlayerCommand
+        try:
+            command = strategy(table, number, chance) if attempt == 0 else chance.choice(options)
+        except (ValueError, IndexError, AssertionError):
+            # The bot's guess of the hidden cards left it no move it likes.
+            command = chance.choice(options) if options else Concede()
+        try:
+            seat.send(msgspec.to_builtins(command))
+            return
+        except Refused as refused:
+            out(f"seat {number}: {refused.code} ({refused.detail}); looking again")
+            if refused.code == "game_over":
+                return
+        fresh = seat.view()
+        if fresh["version"] != shown["version"] or fresh["due"] is None:
+            return  # the table moved: the stream brings it
+        shown = fresh
+    with contextlib.suppress(Refused):
+        seat.concede()
+
+
+def main(url: str, game_id: str, token: str, bot: str, seed: int, seen: bool) -> int:
+    last = play(url, game_id, token, bot=bot, seed=seed, seen=seen)
+    if last.get("status") != "finished":
+        print("bura play: the stream ended before the game did", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,309 @@
+"""The published contract: Litestar's OpenAPI document refined so that generators get it
+right, and the AsyncAPI document of the streams, both derived from the code so that a new
+command, event, error code or stream appears in them by itself.
+
+What the refinement adds, each step generic:
+- a `discriminator` with its mapping on every union of tagged Structs (commands, events,
+  the stream's messages): a union whose members all have a `const` tag property, which
+  also becomes the tag's `default` (so generated models fill the constant in);
+- `additionalProperties: false` on every Struct that refuses unknown fields;
+- the error codes of services/http/problems.py as the enum of `ProblemDetails.code`;
+- the streams (STREAMS) as `text/event-stream`, with the schema of their messages;
+- a header or query parameter is never `null` (it is absent or text);
+- integral bounds as integers, not floats.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
+
+from services.http.problems import PROBLEMS
+from services.http.schemas import REQUEST_EXAMPLES
+from services.live.sse import MESSAGES
+
+Schema = dict[str, Any]
+REF = "#/components/schemas/"
+
+# operationId -> what the stream is: routes answering text/event-stream register here.
+STREAMS: dict[str, str] = {
+    "streamView": "the caller's live view of one game",
+}
+
+_FRAMES = {name: f"{name.capitalize()}Frame" for name in MESSAGES}
+
+
+def refine(openapi: Schema) -> Schema:
+    doc = copy.deepcopy(openapi)
+    schemas: Schema = doc.setdefault("components", {}).setdefault("schemas", {})
+    _add_stream_schemas(schemas)
+    _forbid_unknown(schemas)
+    code = schemas.get("ProblemDetails", {}).get("properties", {}).get("code")
+    if code is not None:
+        code["enum"] = sorted(PROBLEMS)
+    for _, _, operation in operations(doc):
+        for parameter in operation.get("parameters", []):
+            parameter["schema"] = _not_null(parameter.get("schema", {}))
+        if operation.get("operationId") in STREAMS:
+            _stream_response(operation)
+        for response in operation.get("responses", {}).values():
+            for media in response.get("content", {}).values():
+                _name_examples(media)
+        examples = REQUEST_EXAMPLES.get(operation.get("operationId", ""), {})
+        for media in operation.get("requestBody", {}).get("content", {}).values():
+            if examples:
+                media["examples"] = {name: {"value": v} for name, v in examples.items()}
+    for node in _nodes(doc):
+        _discriminate(node, schemas)
+        for bound in ("minimum", "maximum"):
+            if isinstance(node.get(bound), float) and node[bound].is_integer():
+                node[bound] = int(node[bound])
+    return doc
+
+
+def _name_examples(media: Schema) -> None:
+    """Examples named by their summary (the error code), not `problemdetails-example-3`."""
+    examples = media.get("examples")
+    if isinstance(examples, dict):
+        media["examples"] = {
+            str(e.get("summary") or name): e for name, e in examples.items() if isinstance(e, dict)
+        }
+
+
+def operations(doc: Schema) -> Iterator[tuple[str, str, Schema]]:
+    for path, item in doc.get("paths", {}).items():
+        for method, operation in item.items():
+            if method in {"get", "put", "post", "delete", "patch", "head", "options", "trace"}:
+                yield path, method, operation
+
+
+def _nodes(value: Any) -> Iterator[Schema]:
+    if isinstance(value, dict):
+        yield value
+        for item in value.values():
+            yield from _nodes(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _nodes(item)
+
+
+def _tag_of(schema: Schema) -> tuple[str, str] | None:
+    """The (property, value) that tags a Struct's schema: its one `const` property."""
+    consts = [
+        (name, prop["const"])
+        for name, prop in schema.get("properties", {}).items()
+        if isinstance(prop, dict) and isinstance(prop.get("const"), str)
+    ]
+    return consts[0] if len(consts) == 1 else None
+
+
+def _discriminate(node: Schema, schemas: Schema) -> None:
+    for key in ("oneOf", "anyOf"):
+        members = node.get(key)
+        if not isinstance(members, list) or len(members) < 2 or "discriminator" in node:
+            continue
+        found = [m.get("$ref") for m in members if isinstance(m, dict)]
+        refs = [r for r in found if isinstance(r, str) and r.startswith(REF)]
+        if len(refs) != len(members):
+            continue
+        tags = [_tag_of(schemas.get(r.removeprefix(REF), {})) for r in refs]
+        if None in tags or len({t[0] for t in tags if t}) != 1:
+            continue
+        values = [t[1] for t in tags if t]
+        if len(set(values)) != len(values):
+            continue
+        prop = tags[0][0] if tags[0] else "type"
+        for ref, value in zip(refs, values, strict=True):
+            # The tag's value as its default: a generated model fills it in by itself.
+            schemas[ref.removeprefix(REF)]["properties"][prop].setdefault("default", value)
+        node["discriminator"] = {
+            "propertyName": prop,
+            "mapping": dict(zip(values, refs, strict=True)),
+        }
+
+
+def _structs() -> dict[str, list[type[msgspec.Struct]]]:
+    found: dict[str, list[type[msgspec.Struct]]] = {}
+    pending: list[type[msgspec.Struct]] = list(msgspec.Struct.__subclasses__())
+    while pending:
+        cls = pending.pop()
+        pending.extend(cls.__subclasses__())
+        if cls.__module__.split(".")[0] in {"domain", "services"}:
+            found.setdefault(cls.__name__, []).append(cls)
+    return found
+
+
+def _forbid_unknown(schemas: Schema) -> None:
+    """A Struct that refuses unknown fields says so: `additionalProperties: false`."""
+    structs = _structs()
+    for name, schema in schemas.items():
+        classes = structs.get(name, [])
+        if classes and all(c.__struct_config__.forbid_unknown_fields for c in classes):
+            schema["additionalProperties"] = False
+
+
+def _not_null(schema: Schema) -> Schema:
+    """`X | None` in a header or query parameter means absent, never the text "null"."""
+    members = schema.get("oneOf")
+    if not isinstance(members, list):
+        return schema
+    kept = [m for m in members if m != {"type": "null"}]
+    if len(kept) != 1 or len(kept) == len(members):
+        return schema
+    rest = {k: v for k, v in schema.items() if k != "oneOf"}
+    return {**kept[0], **rest}
+
+
+def _add_stream_schemas(schemas: Schema) -> None:
+    """The messages' data (services/live/sse.py) and one frame per SSE event name."""
+    _, components = msgspec.json.schema_components(
+        list(MESSAGES.values()), ref_template=REF + "{name}"
+    )
+    for name, schema in components.items():
+        schemas.setdefault(name, schema)
+    for event, data in MESSAGES.items():
+        # An event as SSE frames it: every field is text; `data` is one line of JSON.
+        frame: Schema = {
+            "type": "object",
+            "title": _FRAMES[event],
+            "description": (data.__doc__ or "").strip(),
+            "properties": {
+                "event": {"type": "string", "const": event},
+                "data": {
+                    "type": "string",
+                    "contentMediaType": "application/json",
+                    "contentSchema": {"$ref": REF + data.__name__},
+                },
+            },
+            "required": ["event", "data"],
+        }
+        if event == "view":
+            frame["properties"]["id"] = {
+                "type": "string",
+                "pattern": "^[0-9]+$",
+                "description": "the game version: send it back as Last-Event-ID",
+            }
+            frame["required"] = ["id", "event", "data"]
+        schemas[_FRAMES[event]] = frame
+    schemas["StreamFrame"] = {
+        "title": "StreamFrame",
+        "description": "One Server-Sent Events message: its `id` (the game version, on "
+        "`view` messages), its `event` name and its `data` (one line of JSON). "
+        "`: keep-alive` comments between messages carry nothing.",
+        "oneOf": [{"$ref": REF + frame} for frame in _FRAMES.values()],
+    }
+
+
+def _stream_response(operation: Schema) -> None:
+    """Each message of the stream is one StreamFrame: `itemSchema`, as OpenAPI 3.2 writes
+    a sequential media type (no `schema` for the whole: it is an endless text, and a
+    generator would try to parse it). The AsyncAPI document describes the same messages."""
+    ok = operation.setdefault("responses", {}).setdefault("200", {})
+    ok["content"] = {"text/event-stream": {"itemSchema": {"$ref": REF + "StreamFrame"}}}
+
+
+def asyncapi(openapi: Schema) -> Schema:
+    """AsyncAPI 3.0 for the streams: one channel per stream, its messages and their data,
+    with every schema they need copied from the refined OpenAPI components."""
+    doc = refine(openapi)
+    schemas = doc["components"]["schemas"]
+    channels: Schema = {}
+    ops: Schema = {}
+    messages: Schema = {}
+    for event, data in MESSAGES.items():
+        messages[event] = {
+            "name": event,
+            "title": f"event: {event}",
+            "summary": (data.__doc__ or "").strip().split("\n")[0],
+            "contentType": "application/json",
+            "payload": {"$ref": REF + data.__name__},
+            **(
+                {"headers": {"$ref": "#/components/schemas/ViewFrameHeaders"}}
+                if event == "view"
+                else {}
+            ),
+        }
+    schemas["ViewFrameHeaders"] = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "integer", "description": "SSE id: the game version"},
+        },
+    }
+    for path, _, operation in operations(doc):
+        op_id = operation.get("operationId")
+        if op_id not in STREAMS:
+            continue
+        channels[op_id] = {
+            "address": path,
+            "title": STREAMS[op_id],
+            "description": operation.get("description", ""),
+            "parameters": {
+                p["name"]: {"description": p.get("description", p["name"])}
+                for p in operation.get("parameters", [])
+                if p.get("in") == "path"
+            },
+            "messages": {event: {"$ref": f"#/components/messages/{event}"} for event in MESSAGES},
+            "bindings": {
+                "http": {
+                    "method": "GET",
+                    "query": {
+                        "type": "object",
+                        "properties": {
+                            p["name"]: p.get("schema", {})
+                            for p in operation.get("parameters", [])
+                            if p.get("in") == "query"
+                        },
+                    },
+                }
+            },
+        }
+        ops[f"receive_{op_id}"] = {
+            "action": "receive",
+            "channel": {"$ref": f"#/channels/{op_id}"},
+            "summary": operation.get("summary", ""),
+            "messages": [{"$ref": f"#/channels/{op_id}/messages/{event}"} for event in MESSAGES],
+        }
+    return {
+        "asyncapi": "3.0.0",
+        "info": {
+            "title": f"{doc['info']['title']}: live streams",
+            "version": doc["info"]["version"],
+            "description": "Server-Sent Events (`text/event-stream`) of the Bura server. "
+            "Open a stream with `Authorization: Bearer <token>`, or from a browser with "
+            "`?ticket=` (POST /games/{game_id}/stream-tickets). Resume with the "
+            "`Last-Event-ID` header (or `?after=`): every version missed comes first, none "
+            "twice. The REST API is described at /schema/openapi.json.",
+        },
+        "defaultContentType": "application/json",
+        "servers": {
+            "api": {"host": "localhost:8000", "protocol": "http", "pathname": "/"},
+        },
+        "channels": channels,
+        "operations": ops,
+        "components": {
+            "messages": messages,
+            "schemas": _reachable(schemas, [m["payload"] for m in messages.values()])
+            | {"ViewFrameHeaders": schemas["ViewFrameHeaders"]},
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer"},
+                "ticket": {"type": "httpApiKey", "name": "ticket", "in": "query"},
+            },
+        },
+    }
+
+
+def _reachable(schemas: Schema, roots: list[Any]) -> Schema:
+    kept: Schema = {}
+    pending = list(roots)
+    while pending:
+        for node in _nodes(pending.pop()):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith(REF):
+                name = ref.removeprefix(REF)
+                if name not in kept and name in schemas:
+                    kept[name] = schemas[name]
+                    pending.append(schemas[name])
+    return kept

@@ -1,0 +1,154 @@
+"""The documents at /schema: the refined OpenAPI (services/http/contract.py), the AsyncAPI
+document of the streams, and the API reference UI (Swagger UI) served from the assets of
+the swagger-ui-py package, so it works with no network; and /problems, the pages every
+problem `type` resolves to."""
+
+from __future__ import annotations
+
+import html
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+from litestar import Controller, MediaType, Request, Router, get
+from litestar.exceptions import NotFoundException
+from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
+from litestar.params import FromPath
+from litestar.static_files import create_static_files_router
+
+from services.http.contract import asyncapi, refine
+from services.http.problems import PROBLEMS, TYPE_PREFIX, Problem, responses
+
+ASSETS = "/schema/assets"
+
+
+def _assets_directory() -> Path:
+    # Found without importing the package: its __init__ pulls in web frameworks' glue.
+    spec = importlib.util.find_spec("swagger_ui")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("swagger-ui-py is not installed: the API reference needs its assets")
+    return Path(next(iter(spec.submodule_search_locations))) / "static"
+
+
+class _Refined:
+    """Render the refined document, computed once per built schema."""
+
+    def __init__(self) -> None:
+        self._source: int | None = None
+        self._refined: dict[str, Any] = {}
+
+    def refined(self, schema: dict[str, Any]) -> dict[str, Any]:
+        if self._source != id(schema):
+            self._refined, self._source = refine(schema), id(schema)
+        return self._refined
+
+
+class OpenApiJson(JsonRenderPlugin):
+    def __init__(self) -> None:
+        super().__init__()
+        self.cache = _Refined()
+
+    def render(self, request: Request[Any, Any, Any], openapi_schema: dict[str, Any]) -> bytes:
+        return self.render_json(request, self.cache.refined(openapi_schema))
+
+
+class AsyncApiJson(JsonRenderPlugin):
+    def __init__(self) -> None:
+        super().__init__(path="/asyncapi.json", media_type=MediaType.JSON)
+        self._source: int | None = None
+        self._doc: dict[str, Any] = {}
+
+    def render(self, request: Request[Any, Any, Any], openapi_schema: dict[str, Any]) -> bytes:
+        if self._source != id(openapi_schema):
+            self._doc, self._source = asyncapi(openapi_schema), id(openapi_schema)
+        return self.render_json(request, self._doc)
+
+
+class OfflineSwagger(SwaggerRenderPlugin):
+    """Swagger UI from /schema/assets, never a CDN; the refined document embedded."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            js_url=f"{ASSETS}/swagger-ui-bundle.js",
+            css_url=f"{ASSETS}/swagger-ui.css",
+            standalone_preset_js_url=f"{ASSETS}/swagger-ui-standalone-preset.js",
+            path="/swagger",
+        )
+        self.cache = _Refined()
+
+    def render(self, request: Request[Any, Any, Any], openapi_schema: dict[str, Any]) -> bytes:
+        return super().render(request, self.cache.refined(openapi_schema))
+
+
+def render_plugins() -> list[Any]:
+    return [OfflineSwagger(), OpenApiJson(), AsyncApiJson()]
+
+
+def assets() -> Router:
+    return create_static_files_router(
+        path=ASSETS,
+        directories=[_assets_directory()],
+        include_in_schema=False,
+        # The bundle is versioned with the package; a day's caching is safe.
+        cache_control=None,
+        name="reference-assets",
+    )
+
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>body{{font:15px/1.5 system-ui,sans-serif;max-width:60em;margin:2em auto;padding:0 1em}}
+code{{background:#f3f3f3;padding:0 .2em}}td,th{{text-align:left;padding:.2em .6em;
+vertical-align:top;border-bottom:1px solid #ddd}}</style></head>
+<body>{body}</body></html>"""
+
+
+def _row(code: str, row: Problem) -> str:
+    return (
+        f'<tr id="{code}"><td><a href="{TYPE_PREFIX}{code}"><code>{code}</code></a></td>'
+        f"<td>{row.status}</td><td>{html.escape(row.title)}</td>"
+        f"<td>{html.escape(row.about)}</td></tr>"
+    )
+
+
+class ProblemsController(Controller):
+    """The documentation each problem `type` URI resolves to (RFC 9457 §3.1.1)."""
+
+    path = "/problems"
+    tags = ("problems",)
+
+    @get(
+        "/",
+        operation_id="listProblems",
+        media_type=MediaType.HTML,
+        summary="Every error code: its status, title and meaning",
+    )
+    async def list_problems(self) -> str:
+        rows = "".join(_row(c, r) for c, r in sorted(PROBLEMS.items(), key=lambda i: i[1].status))
+        body = (
+            "<h1>Bura server: problem types</h1><p>Every error is "
+            "<code>application/problem+json</code> (RFC 9457) whose <code>type</code> is one "
+            "of these pages and whose <code>code</code> names the row.</p>"
+            f"<table><tr><th>code</th><th>status</th><th>title</th><th>meaning</th></tr>"
+            f"{rows}</table>"
+        )
+        return _PAGE.format(title="Problem types", body=body)
+
+    @get(
+        "/{code:str}",
+        operation_id="getProblem",
+        media_type=MediaType.HTML,
+        summary="One error code's documentation",
+        responses=responses(400, 404),
+    )
+    async def get_problem(self, code: FromPath[str]) -> str:
+        row = PROBLEMS.get(code)
+        if row is None:
+            raise NotFoundException(f"no problem type {code!r}")
+        body = (
+            f"<h1><code>{code}</code>: {html.escape(row.title)}</h1>"
+            f"<p>HTTP status <b>{row.status}</b>.</p><p>{html.escape(row.about)}</p>"
+            f"<p>For example: <code>{html.escape(row.example)}</code></p>"
+            f'<p><a href="{TYPE_PREFIX.rstrip("/")}">Every problem type</a></p>'
+        )
+        return _PAGE.format(title=f"{code}: {row.title}", body=body)

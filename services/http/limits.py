@@ -1,0 +1,192 @@
+"""Rate limits, as pure ASGI in front of the routes: per token and per client address, for
+three classes of request counted apart (commands, game creation, reads), in fixed windows
+shared by every replica when Redis is configured (infra/ports/limits.py).
+
+Answers carry the IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers):
+`RateLimit-Policy: "commands-token";q=100;w=10, ...` names every policy of the request's
+class, `RateLimit: "commands-token";r=97;t=8` the one closest to its limit; a 429 adds
+`Retry-After`. Health and metrics are never limited: a probe must never be refused."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import msgspec
+from litestar.enums import ScopeType
+from litestar.types import ASGIApp, HTTPResponseStartEvent, Message, Receive, Scope, Send
+
+from services.config import Settings
+from services.http.problems import PROBLEM_JSON, details
+from services.metrics import Metrics
+
+log = logging.getLogger("bura.http")
+
+Kind = Literal["commands", "create", "reads"]
+_COMMANDS = re.compile(r"^/games/[^/]+/commands/?$")
+_EXEMPT = ("/health/", "/metrics")
+_encode = msgspec.json.Encoder().encode
+
+
+@dataclass(frozen=True)
+class Policy:
+    name: str  # e.g. "commands-token"
+    quota: int
+    window: float
+
+
+def kind_of(method: str, path: str) -> Kind | None:
+    """Which limit a request counts against; None: never limited."""
+    if method == "OPTIONS" or path.startswith(_EXEMPT):
+        return None
+    if method == "POST" and path.rstrip("/") == "/games":
+        return "create"
+    if method == "POST" and _COMMANDS.match(path):
+        return "commands"
+    return "reads"
+
+
+def policies(settings: Settings) -> dict[Kind, list[Policy]]:
+    window = settings.rate_window_seconds
+    quotas: dict[Kind, tuple[int, int]] = {
+        "commands": (settings.rate_commands_per_token, settings.rate_commands_per_address),
+        "create": (settings.rate_create_per_token, settings.rate_create_per_address),
+        "reads": (settings.rate_reads_per_token, settings.rate_reads_per_address),
+    }
+    return {
+        kind: [
+            Policy(f"{kind}-{who}", quota, window)
+            for who, quota in (("token", by_token), ("address", by_address))
+            if quota > 0
+        ]
+        for kind, (by_token, by_address) in quotas.items()
+    }
+
+
+def _token(scope: Scope) -> str | None:
+    """The bearer token or the stream ticket: whatever names the caller."""
+    for name, raw in scope["headers"]:
+        if name == b"authorization":
+            scheme, _, token = raw.decode("latin-1").partition(" ")
+            if scheme.lower() == "bearer" and token.strip():
+                return token.strip()
+    query: bytes = scope.get("query_string", b"")
+    for pair in query.decode("latin-1").split("&"):
+        key, _, value = pair.partition("=")
+        if key == "ticket" and value:
+            return value
+    return None
+
+
+def _digest(text: str) -> str:
+    # Counters are named by a hash: a token is a secret and never goes to Redis.
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def rate_limit_middleware(settings: Settings, metrics: Metrics) -> Any:
+    classes = policies(settings)
+
+    def middleware(app: ASGIApp) -> ASGIApp:
+        async def handle(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] != ScopeType.HTTP or not settings.rate_limits:
+                await app(scope, receive, send)
+                return
+            kind = kind_of(str(scope.get("method", "")), str(scope.get("path", "")))
+            if kind is None:
+                await app(scope, receive, send)
+                return
+            runtime = getattr(scope["app"].state, "runtime", None)
+            chosen = classes[kind]
+            if runtime is None or not chosen:
+                await app(scope, receive, send)
+                return
+            token = _token(scope)
+            client = scope.get("client")
+            address = str(client[0]) if client else "unknown"
+            tightest: tuple[int, float, Policy] | None = None  # remaining, reset, policy
+            refused: tuple[float, Policy] | None = None
+            try:
+                for policy in chosen:
+                    key = token if policy.name.endswith("token") else address
+                    if key is None:
+                        continue
+                    hits, left = await runtime.adapters.counters.hit(
+                        f"{policy.name}:{_digest(key)}", policy.window
+                    )
+                    remaining = max(0, policy.quota - hits)
+                    if tightest is None or remaining < tightest[0]:
+                        tightest = (remaining, left, policy)
+                    if hits > policy.quota and (refused is None or left > refused[0]):
+                        refused = (left, policy)
+            except Exception as error:
+                # Counters unreachable: serve rather than refuse everyone; say so once a
+                # request, in the log and the metrics.
+                metrics.rate_errors.inc()
+                log.warning("rate counters unavailable: %s", error, extra={"error": repr(error)})
+                await app(scope, receive, send)
+                return
+            fields = [
+                (b"ratelimit-policy", ", ".join(_policy(p) for p in chosen).encode()),
+            ]
+            if tightest is not None:
+                remaining, left, policy = tightest
+                fields.append(
+                    (b"ratelimit", f'"{policy.name}";r={remaining};t={_seconds(left)}'.encode())
+                )
+            if refused is not None:
+                left, policy = refused
+                metrics.rate_limited.labels(kind, policy.name.rsplit("-", 1)[1]).inc()
+                await _too_many(scope, send, policy, left, fields)
+                return
+
+            async def send_with_fields(message: Message) -> None:
+                if message["type"] == "http.response.start":
+                    message["headers"] = [*message.get("headers", []), *fields]
+                await send(message)
+
+            await app(scope, receive, send_with_fields)
+
+        return handle
+
+    return middleware
+
+
+def _policy(policy: Policy) -> str:
+    return f'"{policy.name}";q={policy.quota};w={_seconds(policy.window)}'
+
+
+def _seconds(value: float) -> int:
+    return max(1, math.ceil(value))
+
+
+async def _too_many(
+    scope: Scope, send: Send, policy: Policy, left: float, fields: list[tuple[bytes, bytes]]
+) -> None:
+    kind, who = policy.name.rsplit("-", 1)
+    wait = _seconds(left)
+    what = {"commands": "commands", "create": "games created", "reads": "reads"}[kind]
+    body = _encode(
+        details(
+            "rate_limited",
+            f"more than {policy.quota} {what} in {_seconds(policy.window)} s from this "
+            f"{'token' if who == 'token' else 'client address'}: retry after {wait} s",
+            instance=scope.get("path"),
+            retry_after=wait,
+        )
+    )
+    start: HTTPResponseStartEvent = {
+        "type": "http.response.start",
+        "status": 429,
+        "headers": [
+            (b"content-type", PROBLEM_JSON.encode()),
+            (b"content-length", str(len(body)).encode()),
+            (b"retry-after", str(wait).encode()),
+            *fields,
+        ],
+    }
+    await send(start)
+    await send({"type": "http.response.body", "body": body, "more_body": False})

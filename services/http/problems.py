@@ -1,0 +1,409 @@
+"""The one registry of error codes. Every error the API answers is an RFC 9457 problem
+details document (`application/problem+json`) built from a row of PROBLEMS: its status, its
+title, the sentence that documents it, and an example detail. The same rows give the
+OpenAPI error responses (with their examples), the pages at /problems/{code} that each
+`type` URI resolves to, and the README's error table (tests/api/test_problems.py checks it).
+
+To add a code: add a row here. A code the domain or the services raise without a row fails
+tests/api/test_problems.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+from litestar import Response
+from litestar.openapi import ResponseSpec
+from litestar.openapi.spec import Example
+
+PROBLEM_JSON = "application/problem+json"
+# `type` is a path on the server that answered, so it resolves wherever the API runs
+# (offline too) to the page that documents the code.
+TYPE_PREFIX = "/problems/"
+
+
+@dataclass(frozen=True)
+class Problem:
+    status: int
+    title: str
+    about: str  # what it means and what to do: the documentation of the type
+    example: str  # a detail as the server writes it
+
+
+def _rule(about: str, example: str, title: str = "A rule of play forbids this") -> Problem:
+    return Problem(409, title, about, example)
+
+
+PROBLEMS: dict[str, Problem] = {
+    # 400: the request itself is wrong
+    "bad_request": Problem(
+        400,
+        "Malformed request",
+        "A field, parameter or header is missing, unknown or of the wrong type; `errors` "
+        "lists each one.",
+        "Unsupported type: <class 'str'> - at `$.count`",
+    ),
+    "malformed_json": Problem(
+        400,
+        "Body is not JSON",
+        "The body could not be parsed as JSON.",
+        "the body is not valid JSON",
+    ),
+    "bad_card": Problem(
+        400,
+        "No such card",
+        "Cards are written rank then suit (`AS`, `10H`, `QD`, `6C`); this text is none.",
+        "'1X' is not a card: write rank then suit, e.g. AS, 10H, QD, 6C",
+    ),
+    "bad_option": Problem(
+        400,
+        "Bad table option",
+        "A table option is out of range or contradicts another one; `option` names it "
+        "(docs/rules.md §8.2).",
+        "pay_pot belongs to the closed_discard variant",
+    ),
+    "bad_deck": Problem(
+        400,
+        "Bad deck",
+        "`deck` must be the table's full pack, each card once, in dealing order.",
+        "the deck must be the full 36-card pack",
+    ),
+    "bad_dealer": Problem(
+        400,
+        "Bad dealer",
+        "`dealer` must be one of the table's seats.",
+        "dealer must be a seat 0 to 1",
+    ),
+    "bad_setup": Problem(
+        400, "The game cannot be set up", "The table cannot be set up as asked.", "bad setup"
+    ),
+    # 401, 403, 404, 405: who may ask, and what exists
+    "unauthorized": Problem(
+        401,
+        "No valid token",
+        "Send `Authorization: Bearer <token>`: the operator key, a seat token or the "
+        "spectator token. No token, or one nobody issued.",
+        "unknown token",
+    ),
+    "stream_ticket_invalid": Problem(
+        401,
+        "Stream ticket not valid",
+        "The `ticket` is unknown, was already used, has expired, or is for another game. "
+        "Ask POST /games/{id}/stream-tickets for a new one; each ticket opens one stream once.",
+        "this stream ticket is unknown, used or expired: ask for a new one",
+    ),
+    "forbidden": Problem(
+        403,
+        "Not allowed for this token",
+        "The token is real but belongs to another game, or its role may not do this "
+        "(only seats send commands; only the operator creates games).",
+        "only a seat token sends commands",
+    ),
+    "game_not_found": Problem(404, "No such game", "No game has this id.", "no game 0f3a..."),
+    "not_found": Problem(404, "No such resource", "Nothing is served at this path.", "Not Found"),
+    "webhook_not_found": Problem(
+        404,
+        "No such webhook endpoint",
+        "No webhook endpoint has this id (GET /webhooks lists them).",
+        "no webhook endpoint 4b1c...",
+    ),
+    "delivery_not_found": Problem(
+        404,
+        "No such webhook delivery",
+        "No webhook delivery has this id (GET /webhooks/deliveries lists them).",
+        "no webhook delivery 9e0d...",
+    ),
+    "method_not_allowed": Problem(
+        405,
+        "Method not allowed",
+        "The path exists but not with this method; the `Allow` header lists the methods.",
+        "Method Not Allowed",
+    ),
+    # 409: a broken rule of play (docs/rules.md §11), or a race
+    "not_your_turn": _rule(
+        "The table is waiting for another seat, or for something else (docs/rules.md §3, §5).",
+        "seat 1 is due to respond",
+    ),
+    "dave_pending": _rule(
+        "A dave awaits its answer (docs/rules.md §6).", "a dave is pending: seat 1 must answer"
+    ),
+    "card_not_in_hand": _rule(
+        "A named card is not in the seat's hand (docs/rules.md §3).", "not in seat 0's hand: QD"
+    ),
+    "duplicate_cards": _rule(
+        "A card is named twice (docs/rules.md §3).", "a card is named twice: AS AS"
+    ),
+    "wrong_card_count": _rule(
+        "A lead of too many cards (or, in Kozel, two); a response of another count than the "
+        "lead; a draw of no card (docs/rules.md §3, §4, §8.11).",
+        "answer 2 card(s), as many as were led",
+    ),
+    "mixed_suits": _rule(
+        "A lead of more than one suit (docs/rules.md §3).", "a lead is cards of one suit: AS KH"
+    ),
+    "no_cards": _rule(
+        "A lead when some hand is empty: declare or pass (docs/rules.md §5).",
+        "the hands are played out: declare 31 or pass",
+    ),
+    "cannot_pass": _rule(
+        "A pass while a lead is possible (docs/rules.md §5).",
+        "pass only with the hands played out; lead a card",
+    ),
+    "stock_empty": _rule(
+        "A draw from an empty stock (docs/rules.md §4).",
+        "the stock is empty: there is nothing to draw",
+    ),
+    "double_draw": _rule(
+        'Two or more cards drawn at once, at a table with `penalties: "reject"` '
+        "(docs/rules.md §4).",
+        "seat 0 took 2 cards at once (refused: penalties are not enforced at this table)",
+    ),
+    "extra_card": _rule(
+        'A draw with a full hand, at a table with `penalties: "reject"` (docs/rules.md §4).',
+        "seat 0 drew with a full hand (refused: penalties are not enforced at this table)",
+    ),
+    "out_of_turn_draw": _rule(
+        "A draw when another seat, or no seat, was due, at a table with "
+        '`penalties: "reject"` (docs/rules.md §4).',
+        "seat 1 drew, but seat 0 was due to draw (refused: penalties are not enforced at "
+        "this table)",
+    ),
+    "already_declared": _rule(
+        "A second 31 after a false one, before another trick (docs/rules.md §8.4).",
+        "your 31 was found false: take another trick before declaring",
+    ),
+    "no_trumps": _rule(
+        "Bura in a deal without trumps (docs/rules.md §5, §8.7).",
+        "this deal has no trumps, so there is no bura",
+    ),
+    "lead_the_bura": _rule(
+        "Bura declared in the Czech game, where it is shown by leading it (docs/rules.md §8.8).",
+        "with Czech combinations bura is shown by leading it",
+    ),
+    "combination_outranked": _rule(
+        "Another seat's combination takes precedence (docs/rules.md §8.8).",
+        "another seat holds a stronger combination, or as strong a one and leads earlier",
+    ),
+    "no_thirty_one": _rule(
+        "A declaration of 31 in Kozel (docs/rules.md §8.11).",
+        "Kozel has no declaration of 31: the deal is played out and counted",
+    ),
+    "not_kozel": _rule(
+        "Four aces outside Kozel (docs/rules.md §8.11).", "four aces win a deal of Kozel only"
+    ),
+    "dave_off": _rule(
+        "Dave is not played at this table (docs/rules.md §6).", "dave is not played at this table"
+    ),
+    "dave_not_yours": _rule(
+        "Only the seat that accepted the last dave may offer the next (docs/rules.md §6).",
+        "only seat 1, who accepted the last dave, may offer the next",
+    ),
+    "dave_limit": _rule(
+        "The multiplier would exceed `dave_max_multiplier` (docs/rules.md §6).",
+        "the stake is already x8, the table's limit is x8",
+    ),
+    "no_dave_pending": _rule(
+        "An answer when no dave is offered (docs/rules.md §6).", "there is no dave to answer"
+    ),
+    "game_over": _rule(
+        "The game has ended (docs/rules.md §7).",
+        "the game is over: thirty_one",
+        title="The game is over",
+    ),
+    "not_started": _rule(
+        "The game has not been started (the API never lets such a command through).",
+        "the game has not been started",
+    ),
+    "already_started": _rule(
+        "The game has already been started (the API never lets such a command through).",
+        "the game has already been started",
+    ),
+    "not_a_seat": _rule(
+        "The seat does not play at this table (the API never lets such a command through).",
+        "seat 4 does not play at this table",
+    ),
+    "webhook_configured": Problem(
+        409,
+        "Webhook endpoint set by the settings",
+        "The endpoint with id `config` comes from BURA_WEBHOOK_URL: change or unset that "
+        "setting instead.",
+        "the endpoint config comes from BURA_WEBHOOK_URL: unset it to remove it",
+    ),
+    "delivery_not_failed": Problem(
+        409,
+        "Webhook delivery not failed",
+        "Only a delivery that was given up (`state: failed`) can be sent again; a pending one "
+        "is still being tried.",
+        "delivery 9e0d... is pending, not failed",
+    ),
+    "idempotency_key_reused": _rule(
+        "The Idempotency-Key was already used by another seat of this game: choose a new key.",
+        "this Idempotency-Key was used by another seat",
+        title="Idempotency-Key used by another seat",
+    ),
+    "busy": _rule(
+        "The game changed too many times while the command was being decided: send it again "
+        "with the same Idempotency-Key.",
+        "the game changed 9 times while deciding; send it again",
+        title="The game is busy",
+    ),
+    # 413, 429: sizes and rates
+    "body_too_large": Problem(
+        413,
+        "Body too large",
+        "The body is larger than BURA_MAX_BODY_BYTES.",
+        "Request Entity Too Large",
+    ),
+    "rate_limited": Problem(
+        429,
+        "Too many requests",
+        "This token or client address sent more requests of this class (commands, reads, "
+        "game creation) than its policy allows; wait `Retry-After` seconds. `RateLimit` and "
+        "`RateLimit-Policy` say which policy and how much is left.",
+        "more than 50 commands in 10 s from this token: retry after 3 s",
+    ),
+    # 5xx: the server
+    "internal_error": Problem(
+        500,
+        "Internal error",
+        "The server failed unexpectedly; the `X-Request-ID` header finds it in the logs. A "
+        "command may have been applied: send it again with the same Idempotency-Key.",
+        "the server failed; quote request id 5d0c... to the operator",
+    ),
+    "store_unavailable": Problem(
+        503,
+        "Event store unavailable",
+        "The event store cannot be reached and nothing was written: send the command again "
+        "with the same Idempotency-Key.",
+        "the event store cannot be reached (connection refused); nothing was written, send "
+        "it again",
+    ),
+    "shutting_down": Problem(
+        503,
+        "Server shutting down",
+        "This replica is draining: reconnect (another replica will answer).",
+        "the server is shutting down; reconnect",
+    ),
+}
+
+# What an HTTP status says when nothing more specific is known (routing, framework errors).
+FALLBACK: dict[int, str] = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "body_too_large",
+    429: "rate_limited",
+    500: "internal_error",
+    503: "shutting_down",
+}
+
+
+class ProblemDetails(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """RFC 9457 problem details. `type` resolves to the page that documents `code`; `code`
+    (and `option`, `errors`, `version`) are extension members, so clients that read
+    `{code, detail}` read the same."""
+
+    type: str  # /problems/<code>
+    title: str
+    status: int
+    detail: str
+    code: str
+    instance: str | None = None  # the request path
+    option: str | None = None  # bad_option: the table option at fault
+    errors: list[dict[str, Any]] | None = None  # bad_request: each field at fault
+    version: int | None = None  # the game's version when it helps to resynchronise
+    retry_after: int | None = None  # rate_limited: seconds to wait
+
+
+def problem_type(code: str) -> str:
+    return TYPE_PREFIX + code
+
+
+def problem_of(code: str) -> Problem:
+    """The registry row; an unregistered code still answers (as a 500-free 409 or its
+    status), but tests/api/test_problems.py fails on it."""
+    return PROBLEMS.get(code) or Problem(409, "Refused", "", "")
+
+
+def details(code: str, detail: str, *, status: int | None = None, **extra: Any) -> ProblemDetails:
+    row = problem_of(code)
+    given = {k: v for k, v in extra.items() if v is not None}
+    return ProblemDetails(
+        type=problem_type(code),
+        title=row.title,
+        status=status or row.status,
+        detail=detail,
+        code=code,
+        **given,
+    )
+
+
+def problem(
+    code: str,
+    detail: str,
+    *,
+    status: int | None = None,
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> Response[ProblemDetails]:
+    body = details(code, detail, status=status, **extra)
+    return Response(body, status_code=body.status, media_type=PROBLEM_JSON, headers=headers)
+
+
+def codes_of(status: int) -> list[str]:
+    return [code for code, row in PROBLEMS.items() if row.status == status]
+
+
+def example(code: str) -> dict[str, Any]:
+    row = PROBLEMS[code]
+    body = details(code, row.example)
+    if code == "bad_option":
+        body = msgspec.structs.replace(body, option="false_declaration")
+    return msgspec.to_builtins(body)  # type: ignore[no-any-return]
+
+
+_DESCRIPTIONS = {
+    400: "Malformed input: the detail names the field, option or card",
+    401: "No token, a token nobody issued, or a stream ticket that is not valid "
+    "(`WWW-Authenticate: Bearer`)",
+    403: "A token of another game, or the wrong role",
+    404: "No such game",
+    405: "Not this method (`Allow` lists those that are)",
+    409: "Refused: a rule of play forbids it (the code names the rule) or the game was busy",
+    413: "Body larger than BURA_MAX_BODY_BYTES",
+    429: "Rate limited: wait `Retry-After` seconds",
+    500: "The server failed unexpectedly",
+    503: "The event store cannot be reached (nothing was written), or the server is stopping",
+}
+
+
+def responses(*statuses: int) -> dict[int, ResponseSpec]:
+    """OpenAPI error responses for the statuses an operation may answer: problem+json with
+    one example per code of that status, named by the code."""
+    return {status: _spec(status, codes_of(status)) for status in statuses}
+
+
+def _spec(status: int, codes: Iterable[str]) -> ResponseSpec:
+    return ResponseSpec(
+        data_container=ProblemDetails,
+        description=_DESCRIPTIONS.get(status, "Error"),
+        media_type=PROBLEM_JSON,
+        generate_examples=False,
+        examples=[
+            Example(summary=code, description=PROBLEMS[code].title, value=example(code))
+            for code in codes
+        ],
+    )
+
+
+def table() -> str:
+    """The README's error table, written from the registry."""
+    lines = ["| `code` | Status | Title | Meaning |", "|---|---|---|---|"]
+    for code, row in sorted(PROBLEMS.items(), key=lambda item: (item[1].status, item[0])):
+        lines.append(f"| `{code}` | {row.status} | {row.title} | {row.about} |")
+    return "\n".join(lines)

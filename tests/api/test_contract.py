@@ -1,0 +1,181 @@
+"""The published contract is one a generator gets right: human operation ids, security only
+where a token is needed, discriminators on every tagged union, `additionalProperties: false`
+where unknown fields are refused, examples for every request body and error, the streams as
+text/event-stream (and in AsyncAPI), and a reference UI that needs no network."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from domain.commands import PlayerCommand
+from domain.events import EVENT_TYPES
+from domain.naming import snake
+from services.http.contract import STREAMS, operations
+from services.http.problems import PROBLEMS
+from services.http.schemas import COMMAND_EXAMPLES
+from services.live.sse import MESSAGES
+from tests.api.conftest import Api
+
+Doc = dict[str, Any]
+PUBLIC_TAGS = {"health", "problems"}
+HUMAN_ID = re.compile(r"^[a-z]+(?:[A-Z][a-z]+)+$")  # createGame, sendCommand, getView
+
+
+async def openapi(api: Api) -> Doc:
+    answer = await api.client.get("/schema/openapi.json")
+    assert answer.status_code == 200
+    doc: Doc = answer.json()
+    return doc
+
+
+def refs(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        if isinstance(value.get("$ref"), str):
+            yield value["$ref"]
+        for item in value.values():
+            yield from refs(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from refs(item)
+
+
+async def test_every_operation_has_a_human_operation_id(api: Api) -> None:
+    doc = await openapi(api)
+    ids = [op.get("operationId", "") for _, _, op in operations(doc)]
+    assert [i for i in ids if not HUMAN_ID.match(i)] == []
+    assert len(set(ids)) == len(ids)
+    assert {"createGame", "sendCommand", "getView", "streamView", "createStreamTicket"} <= set(ids)
+
+
+async def test_only_operations_that_need_a_token_ask_for_one(api: Api) -> None:
+    doc = await openapi(api)
+    assert "security" not in doc  # no blanket requirement
+    for path, method, op in operations(doc):
+        public = bool(PUBLIC_TAGS & set(op.get("tags", [])))
+        assert bool(op.get("security")) is not public, (method, path)
+        if not public:
+            assert {"bearer": []} in op["security"]
+            assert "401" in op["responses"], (method, path)
+    stream = doc["paths"]["/games/{game_id}/stream"]["get"]
+    assert {"ticket": []} in stream["security"]
+
+
+async def test_commands_events_and_messages_carry_discriminator_mappings(api: Api) -> None:
+    doc = await openapi(api)
+    schemas = doc["components"]["schemas"]
+    body = doc["paths"]["/games/{game_id}/commands"]["post"]["requestBody"]
+    command = body["content"]["application/json"]["schema"]
+    commands = {snake(t.__name__) for t in PlayerCommand.__args__}
+    assert command["discriminator"]["propertyName"] == "type"
+    assert set(command["discriminator"]["mapping"]) == commands
+    event = schemas["Recorded"]["properties"]["event"]
+    assert set(event["discriminator"]["mapping"]) == set(EVENT_TYPES)
+    for tag, ref in event["discriminator"]["mapping"].items():
+        target = schemas[ref.rsplit("/", 1)[1]]
+        assert target["properties"]["type"]["const"] == tag
+    frame = schemas["StreamFrame"]
+    assert set(frame["discriminator"]["mapping"]) == set(MESSAGES)
+
+
+async def test_every_ref_resolves(api: Api) -> None:
+    doc = await openapi(api)
+    names = set(doc["components"]["schemas"])
+    assert {r.rsplit("/", 1)[1] for r in refs(doc)} <= names
+
+
+async def test_bodies_that_refuse_unknown_fields_say_so(api: Api) -> None:
+    schemas = (await openapi(api))["components"]["schemas"]
+    for name in ("CreateGame", "SeatSpec", "Rules", "Draw", "Lead", "DaveAnswer", "CardsLed"):
+        assert schemas[name]["additionalProperties"] is False, name
+    assert "additionalProperties" not in schemas["View"]  # answers may grow fields
+
+
+async def test_closed_vocabularies_are_enums(api: Api) -> None:
+    schemas = (await openapi(api))["components"]["schemas"]
+    assert set(schemas["ProblemDetails"]["properties"]["code"]["enum"]) == set(PROBLEMS)
+    assert "finished" in schemas["View"]["properties"]["phase"]["enum"]
+    assert set(schemas["Declare"]["properties"]["claim"]["enum"]) == {
+        "thirty_one",
+        "bura",
+        "four_aces",
+    }
+    reason = schemas["DealWon"]["properties"]["reason"]
+    assert "most_points" in reason["enum"]
+    viewer = schemas["View"]["properties"]["viewer"]
+    assert set(viewer["enum"]) == {"seat", "spectator", "arbiter"}
+
+
+async def test_every_request_body_and_error_has_examples(api: Api) -> None:
+    doc = await openapi(api)
+    assert set(COMMAND_EXAMPLES) == {snake(t.__name__) for t in PlayerCommand.__args__}
+    for path, method, op in operations(doc):
+        for media in op.get("requestBody", {}).get("content", {}).values():
+            assert media.get("examples"), (method, path)
+        for status, response in op["responses"].items():
+            if int(status) < 400 or path.startswith("/health"):
+                continue
+            media = response["content"]["application/problem+json"]
+            examples = media["examples"]
+            assert examples, (method, path, status)
+            for example in examples.values():
+                value = example["value"]
+                assert value["status"] == int(status) and value["code"] in PROBLEMS
+                assert value["type"] == f"/problems/{value['code']}"
+    sent = doc["paths"]["/games/{game_id}/commands"]["post"]["responses"]["409"]
+    assert "not_your_turn" in sent["content"]["application/problem+json"]["examples"]
+
+
+async def test_streams_are_text_event_stream_with_their_messages(api: Api) -> None:
+    doc = await openapi(api)
+    for path, _, op in operations(doc):
+        if op["operationId"] not in STREAMS:
+            continue
+        content = op["responses"]["200"]["content"]
+        assert list(content) == ["text/event-stream"], path
+        media = content["text/event-stream"]
+        assert media["itemSchema"]["$ref"].endswith("/StreamFrame")
+        headers = {p["name"]: p for p in op["parameters"] if p["in"] == "header"}
+        assert headers["Last-Event-ID"]["schema"]["type"] == "string"  # never null
+        query = {p["name"]: p["schema"] for p in op["parameters"] if p["in"] == "query"}
+        assert query["after"]["minimum"] == 0 and query["after"]["maximum"] == 2**53 - 1
+
+
+async def test_query_bounds_are_published_as_integers(api: Api) -> None:
+    doc = await openapi(api)
+    events = doc["paths"]["/games/{game_id}/events"]["get"]["parameters"]
+    after = next(p for p in events if p["name"] == "after")["schema"]
+    assert (after["minimum"], after["maximum"]) == (0, 2**53 - 1)
+    assert isinstance(after["maximum"], int)
+
+
+async def test_asyncapi_describes_every_stream_and_message(api: Api) -> None:
+    answer = await api.client.get("/schema/asyncapi.json")
+    assert answer.status_code == 200
+    doc = answer.json()
+    assert doc["asyncapi"].startswith("3.")
+    addresses = {c["address"] for c in doc["channels"].values()}
+    assert "/games/{game_id}/stream" in addresses
+    assert set(doc["components"]["messages"]) == set(MESSAGES)
+    for operation in doc["operations"].values():
+        assert operation["action"] == "receive"
+    names = set(doc["components"]["schemas"])
+    schema_refs = {r for r in refs(doc) if r.startswith("#/components/schemas/")}
+    assert {r.rsplit("/", 1)[1] for r in schema_refs} <= names
+    for ref in refs(doc):
+        node: Any = doc
+        for part in ref.removeprefix("#/").split("/"):
+            node = node[part]  # every reference resolves inside the document
+
+
+async def test_the_reference_ui_needs_no_network(api: Api) -> None:
+    page = await api.client.get("/schema/swagger")
+    assert page.status_code == 200
+    sources = re.findall(r'(?:src|href)="([^"]+)"', page.text)
+    assert sources and all(s.startswith("/schema/assets/") for s in sources), sources
+    for source in sources:
+        asset = await api.client.get(source)
+        assert asset.status_code == 200 and len(asset.content) > 1000, source
+    # The embedded document is the refined one, with its examples.
+    assert "not_your_turn" in page.text and "discriminator" in page.text

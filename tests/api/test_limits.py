@@ -1,0 +1,104 @@
+"""Rate limits in one process (the embedded default): per token and per client address,
+commands, reads and game creation counted apart, 429 with Retry-After and the RateLimit
+fields, and never a limit on the health endpoints or the metrics. The same limits shared
+by two replicas through Redis: tests/e2e/test_limits.py."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from services.bootstrap import Adapters
+from services.config import Settings
+from services.http.app import create_app
+from tests.api.conftest import OPERATOR, OPERATOR_KEY, THIRTY_ONE_DECK, Api, serving
+
+LIMITS = {
+    "rate_window_seconds": 60.0,
+    "rate_commands_per_token": 3,
+    "rate_commands_per_address": 5,
+    "rate_reads_per_token": 4,
+    "rate_reads_per_address": 100,
+    "rate_create_per_token": 2,
+    "rate_create_per_address": 100,
+}
+
+
+@pytest.fixture
+async def limited(adapters: Adapters) -> AsyncIterator[Api]:
+    app = create_app(Settings(operator_key=OPERATOR_KEY, **LIMITS), adapters)  # type: ignore[arg-type]
+    async with serving(app) as client:
+        yield Api(client, app, adapters)
+
+
+def policy(answer: Any) -> dict[str, tuple[int, int]]:
+    """RateLimit-Policy as {name: (quota, window)}."""
+    found = re.findall(r'"([a-z-]+)";q=(\d+);w=(\d+)', answer.headers["ratelimit-policy"])
+    return {name: (int(q), int(w)) for name, q, w in found}
+
+
+async def test_commands_past_a_tokens_quota_are_429_with_when_to_retry(limited: Api) -> None:
+    table = await limited.create()
+    answers = [await limited.send(table, 1, {"type": "lead", "cards": ["6H"]}) for _ in range(4)]
+    assert [a.status_code for a in answers] == [409, 409, 409, 429]
+    first, refused = answers[0], answers[3]
+    assert policy(first) == {"commands-token": (3, 60), "commands-address": (5, 60)}
+    assert re.fullmatch(r'"commands-token";r=2;t=\d+', first.headers["ratelimit"])
+    assert refused.headers["content-type"] == "application/problem+json"
+    body = refused.json()
+    assert body["code"] == "rate_limited" and body["status"] == 429
+    wait = int(refused.headers["retry-after"])
+    assert 0 < wait <= 60 and body["retry_after"] == wait
+    assert re.fullmatch(r'"commands-token";r=0;t=\d+', refused.headers["ratelimit"])
+    # Another token is counted apart; reads are another class.
+    assert (await limited.send(table, 0, {"type": "lead", "cards": ["AS"]})).status_code == 200
+    assert (
+        await limited.client.get(f"/games/{table.game_id}", headers=table.seat(1))
+    ).status_code == 200
+
+
+async def test_a_client_address_is_limited_across_its_tokens(limited: Api) -> None:
+    table = await limited.create()
+    statuses = []
+    for n in range(6):
+        seat = n % 2
+        statuses.append((await limited.send(table, seat, {"type": "pass"})).status_code)
+    # 5 commands from this address, whichever token: the sixth is refused.
+    assert statuses[:5] == [409] * 5 and statuses[5] == 429
+
+
+async def test_reads_and_creation_have_limits_of_their_own(limited: Api) -> None:
+    body = {"seats": [{"name": "a"}, {"name": "b"}], "deck": THIRTY_ONE_DECK, "dealer": 1}
+    created = [await limited.client.post("/games", json=body, headers=OPERATOR) for _ in range(3)]
+    assert [c.status_code for c in created] == [201, 201, 429]
+    assert "create-token" in policy(created[0])
+    game = created[0].json()
+    seat = {"Authorization": f"Bearer {game['seats'][0]['token']}"}
+    reads = [await limited.client.get(f"/games/{game['game_id']}", headers=seat) for _ in range(5)]
+    assert [r.status_code for r in reads] == [200] * 4 + [429]
+
+
+async def test_health_and_metrics_are_never_limited(limited: Api) -> None:
+    for _ in range(20):
+        assert (await limited.client.get("/health/live")).status_code == 200
+        assert (await limited.client.get("/health/ready")).status_code == 200
+        metrics = await limited.client.get("/metrics")
+        assert metrics.status_code == 200 and "ratelimit" not in metrics.headers
+
+
+async def test_rate_limits_can_be_turned_off(api: Api) -> None:
+    table = await api.create()
+    for _ in range(30):
+        answer = await api.send(table, 1, {"type": "pass"})
+        assert answer.status_code == 409 and "ratelimit" not in answer.headers
+
+
+async def test_refusals_are_counted_for_the_sre(limited: Api) -> None:
+    table = await limited.create()
+    for _ in range(4):
+        await limited.send(table, 1, {"type": "pass"})
+    metrics = (await limited.client.get("/metrics")).text
+    assert 'bura_rate_limited_total{class="commands",key="token"} 1.0' in metrics

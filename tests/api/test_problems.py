@@ -1,0 +1,211 @@
+"""Errors are RFC 9457 problem details from one registry (services/http/problems.py): every
+code the domain and the services can raise is in it, the README's table is written from
+it, every `type` resolves to its page, and every row, raised, answers as documented.
+
+(tests/api/conftest.py also checks every error answer of every API test.)"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, get_args
+
+import httpx
+import pytest
+from litestar import Litestar, get
+from litestar.exceptions import (
+    ClientException,
+    HTTPException,
+    MethodNotAllowedException,
+    NotFoundException,
+    SerializationException,
+    ServiceUnavailableException,
+    ValidationException,
+)
+
+from domain.errors import BadSetup, RuleViolation
+from domain.vocabulary import PenaltyRule
+from infra.ports.events import StoreUnavailable
+from services.app.errors import Forbidden, GameNotFound, TicketInvalid, Unauthorized
+from services.http.errors import HANDLERS
+from services.http.problems import FALLBACK, PROBLEM_JSON, PROBLEMS, table
+from tests.api.conftest import OPERATOR, Api
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# A code passed as a variable: the Literal type the variable is declared with.
+TYPED_CODES = {"rule": PenaltyRule}
+
+
+def _raised_codes() -> Iterator[tuple[str, str]]:
+    """(where, code) for every code written in domain/ and services/: RuleViolation(...)
+    and BadSetup(code=...) calls, `code = "..."` class attributes of the errors, and the
+    codes handed to problem(), details() and error()."""
+    for package in ("domain", "services"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if path.name == "problems.py":
+                continue
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            where = str(path.relative_to(ROOT))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call):
+                    yield from _codes_of_call(where, node)
+                elif isinstance(node, ast.ClassDef):
+                    for item in node.body:
+                        if (
+                            isinstance(item, ast.Assign)
+                            and [t.id for t in item.targets if isinstance(t, ast.Name)] == ["code"]
+                            and isinstance(item.value, ast.Constant)
+                        ):
+                            yield where, item.value.value
+
+
+def _codes_of_call(where: str, call: ast.Call) -> Iterator[tuple[str, str]]:
+    name = getattr(call.func, "id", getattr(call.func, "attr", ""))
+    position = {"RuleViolation": 0, "problem": 0, "details": 0, "error": 1}.get(name)
+    if position is not None and len(call.args) > position:
+        yield from _constant(where, call.args[position])
+    for keyword in call.keywords:
+        if keyword.arg == "code" and name in {"BadSetup", "BadOption", "BadCard"}:
+            yield from _constant(where, keyword.value)
+
+
+def _constant(where: str, node: ast.expr) -> Iterator[tuple[str, str]]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        yield where, node.value
+    elif isinstance(node, ast.Name) and node.id in TYPED_CODES:
+        for code in get_args(TYPED_CODES[node.id]):
+            yield where, code
+    elif (isinstance(node, ast.Attribute) and node.attr == "code") or (
+        isinstance(node, ast.Name) and node.id == "code"
+    ):
+        return  # passing on a code that was itself written (and scanned) elsewhere
+    else:
+        yield where, f"<not a constant: {ast.unparse(node)}>"
+
+
+def test_every_code_the_domain_and_services_raise_is_registered() -> None:
+    found = list(_raised_codes())
+    assert len({code for _, code in found}) > 30  # the scan sees the codes
+    missing = sorted({f"{where}: {code}" for where, code in found if code not in PROBLEMS})
+    assert missing == []
+    assert set(FALLBACK.values()) <= set(PROBLEMS)
+
+
+def test_the_readme_error_table_is_the_registry() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert table() in readme, "rewrite the README's error table: print(problems.table())"
+
+
+def test_every_row_is_documented_with_a_status_title_and_sentence() -> None:
+    for code, row in PROBLEMS.items():
+        assert code == code.lower() and " " not in code
+        assert 400 <= row.status < 600 and row.title and row.about.endswith((".", ")"))
+        assert row.example
+
+
+async def test_every_problem_type_resolves_to_its_page(api: Api) -> None:
+    index = await api.client.get("/problems")
+    assert index.status_code == 200 and index.headers["content-type"].startswith("text/html")
+    for code, row in PROBLEMS.items():
+        assert f'id="{code}"' in index.text
+        page = await api.client.get(f"/problems/{code}")
+        assert page.status_code == 200, code
+        assert code in page.text and str(row.status) in page.text
+    unknown = await api.client.get("/problems/no_such_code")
+    assert unknown.status_code == 404 and unknown.json()["code"] == "not_found"
+
+
+# How to raise each row through the app's own exception handlers.
+def _raising(code: str) -> Callable[[], BaseException]:
+    status = PROBLEMS[code].status
+    special: dict[str, Callable[[], BaseException]] = {
+        "bad_request": lambda: ValidationException("bad", extra=[{"key": "x", "message": "no"}]),
+        "malformed_json": _malformed,
+        "unauthorized": lambda: Unauthorized("unknown token"),
+        "stream_ticket_invalid": lambda: TicketInvalid("used"),
+        "forbidden": lambda: Forbidden("only the operator key may do this"),
+        "game_not_found": lambda: GameNotFound("nope"),
+        "not_found": lambda: NotFoundException(),
+        "method_not_allowed": lambda: MethodNotAllowedException(headers={"Allow": "GET"}),
+        "body_too_large": lambda: ClientException(status_code=413),
+        "rate_limited": lambda: HTTPException(status_code=429, detail="slow down"),
+        "internal_error": lambda: ZeroDivisionError("boom"),
+        "store_unavailable": lambda: StoreUnavailable("connection refused"),
+        "shutting_down": lambda: ServiceUnavailableException("draining"),
+    }
+    if code in special:
+        return special[code]
+    if status == 400:
+        return lambda: BadSetup("bad", code=code)
+    return lambda: RuleViolation(code, f"refused: {code}")
+
+
+def _malformed() -> BaseException:
+    try:
+        raise SerializationException("bad json")
+    except SerializationException as cause:
+        error = ClientException("bad json")
+        error.__cause__ = cause
+        return error
+
+
+@pytest.mark.parametrize("code", sorted(PROBLEMS))
+async def test_every_row_raised_answers_as_documented(code: str) -> None:
+    make = _raising(code)
+
+    @get("/raise", sync_to_thread=False)
+    def raising() -> None:
+        raise make()
+
+    app = Litestar([raising], exception_handlers=HANDLERS, logging_config=None)
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://bura.test"
+    ) as client:
+        answer = await client.get("/raise")
+    body: dict[str, Any] = answer.json()
+    assert answer.status_code == PROBLEMS[code].status, body
+    assert answer.headers["content-type"] == PROBLEM_JSON
+    assert body["code"] == code and body["type"] == f"/problems/{code}"
+    assert body["status"] == answer.status_code and body["title"] == PROBLEMS[code].title
+    assert body["instance"] == "/raise"
+    if answer.status_code == 401:
+        assert answer.headers["www-authenticate"].startswith('Bearer realm="bura"')
+    if code == "method_not_allowed":
+        assert answer.headers["allow"] == "GET"
+
+
+async def test_401_names_the_scheme_and_says_when_a_token_was_refused(api: Api) -> None:
+    none = await api.client.get("/games/abc")
+    assert none.status_code == 401
+    assert none.headers["www-authenticate"] == 'Bearer realm="bura"'
+    forged = await api.client.get("/games/abc", headers={"Authorization": "Bearer abc.forged"})
+    assert forged.status_code == 401
+    assert forged.headers["www-authenticate"] == 'Bearer realm="bura", error="invalid_token"'
+
+
+async def test_a_method_a_path_does_not_serve_is_a_405_with_allow(api: Api) -> None:
+    for method, path in (("TRACE", "/games"), ("DELETE", "/games/abc"), ("PUT", "/health/live")):
+        answer = await api.client.request(method, path, headers=OPERATOR)
+        assert answer.status_code == 405, (method, path)
+        assert answer.json()["code"] == "method_not_allowed"
+        assert "GET" in answer.headers["allow"] or "POST" in answer.headers["allow"]
+
+
+async def test_problems_keep_the_extension_members_clients_read(api: Api) -> None:
+    bad = await api.client.post(
+        "/games",
+        json={"seats": [{"name": "a"}, {"name": "b"}], "rules": {"stake": 0}},
+        headers=OPERATOR,
+    )
+    assert bad.status_code == 400
+    assert bad.json()["code"] == "bad_option" and bad.json()["option"] == "stake"
+    field = await api.client.post("/games", json={"seats": "two"}, headers=OPERATOR)
+    assert field.json()["code"] == "bad_request" and field.json()["errors"]
+    table_ = await api.create()
+    refused = await api.send(table_, 1, {"type": "lead", "cards": ["6H"]})
+    body = refused.json()
+    assert refused.status_code == 409 and body["code"] == "not_your_turn"
+    assert body["instance"] == f"/games/{table_.game_id}/commands"
+    assert body["version"] == table_.version  # the table the refusal was judged on

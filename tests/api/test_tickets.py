@@ -1,0 +1,101 @@
+"""Stream tickets: any token of a game buys a ticket that opens one stream of that game, as
+the token's viewer, once, within BURA_STREAM_TICKET_SECONDS. A browser opening one from
+another origin allowed by CORS: tests/e2e/test_browser.py."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+
+from services.bootstrap import Adapters
+from services.config import Settings
+from services.http.app import create_app
+from tests.api.conftest import OPERATOR, OPERATOR_KEY, THIRTY_ONE_GAME, Api, Table, serving
+
+
+async def finished(api: Api) -> Table:
+    table = await api.create()
+    for seat, command in THIRTY_ONE_GAME:
+        await api.play(table, seat, command)
+    return table
+
+
+async def ticket(api: Api, table: Table, headers: dict[str, str]) -> dict[str, object]:
+    answer = await api.client.post(f"/games/{table.game_id}/stream-tickets", headers=headers)
+    assert answer.status_code == 201, answer.text
+    body: dict[str, object] = answer.json()
+    return body
+
+
+async def test_a_ticket_opens_the_stream_as_its_viewer_once(api: Api) -> None:
+    table = await finished(api)  # a finished game's stream ends by itself
+    given = await ticket(api, table, table.seat(1))
+    assert given["expires_in"] == 30
+    assert given["stream"] == f"/games/{table.game_id}/stream?ticket={given['ticket']}"
+    opened = await api.client.get(str(given["stream"]))
+    assert opened.status_code == 200
+    assert opened.headers["content-type"].startswith("text/event-stream")
+    assert '"viewer":"seat","seat":1' in opened.text and "event: end" in opened.text
+    again = await api.client.get(str(given["stream"]))
+    assert again.status_code == 401 and again.json()["code"] == "stream_ticket_invalid"
+    assert again.headers["www-authenticate"].startswith("Bearer")
+
+
+async def test_every_role_may_buy_one_and_sees_what_it_may(api: Api) -> None:
+    table = await finished(api)
+    for headers, viewer in ((table.watcher, "spectator"), (OPERATOR, "arbiter")):
+        given = await ticket(api, table, headers)
+        opened = await api.client.get(str(given["stream"]))
+        assert f'"viewer":"{viewer}"' in opened.text
+
+
+async def test_a_ticket_opens_no_other_game_and_is_spent_trying(api: Api) -> None:
+    one, other = await finished(api), await finished(api)
+    given = await ticket(api, one, one.seat(0))
+    wrong = await api.client.get(
+        f"/games/{other.game_id}/stream", params={"ticket": given["ticket"]}
+    )
+    assert wrong.status_code == 401 and "another game" in wrong.json()["detail"]
+    right = await api.client.get(str(given["stream"]))
+    assert right.status_code == 401  # shown to the wrong URL, it is spent
+
+
+async def test_a_made_up_ticket_and_no_token_are_refused(api: Api) -> None:
+    table = await finished(api)
+    made_up = await api.client.get(f"/games/{table.game_id}/stream", params={"ticket": "st_x"})
+    assert made_up.status_code == 401 and made_up.json()["code"] == "stream_ticket_invalid"
+    unsold = await api.client.post(f"/games/{table.game_id}/stream-tickets")
+    assert unsold.status_code == 401 and unsold.json()["code"] == "unauthorized"
+    missing = await api.client.post(f"/games/{'f' * 32}/stream-tickets", headers=OPERATOR)
+    assert missing.status_code == 404
+
+
+@pytest.fixture
+async def quick(adapters: Adapters) -> AsyncIterator[Api]:
+    app = create_app(
+        Settings(operator_key=OPERATOR_KEY, rate_limits=False, stream_ticket_seconds=1), adapters
+    )
+    async with serving(app) as client:
+        yield Api(client, app, adapters)
+
+
+async def test_an_expired_ticket_is_refused(quick: Api) -> None:
+    table = await finished(quick)
+    given = await ticket(quick, table, table.seat(0))
+    assert given["expires_in"] == 1
+    await asyncio.sleep(2.0)  # well past its second
+    late = await quick.client.get(str(given["stream"]))
+    assert late.status_code == 401 and late.json()["code"] == "stream_ticket_invalid"
+
+
+async def test_after_resumes_a_stream_opened_without_headers(api: Api) -> None:
+    table = await finished(api)
+    given = await ticket(api, table, table.seat(0))
+    opened = await api.client.get(
+        f"/games/{table.game_id}/stream", params={"ticket": given["ticket"], "after": 3}
+    )
+    assert opened.status_code == 200, opened.text
+    ids = [int(line[4:]) for line in opened.text.splitlines() if line.startswith("id: ")]
+    assert ids == list(range(4, ids[-1] + 1))  # every version after 3, none twice

@@ -1,0 +1,61 @@
+"""The RateCounters contract, in-process and on Redis: hits count up within a window that
+every handle shares, keys count apart, and a closed window starts again from one."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+
+from infra.memory.limits import InProcessRateCounters
+from infra.ports.limits import RateCounters
+from infra.redis.limits import RedisRateCounters
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def pair(request: pytest.FixtureRequest) -> AsyncIterator[tuple[RateCounters, RateCounters]]:
+    if request.param == "memory":
+        counters = InProcessRateCounters()
+        yield counters, counters
+        return
+    url = request.getfixturevalue("redis_url")
+    prefix = f"test-{uuid.uuid4().hex}:"
+    one, two = await RedisRateCounters.open(url, prefix), await RedisRateCounters.open(url, prefix)
+    yield one, two
+    await one.close()
+    await two.close()
+
+
+async def test_hits_count_up_in_one_shared_window(
+    pair: tuple[RateCounters, RateCounters],
+) -> None:
+    one, two = pair
+    counts = [(await (one if n % 2 else two).hit("k", 30))[0] for n in range(6)]
+    assert counts == [1, 2, 3, 4, 5, 6]
+    _, left = await one.hit("k", 30)
+    assert 0 < left <= 30
+
+
+async def test_concurrent_hits_are_each_counted_once(
+    pair: tuple[RateCounters, RateCounters],
+) -> None:
+    one, two = pair
+    hits = await asyncio.gather(*(c.hit("busy", 30) for c in (one, two) * 25))
+    assert sorted(h for h, _ in hits) == list(range(1, 51))
+
+
+async def test_keys_count_apart(pair: tuple[RateCounters, RateCounters]) -> None:
+    one, _ = pair
+    await one.hit("a", 30)
+    await one.hit("a", 30)
+    assert (await one.hit("b", 30))[0] == 1
+
+
+async def test_a_closed_window_starts_again(pair: tuple[RateCounters, RateCounters]) -> None:
+    one, two = pair
+    await one.hit("w", 0.2)
+    await one.hit("w", 0.2)
+    await asyncio.sleep(1.0)  # well past the window
+    assert (await two.hit("w", 0.2))[0] == 1
