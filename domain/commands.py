@@ -95,5 +95,5 @@ class Concede(Command, frozen=True):
     """Give up the deal on your turn: you lose it."""
 
 
-PlayerCommand = Seed | Draw | Lead | Respond | Declare | Dave | DaveAnswer | Pass | Concede
+PlayerCommand = Draw | Lead | Respond | Declare | Dave | DaveAnswer | Pass | Concede | Seed
 AnyCommand = StartGame | CloseSeeding | PlayerCommand

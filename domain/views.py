@@ -70,7 +70,7 @@ class DaveView(msgspec.Struct, frozen=True, kw_only=True):
     offered_by: int | None
 
 
-class DealView(msgspec.Struct, frozen=True, kw_only=True):
+class DealView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     number: int
     winners: tuple[int, ...]
     losers: tuple[int, ...]

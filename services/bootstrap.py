@@ -127,6 +127,7 @@ async def running(
             yield runtime
         finally:
             await runtime.projector.stop()
+            await runtime.games.seeding.stop()
     finally:
         if opened:
             await adapters.close()

@@ -7,9 +7,10 @@ from typing import cast
 import msgspec
 
 from domain.audit import Finding
+from domain.chain import ChainCheck
 from domain.events import AnyEvent, Event
 from domain.fairness import DealCheck
-from domain.views import View
+from domain.views import ShuffleView, View
 
 
 class Recorded(msgspec.Struct, frozen=True):
@@ -25,11 +26,25 @@ def recorded(version: int, event: Event) -> Recorded:
 
 class Outcome(msgspec.Struct, frozen=True):
     """What a command did: the game's version after it and its events as the caller may see
-    them; `duplicate` when the command id had been used and nothing new happened."""
+    them; `duplicate` when the command id had been used and nothing new happened;
+    `chain_head`, the record's hash at that version (docs/fairness.md): keep it, and the
+    record can be shown to hold what you were answered."""
 
     version: int
     duplicate: bool
     events: list[Recorded]
+    chain_head: str
+
+
+class TableView(View, frozen=True, kw_only=True):
+    """The caller's view (docs/rules.md §9), with the record's chain head at its version."""
+
+    chain_head: str  # hex SHA-256 of the row at `version` (docs/fairness.md)
+
+
+def with_head(shown: View, head: bytes) -> TableView:
+    fields = {name: getattr(shown, name) for name in View.__struct_fields__}
+    return TableView(**fields, chain_head=head.hex())
 
 
 class EventPage(msgspec.Struct, frozen=True):
@@ -48,11 +63,14 @@ class CreatedGame(msgspec.Struct, frozen=True):
     version: int
     seats: list[SeatToken]
     spectator_token: str
+    chain_head: str  # the record's hash at `version`
+    commitment: str | None  # shuffle "server": the first deal's, published before play
+    shuffle: ShuffleView | None  # shuffle "seats": the server's commitment and the deadline
 
 
 class Replay(msgspec.Struct, frozen=True):
     version: int
-    view: View
+    view: TableView
 
 
 class Audit(msgspec.Struct, frozen=True):
@@ -62,6 +80,11 @@ class Audit(msgspec.Struct, frozen=True):
 
 
 class Verification(msgspec.Struct, frozen=True):
+    """The record checked: its hash chain row by row, and every deal against its
+    commitments (docs/fairness.md). `ok` when both hold."""
+
     game_id: str
     ok: bool
     deals: list[DealCheck]
+    chain: ChainCheck
+    unreadable_version: int | None = None  # the first row whose payload is no event
