@@ -25,7 +25,7 @@ from domain.events import (
 from domain.shuffle import commitment, deal_seed, seated_deal_seed, seed_commitment, shuffled
 
 
-class DealCheck(msgspec.Struct, frozen=True, kw_only=True):
+class DealCheck(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     number: int
     version: int  # the deal's deal_started event
     shuffle: Literal["server", "seats"]

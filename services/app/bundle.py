@@ -12,6 +12,7 @@ recorded."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -37,6 +38,7 @@ from infra.ports.events import Metadata, RecordedEvent
 from services.app.codec import from_recorded
 
 FORMAT: Literal["bura-audit-bundle/1"] = "bura-audit-bundle/1"
+_HEX = re.compile("[0-9a-f]{64}")
 
 
 class BundleRow(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -95,8 +97,9 @@ _decode = msgspec.json.Decoder(Bundle).decode
 
 
 def make_bundle(game_id: str, rows: Sequence[RecordedEvent], viewer: Viewer = ARBITER) -> bytes:
-    """The bundle of a whole record as `viewer` may see it (docs/rules.md §9: a seat of a
-    game that is over sees it all, unless it was played with closed discard)."""
+    """The bundle of a whole record as `viewer` may see it (docs/rules.md §9: once a game
+    is over everyone sees it all, as the arbiter does, and gets the arbiter's bundle, unless
+    it was played with closed discard)."""
     events = [from_recorded(r) for r in rows]
     state = replay(events)
     shown_as = disclosed_to(state, viewer)
@@ -120,7 +123,7 @@ def make_bundle(game_id: str, rows: Sequence[RecordedEvent], viewer: Viewer = AR
     bundle = Bundle(
         format=FORMAT,
         game_id=game_id,
-        viewer=viewer,
+        viewer=shown_as,
         redacted=any(r.redacted for r in out),
         seats=state.seats,
         rules=state.rules,
@@ -129,7 +132,7 @@ def make_bundle(game_id: str, rows: Sequence[RecordedEvent], viewer: Viewer = AR
         head=BundleHead(rows[-1].version, rows[-1].hash.hex()),
         events=out,
         deals=deals_of(seen, seed),
-        findings=audit(events, viewer),
+        findings=audit(events, shown_as),
     )
     return _encode(bundle)
 
@@ -302,10 +305,11 @@ def _report(bundle: Bundle, **parts: Any) -> BundleReport:
 
 
 def _chain_row(game_id: str, index: int, row: BundleRow, problems: list[Problem]) -> Row:
-    try:
+    # one spelling only (64 lower-case hex digits), so no byte of it can change unseen
+    if _HEX.fullmatch(row.hash):
         digest = bytes.fromhex(row.hash)
-    except ValueError:
-        problems.append(Problem(f"events[{index}].hash", "not a hex SHA-256 digest"))
+    else:
+        problems.append(Problem(f"events[{index}].hash", "not 64 lower-case hex digits"))
         digest = b""
     return Row(
         stream_id=game_id,

@@ -35,10 +35,13 @@ class SeedingTimers:
         self._now = now
         self._timers: dict[str, tuple[int, asyncio.TimerHandle]] = {}  # game -> deadline, timer
         self._running: set[asyncio.Task[None]] = set()
+        self._stopped = False
 
     def watch(self, game_id: str, state: Game) -> None:
         """Fire at the seeding's deadline, if the game waits for seeds (and cancel a timer
         it no longer needs)."""
+        if self._stopped:
+            return
         seeding = state.seeding
         timer = self._timers.get(game_id)
         deadline = seeding.deadline if seeding is not None else None
@@ -71,6 +74,8 @@ class SeedingTimers:
             log.warning("closing the seeding of game %s failed", game_id, exc_info=True)
 
     async def stop(self) -> None:
+        """No timer from now on (the process is stopping): loads still close overdue ones."""
+        self._stopped = True
         for _, timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
