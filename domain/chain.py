@@ -98,7 +98,7 @@ def check_chain(stream_id: str, rows: Iterable[Row]) -> ChainCheck:
                     else f"version {expected} is"
                 )
                 return broken(expected, f"{missing} missing: the next row is version {row.version}")
-            return broken(row.version, f"version {row.version} comes again after {expected - 1}")
+            return broken(expected, f"version {expected} is given as {row.version}, again")
         if row.stream_id != stream_id:
             return broken(row.version, f"the row belongs to game {row.stream_id}, not {stream_id}")
         if len(row.hash) != 32:

@@ -226,7 +226,7 @@ def check_bundle(raw: bytes) -> BundleReport:
             ok=False, problems=[Problem(_path(str(e)), f"not a bura audit bundle: {e}")]
         )
     except msgspec.DecodeError as e:
-        return BundleReport(ok=False, problems=[Problem(_byte(str(e)), f"not JSON: {e}")])
+        return BundleReport(ok=False, problems=[Problem(_byte(raw, str(e)), f"not JSON: {e}")])
     problems: list[Problem] = []
     unchecked: list[str] = []
     rows = [_chain_row(bundle.game_id, i, r, problems) for i, r in enumerate(bundle.events)]
@@ -407,12 +407,17 @@ def _failed(check: DealCheck) -> str:
     return "the deal does not verify: " + ", ".join(wrong)
 
 
-def _byte(message: str) -> str:
-    """msgspec says where JSON breaks as `(byte N)`."""
+def _byte(raw: bytes, message: str) -> str:
+    """Where the JSON breaks: msgspec says `(byte N)`, except for bad UTF-8 (found here)
+    and a file cut short (at its end)."""
     marker = "(byte "
     if marker in message:
         return "byte " + message.split(marker, 1)[1].split(")", 1)[0]
-    return "the file"
+    try:
+        raw.decode()
+    except UnicodeDecodeError as e:
+        return f"byte {e.start}"
+    return f"byte {len(raw)}"
 
 
 def _path(message: str) -> str:

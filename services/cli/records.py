@@ -139,7 +139,7 @@ async def cmd_export(settings: config.Settings, game_id: str, path: str, jsonl: 
     if not jsonl:
         with open(path, "wb") as out:
             out.write(make_bundle(game_id, rows))
-        print(f"exported game {game_id} ({len(rows)} events) as an audit bundle to {path}")
+        print(f"exported {len(rows)} events of game {game_id} to {path} (an audit bundle)")
         return 0
     progress = Progress("export", len(rows))
     with open(path, "wb") as out:
