@@ -27,6 +27,7 @@ from domain.shuffle import commitment, deal_seed, seated_deal_seed, seed_commitm
 from domain.state import Game
 from domain.views import ARBITER, SPECTATOR, redact, redact_all, view
 from tests.domain.given import act, play, refused, start
+from tests.domain.vectors import vectors
 
 T0 = 1_767_225_600_000  # when the game is created, ms since the epoch
 SEED = "seeding"
@@ -214,3 +215,31 @@ def test_without_a_clock_the_seeding_has_no_deadline_and_waits_for_every_seed() 
     given = start(2, shuffle="seats")[0]
     assert given.seeding is not None and given.seeding.deadline is None
     assert refused(given, None, CloseSeeding(at=T0)) == "deadline_not_passed"
+
+
+def test_the_deck_dealt_from_the_seats_seeds_is_the_published_test_vector() -> None:
+    """docs/fairness.md §8 `seats`: deal 1 with both seeds in; deal 2 with seat 1's missing
+    at the deadline."""
+    first, second = vectors()["seats"]
+    game = first["game_seed"]
+    given = start(2, dealer=1, seed=game, now=T0, shuffle="seats")[0]
+    state = play(given, (0, Seed(first["seeds"][0])), (1, Seed(first["seeds"][1])))
+    dealt = state.deal
+    assert dealt is not None and list(dealt.deck) == first["deck"]
+    assert dealt.commitment == first["commitment"]
+    assert view(given, 0).shuffle.server_commitment == first["server_commitment"]  # type: ignore[union-attr]
+
+    table = start(3, dealer=2, seed=game, now=T0, shuffle="seats", match_target=5)[0]
+    table = play(table, *((s, Seed(f"deal 1, seat {s}")) for s in range(3)))
+    table = act(table, table.deal.turn, Concede(), now=T0 + 5_000)[0]  # type: ignore[union-attr]
+    seeding = table.seeding
+    assert seeding is not None and seeding.number == 2
+    assert seeding.server_commitment == second["server_commitment"]
+    for seat, seed in enumerate(second["seeds"]):
+        if seed:
+            table = act(table, seat, Seed(seed), now=T0 + 6_000)[0]
+    assert seeding.deadline is not None
+    events = decide(table, CloseSeeding(at=seeding.deadline), None)
+    [started] = [e for e in events if isinstance(e, DealStarted)]
+    assert started.number == 2 and list(started.deck or ()) == second["deck"]
+    assert started.commitment == second["commitment"]
