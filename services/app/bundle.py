@@ -6,9 +6,9 @@ database (`bura verify-bundle`; the format is in docs/fairness.md).
 It is one compact JSON object with no whitespace, so that every byte of it is either the
 record itself, covered by the hash chain, or something the record lets the checker
 recompute: a byte changed anywhere is found, and said where. A seat's bundle of a
-closed-discard game leaves out what the seat may not see (docs/rules.md §9); those rows
-cannot be rehashed by their holder, and the checker says how many it had to take as
-recorded."""
+closed-discard game leaves out what the seat may not see (docs/rules.md §9), and holds no
+hash at all (each would let its holder test guesses at the hidden cards): the checker says
+what it could not check."""
 
 from __future__ import annotations
 
@@ -53,7 +53,9 @@ class BundleRow(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
     actor: int | None
     correlation_id: str | None
     recorded_at: int  # microseconds since 1970-01-01 UTC
-    hash: str  # hex SHA-256, chained onto the row before (domain/chain.py)
+    # hex SHA-256, chained onto the row before (domain/chain.py); None throughout a redacted
+    # bundle, where any hash would let its viewer test guesses at what is hidden from it
+    hash: str | None
     redacted: bool
 
 
@@ -86,7 +88,7 @@ class Bundle(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     rules: Rules
     seed: str | None  # the game's seed, when the viewer may see it
     finished: bool
-    head: BundleHead  # the last row: the record's chain head
+    head: BundleHead | None  # the last row: the record's chain head (None when redacted)
     events: list[BundleRow]
     deals: list[BundleDeal]
     findings: list[Finding]  # the audit (domain/audit.py) as the viewer may see it
@@ -114,7 +116,7 @@ def make_bundle(game_id: str, rows: Sequence[RecordedEvent], viewer: Viewer = AR
             actor=r.metadata.actor,
             correlation_id=r.metadata.correlation_id,
             recorded_at=r.recorded_micros,
-            hash=r.hash.hex(),
+            hash=r.hash.hex() if shown_as == ARBITER else None,
             redacted=shown != e,
         )
         for r, e, shown in zip(rows, events, seen, strict=True)
@@ -129,7 +131,7 @@ def make_bundle(game_id: str, rows: Sequence[RecordedEvent], viewer: Viewer = AR
         rules=state.rules,
         seed=seed,
         finished=state.finished,
-        head=BundleHead(rows[-1].version, rows[-1].hash.hex()),
+        head=BundleHead(rows[-1].version, rows[-1].hash.hex()) if shown_as == ARBITER else None,
         events=out,
         deals=deals_of(seen, seed),
         findings=audit(events, shown_as),
@@ -229,28 +231,15 @@ def check_bundle(raw: bytes) -> BundleReport:
         return BundleReport(ok=False, problems=[Problem(_byte(raw, str(e)), f"not JSON: {e}")])
     problems: list[Problem] = []
     unchecked: list[str] = []
-    rows = [_chain_row(bundle.game_id, i, r, problems) for i, r in enumerate(bundle.events)]
-    if problems:
-        return _report(bundle, problems=problems)
-    chain = check_chain(bundle.game_id, rows)
-    if not chain.ok:
-        index = (chain.first_bad_version or 1) - 1
-        problems.append(
-            Problem(f"events[{index}] (version {chain.first_bad_version})", str(chain.problem))
-        )
-    elif not bundle.events:
-        problems.append(Problem("events", "the record is empty"))
-    else:
-        last = bundle.events[-1]
-        if (bundle.head.version, bundle.head.hash) != (last.version, last.hash):
-            problems.append(
-                Problem("head", f"the last row is version {last.version}, hash {last.hash}")
-            )
-    if chain.unchecked:
+    chain: ChainCheck | None = None
+    if bundle.redacted:
+        _withheld(bundle, problems)
         unchecked.append(
-            f"{chain.unchecked} redacted row(s): withheld from this viewer, so their links "
-            "are taken as recorded (the arbiter's bundle rehashes them)"
+            "the chain: a redacted bundle holds no hash, since each would let the cards "
+            "hidden from its viewer be guessed; the arbiter's bundle proves the record"
         )
+    else:
+        chain = _chain(bundle, problems)
     if problems:
         return _report(bundle, chain=chain, problems=problems)
     events: list[Event] = []
@@ -291,6 +280,45 @@ def check_bundle(raw: bytes) -> BundleReport:
     )
 
 
+def _chain(bundle: Bundle, problems: list[Problem]) -> ChainCheck | None:
+    rows = [_chain_row(bundle.game_id, i, r, problems) for i, r in enumerate(bundle.events)]
+    if problems:
+        return None
+    chain = check_chain(bundle.game_id, rows)
+    if not chain.ok:
+        index = (chain.first_bad_version or 1) - 1
+        what = str(chain.problem)
+        if chain.first_bad_version == 1:
+            what += " (or game_id is not the game this record is of)"
+        problems.append(Problem(f"events[{index}] (version {chain.first_bad_version})", what))
+    elif not bundle.events:
+        problems.append(Problem("events", "the record is empty"))
+    else:
+        last = bundle.events[-1]
+        if bundle.head is None or (bundle.head.version, bundle.head.hash) != (
+            last.version,
+            last.hash,
+        ):
+            problems.append(
+                Problem("head", f"the last row is version {last.version}, hash {last.hash}")
+            )
+    return chain
+
+
+def _withheld(bundle: Bundle, problems: list[Problem]) -> None:
+    """A redacted bundle: rows 1..n of the game, and no hash anywhere."""
+    if bundle.head is not None:
+        problems.append(Problem("head", "a redacted bundle holds no hash"))
+    for i, row in enumerate(bundle.events):
+        where = f"events[{i}] (version {row.version})"
+        if row.version != i + 1:
+            problems.append(Problem(where, f"version {i + 1} is given as {row.version}"))
+        elif row.hash is not None:
+            problems.append(Problem(f"events[{i}].hash", "a redacted bundle holds no hash"))
+        if problems:
+            return
+
+
 def _report(bundle: Bundle, **parts: Any) -> BundleReport:
     problems = parts.pop("problems")
     return BundleReport(
@@ -306,7 +334,7 @@ def _report(bundle: Bundle, **parts: Any) -> BundleReport:
 
 def _chain_row(game_id: str, index: int, row: BundleRow, problems: list[Problem]) -> Row:
     # one spelling only (64 lower-case hex digits), so no byte of it can change unseen
-    if _HEX.fullmatch(row.hash):
+    if row.hash is not None and _HEX.fullmatch(row.hash):
         digest = bytes.fromhex(row.hash)
     else:
         problems.append(Problem(f"events[{index}].hash", "not 64 lower-case hex digits"))
@@ -316,7 +344,7 @@ def _chain_row(game_id: str, index: int, row: BundleRow, problems: list[Problem]
         version=row.version,
         type=row.type,
         schema_version=row.schema_version,
-        data=None if row.redacted else bytes(row.data),
+        data=bytes(row.data),
         command_id=row.command_id,
         actor=row.actor,
         correlation_id=row.correlation_id,
@@ -339,7 +367,7 @@ def _recorded(game_id: str, row: BundleRow) -> RecordedEvent:
         recorded_at=at,
         tx_id=0,
         position=0,
-        hash=bytes.fromhex(row.hash),
+        hash=bytes.fromhex(row.hash) if row.hash is not None else b"",
     )
 
 

@@ -24,7 +24,7 @@ from infra.ports.hints import Hint, HintBus
 from services.app.callers import GAME_ID, Seating
 from services.app.codec import from_recorded, to_new, type_of_command
 from services.app.errors import GameNotFound
-from services.app.results import CreatedGame, EventPage, Outcome, SeatToken, recorded
+from services.app.results import CreatedGame, EventPage, Outcome, SeatToken, heads, recorded
 from services.app.seeding import SeedingTimers, overdue
 from services.metrics import Metrics
 
@@ -92,12 +92,14 @@ class GameService:
         await self._publish(game_id, result.last_version)
         seats = [SeatToken(i, n, t) for i, (n, t) in enumerate(zip(names, tokens, strict=True))]
         shown = view(state, ARBITER)
+        _, sealed = heads(state, ARBITER, result.last_hash)
         return CreatedGame(
             game_id,
             result.last_version,
             seats,
             spectator,
             chain_head=result.last_hash.hex(),
+            receipt=sealed,
             commitment=shown.commitment,
             shuffle=shown.shuffle,
         )
@@ -214,9 +216,10 @@ class GameService:
                 "command_id": command_id,
             },
         )
-        rules = await self.rules_of(game_id)
-        shown = [recorded(v, redact(e, seat, rules)) for v, e in events]
-        return Outcome(version, duplicate, shown, head.hex())
+        cached = self._cache.get(game_id)
+        game = cached[0] if cached is not None else await self.load(game_id)
+        shown = [recorded(v, redact(e, seat, game.rules)) for v, e in events]
+        return Outcome(version, duplicate, shown, *heads(game, seat, head))
 
     def _count(self, events: list[tuple[int, Event]]) -> None:
         for _, event in events:

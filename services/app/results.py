@@ -7,10 +7,11 @@ from typing import cast
 import msgspec
 
 from domain.audit import Finding
-from domain.chain import ChainCheck
+from domain.chain import ChainCheck, receipt, receipt_key
 from domain.events import AnyEvent, Event
 from domain.fairness import DealCheck
-from domain.views import ShuffleView, View
+from domain.state import Game
+from domain.views import ARBITER, ShuffleView, View, Viewer, disclosed_to
 
 
 class Recorded(msgspec.Struct, frozen=True):
@@ -26,25 +27,41 @@ def recorded(version: int, event: Event) -> Recorded:
 
 class Outcome(msgspec.Struct, frozen=True):
     """What a command did: the game's version after it and its events as the caller may see
-    them; `duplicate` when the command id had been used and nothing new happened;
-    `chain_head`, the record's hash at that version (docs/fairness.md): keep it, and the
-    record can be shown to hold what you were answered."""
+    them; `duplicate` when the command id had been used and nothing new happened; the
+    record's `chain_head` at that version (when nothing in the record is hidden from the
+    caller) and its `receipt` (docs/fairness.md §4): keep it, and the record can later be
+    shown to hold what you were answered."""
 
     version: int
     duplicate: bool
     events: list[Recorded]
-    chain_head: str
+    chain_head: str | None
+    receipt: str
 
 
 class TableView(View, frozen=True, kw_only=True):
-    """The caller's view (docs/rules.md §9), with the record's chain head at its version."""
+    """The caller's view (docs/rules.md §9), and the record at its version (fairness.md §4)."""
 
-    chain_head: str  # hex SHA-256 of the row at `version` (docs/fairness.md)
+    # hex SHA-256 of the row at `version`: for the arbiter, and for everyone once nothing in
+    # the record is hidden from them (a game over whose seed is out)
+    chain_head: str | None
+    receipt: str  # HMAC-SHA256 of the head under the game's receipt key
 
 
-def with_head(shown: View, head: bytes) -> TableView:
+def heads(game: Game, viewer: Viewer, head: bytes) -> tuple[str | None, str]:
+    """(chain_head, receipt) as `viewer` may be given them. A raw hash would let a viewer
+    test guesses at the cards hidden from it (domain/chain.py `receipt`), so only a viewer
+    who may see the whole record of `game` gets it."""
+    whole = disclosed_to(game, viewer) == ARBITER
+    return (head.hex() if whole else None), receipt(receipt_key(game.seed), head)
+
+
+def with_head(shown: View, game: Game, viewer: Viewer, head: bytes) -> TableView:
+    """`shown` with the record's head at its version; `game` is the game as it is now,
+    which says whether the viewer may see the raw head."""
     fields = {name: getattr(shown, name) for name in View.__struct_fields__}
-    return TableView(**fields, chain_head=head.hex())
+    chain_head, sealed = heads(game, viewer, head)
+    return TableView(**fields, chain_head=chain_head, receipt=sealed)
 
 
 class EventPage(msgspec.Struct, frozen=True):
@@ -64,6 +81,7 @@ class CreatedGame(msgspec.Struct, frozen=True):
     seats: list[SeatToken]
     spectator_token: str
     chain_head: str  # the record's hash at `version`
+    receipt: str  # the receipt of that head, as the seats' answers carry (fairness.md §4)
     commitment: str | None  # shuffle "server": the first deal's, published before play
     shuffle: ShuffleView | None  # shuffle "seats": the server's commitment and the deadline
 

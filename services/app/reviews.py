@@ -13,7 +13,7 @@ from domain.audit import audit
 from domain.chain import check_chain
 from domain.events import Event, GameStarted
 from domain.fairness import verify_deals
-from domain.views import review
+from domain.views import ARBITER, disclosed_to, review
 from infra.ports.events import RecordedEvent
 from services.app.bundle import make_bundle
 from services.app.callers import Caller
@@ -46,7 +46,8 @@ class Reviews:
         current = await self.games.load(game_id)
         caller.review(current)
         state, head = await self.games.state_at(game_id, version or current.version)
-        return Replay(state.version, with_head(review(state, caller.viewer), head))
+        shown = with_head(review(state, caller.viewer), current, caller.viewer, head)
+        return Replay(state.version, shown)
 
     async def audit(self, game_id: str, caller: Caller) -> Audit:
         current = await self.games.load(game_id)
@@ -55,9 +56,16 @@ class Reviews:
         return Audit(game_id, current.version, audit(events, caller.viewer))
 
     async def verify(self, game_id: str, caller: Caller) -> Verification:
-        if caller.role != "operator":  # the operator's check plays nothing back first
-            caller.review(await self.games.load(game_id))
-        return check_record(game_id, await self.games.rows(game_id))
+        if caller.role == "operator":  # the operator's check plays nothing back first
+            return check_record(game_id, await self.games.rows(game_id))
+        current = await self.games.load(game_id)
+        caller.review(current)
+        verification = check_record(game_id, await self.games.rows(game_id))
+        if disclosed_to(current, caller.viewer) != ARBITER:
+            # a closed-discard record hides cards from this viewer for ever: no raw hash
+            chain = msgspec.structs.replace(verification.chain, head=None)
+            verification = msgspec.structs.replace(verification, chain=chain)
+        return verification
 
     async def bundle(self, game_id: str, caller: Caller) -> bytes:
         """The audit bundle (services/app/bundle.py) as the caller may see the record."""

@@ -41,7 +41,8 @@ ERRORS: dict[int, ResponseSpec] = {
     409: _spec(
         "A broken rule: the code names it (`not_your_turn`, `card_not_in_hand`, "
         "`wrong_card_count`, `mixed_suits`, `duplicate_cards`, `dave_pending`, "
-        "`game_over`, `idempotency_key_reused`, ...)"
+        "`game_over`, `idempotency_key_reused`, with the seats' shuffle `seeds_pending`, "
+        "`seed_already_sent`, `seed_too_late`, `not_seeding`, ...)"
     ),
     413: _spec("Body larger than BURA_MAX_BODY_BYTES (`body_too_large`)"),
     503: _spec(

@@ -50,9 +50,10 @@ class GamesController(Controller):
         caller: NamedDependency[Caller],
         games: NamedDependency[GameService],
     ) -> TableView:
-        """`chain_head` is the record's hash at `version` (docs/fairness.md)."""
+        """`chain_head` is the record's hash at `version`, for whoever may see the whole
+        record; everyone gets its `receipt` (docs/fairness.md §4)."""
         state, head = await games.current(game_id)
-        return with_head(view(state, caller.viewer), head)
+        return with_head(view(state, caller.viewer), state, caller.viewer, head)
 
     @get(
         "/{game_id:str}/events",

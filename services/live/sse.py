@@ -21,6 +21,6 @@ SHUTDOWN = b'event: shutdown\ndata: {"reason":"server_shutdown","reconnect":true
 def message(version: int, event: Event | None, state: Game, viewer: Viewer, head: bytes) -> bytes:
     """One SSE message: the version as its id, the redacted event and the viewer's view."""
     shown = redact(event, viewer, state.rules) if event is not None else None
-    seen = with_head(view(state, viewer), head)
+    seen = with_head(view(state, viewer), state, viewer, head)
     data = _encode({"version": version, "event": shown, "view": seen})
     return b"id: %d\nevent: view\ndata: %s\n\n" % (version, data)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
+from domain.chain import receipt, receipt_key
 from domain.shuffle import deal_seed, seed_commitment
 from tests.api.conftest import OPERATOR, Api, Table
 
@@ -41,11 +42,11 @@ async def test_a_seat_shuffled_game_commits_first_then_deals_from_every_seats_se
     )
     waiting = await api.view(table, table.seat(0))
     assert (waiting["phase"], waiting["due"], waiting["turn"]) == ("seeding", "seed", None)
-    assert waiting["chain_head"] == answer["chain_head"]
+    assert waiting["receipt"] == answer["receipt"] and waiting["chain_head"] is None
 
     sent = await api.play(table, 1, {"type": "seed", "value": "bob's own"}, key="bob-seed")
     rows = await api.store.read(table.game_id)
-    assert sent["chain_head"] == rows[-1].hash.hex()
+    assert sent["receipt"] == receipt(receipt_key("s1"), rows[-1].hash)
     assert sent["events"][0]["event"] == {"type": "seed_sent", "seat": 1, "value": "bob's own"}
     seen = await api.events(table, table.seat(0))
     assert seen[-1]["event"] == {"type": "seed_sent", "seat": 1, "value": None}
@@ -54,7 +55,7 @@ async def test_a_seat_shuffled_game_commits_first_then_deals_from_every_seats_se
     again = await api.send(table, 1, {"type": "seed", "value": "another"})
     assert again.status_code == 409 and again.json()["code"] == "seed_already_sent"
     retried = await api.play(table, 1, {"type": "seed", "value": "bob's own"}, key="bob-seed")
-    assert retried["duplicate"] and retried["chain_head"] == sent["chain_head"]
+    assert retried["duplicate"] and retried["receipt"] == sent["receipt"]
     early = await api.send(table, 0, {"type": "draw"})
     assert early.status_code == 409 and early.json()["code"] == "seeds_pending"
     watching = await api.client.post(

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from domain.cards import deck
-from domain.chain import GENESIS, Row, canonical, check_chain, link
+from domain.chain import GENESIS, Row, canonical, check_chain, link, receipt, receipt_key
 from domain.shuffle import (
     commitment,
     deal_seed,
@@ -92,6 +92,15 @@ def test_the_chain_gives_the_published_hashes() -> None:
         )
     assert check_chain(chain["stream_id"], rows).ok
     assert check_chain(chain["stream_id"], rows).head == chain["rows"][-1]["hash"]
+
+
+def test_a_receipt_is_the_published_one() -> None:
+    case = VECTORS["receipt"]
+    head = bytes.fromhex(case["head"])
+    assert head.hex() == VECTORS["chain"]["rows"][-1]["hash"]
+    assert receipt_key(case["game_seed"]).hex() == case["key"]
+    assert receipt(receipt_key(case["game_seed"]), head) == case["receipt"]
+    assert REFERENCE["receipt"](case["game_seed"], head) == case["receipt"]
 
 
 def test_the_reference_implementation_is_a_few_lines() -> None:

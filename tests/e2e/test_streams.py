@@ -37,10 +37,11 @@ async def test_a_stream_starts_with_the_current_view_and_sends_every_version_the
         await spectator.version(start)
         assert first.id == start and first.data["event"] is None
         shown = dict(first.data["view"])
-        head = shown.pop("chain_head")  # the record's hash at that version
+        sealed = shown.pop("receipt")  # the receipt of the record's hash at that version
+        assert shown.pop("chain_head") is None  # the raw hash is for the arbiter only now
         assert shown == json.loads(msgspec.json.encode(view(table.state, 0)))
         now = await client.get(f"{service.url}/games/{table.game_id}", headers=OPERATOR)
-        assert now.json()["chain_head"] == head
+        assert now.json()["receipt"] == sealed and now.json()["chain_head"]
         await asyncio.sleep(1.0)  # idle: keep-alive comments, and nothing else
         assert seat.comments >= 2 and len(seat.messages) == 1
         await table.play(client, service.url, random_bot, chance)
@@ -51,9 +52,11 @@ async def test_a_stream_starts_with_the_current_view_and_sends_every_version_the
     final = table.state.version
     assert_one_per_version(seat, start, final)
     assert_one_per_version(spectator, start, final)
-    heads = [m.data["view"]["chain_head"] for m in seat.views]
-    assert heads == [m.data["view"]["chain_head"] for m in spectator.views]
-    assert len(set(heads)) == len(heads) and all(len(h) == 64 for h in heads)
+    receipts = [m.data["view"]["receipt"] for m in seat.views]
+    assert receipts == [m.data["view"]["receipt"] for m in spectator.views]
+    assert len(set(receipts)) == len(receipts) and all(len(r) == 64 for r in receipts)
+    assert all(m.data["view"]["chain_head"] is None for m in seat.views[:-1])
+    assert seat.views[-1].data["view"]["chain_head"]  # the game is over: the seed is out
     assert seat.views[-1].data["view"]["status"] == "finished"
     assert all(
         m.data["view"]["hand"] is not None
