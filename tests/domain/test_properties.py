@@ -217,6 +217,23 @@ def check_face_down_stays_hidden(played: Played, chance: random.Random) -> None:
     event("face-down cards checked")
 
 
+def check_audit(played: Played) -> None:
+    """Every viewer gets every finding, but the cards a seat took by a faulty draw or was
+    judged on (a false bura) only if it may see that seat's hand: its own, an open seat,
+    or anyone's once a classic game is over (its seed shows every card)."""
+    rules = played.state.rules
+    full = audit(played.events, ARBITER)
+    disclosed = played.state.finished and not rules.closed_discard
+    for viewer in [*range(len(played.start.seats)), SPECTATOR]:
+        seen = audit(played.events, viewer)
+        assert len(seen) == len(full)
+        for mine, whole in zip(seen, full, strict=True):
+            shown = disclosed or mine.seat == viewer or mine.seat in rules.open_seats
+            assert mine.cards == (whole.cards if shown else None)
+            assert mine.hand == (whole.hand if shown else None)
+            assert (mine.rule, mine.seat, mine.versions) == (whole.rule, whole.seat, whole.versions)
+
+
 def check_views(played: Played, chance: random.Random) -> None:
     moments = chance.sample(played.states, min(3, len(played.states)))
     seeding = [s for s in played.states if s.seeding is not None]
@@ -275,6 +292,7 @@ def test_redacted_events_never_show_a_viewer_a_card_it_may_not_see(
     played = play_game(start, style, chance, nothing)
     check_redaction(played)
     check_face_down_stays_hidden(played, chance)
+    check_audit(played)
 
 
 def hidden_shuffled(state: Game, viewer: Viewer, chance: random.Random) -> Game:
@@ -415,5 +433,6 @@ def test_every_invariant_holds_in_each_variant(variant: str, data: st.DataObject
     check_replay(played, chance)
     check_redaction(played)
     check_face_down_stays_hidden(played, chance)
+    check_audit(played)
     check_views(played, chance)
     check_legal(played, chance)
