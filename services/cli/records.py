@@ -15,7 +15,8 @@ from domain.evolve import replay
 from domain.views import ARBITER, view
 from infra.ports.events import EventStore, Metadata, RecordedEvent
 from services import bootstrap, config
-from services.app.bundle import Bundle, BundleReport, check_bundle, make_bundle
+from services.app.bundle import Bundle, make_bundle
+from services.app.bundle_check import BundleReport, check_bundle
 from services.app.codec import from_recorded, to_new
 from services.app.results import Verification
 from services.app.reviews import check_record

@@ -12,7 +12,8 @@ import pytest
 
 from domain.events import CardsResponded, DealStarted, Event
 from services import cli
-from services.app.bundle import Bundle, BundleRow, check_bundle
+from services.app.bundle import Bundle, BundleRow
+from services.app.bundle_check import check_bundle
 from services.app.codec import from_recorded
 from tests.api.bundles import VARIANTS, record
 from tests.api.conftest import OPERATOR, THIRTY_ONE_GAME, Api, bearer

@@ -119,7 +119,10 @@ def tables(
         combinations="czech" if not kozel and (variant == "czech" or on("czech")) else "none",
         teams=teams,
         target_points=target,
-        shuffle="seats" if on("seats_shuffle") else "server",
+        # a quarter of the random tables have their seats shuffle
+        shuffle="seats"
+        if variant == "seats_shuffle" or (variant is None and draw(st.integers(0, 3)) == 0)
+        else "server",
     )
     if rules.shuffle == "seats":
         rules = replace(rules, seeding_seconds=draw(st.sampled_from([1, 30, 600])))
