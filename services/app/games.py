@@ -127,11 +127,6 @@ class GameService:
         self._remember(game_id, state, head)
         return state, head
 
-    async def rules_of(self, game_id: str) -> Rules:
-        """A game's table options, which never change: from the cache when it holds the game."""
-        cached = self._cache.get(game_id)
-        return cached[0].rules if cached is not None else (await self.load(game_id)).rules
-
     async def state_at(self, game_id: str, version: int) -> tuple[Game, bytes]:
         """The game as it was at `version`, and the chain hash of that version."""
         _named(game_id)
