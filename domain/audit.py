@@ -26,7 +26,7 @@ RULE_TEXT: dict[FindingRule, str] = {
 }
 
 
-class Finding(msgspec.Struct, frozen=True, kw_only=True):
+class Finding(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     rule: FindingRule
     text: str
     deal: int

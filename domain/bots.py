@@ -22,8 +22,9 @@ from domain.commands import (
     Pass,
     PlayerCommand,
     Respond,
+    Seed,
 )
-from domain.legal import legal_commands
+from domain.legal import legal_commands, seeding_seats
 from domain.state import Deal, Game
 from domain.table import known_points
 
@@ -38,8 +39,15 @@ class Chance(Protocol):
     def choice(self, seq: Sequence[T]) -> T: ...
 
 
+def seed_of(chance: Chance) -> Seed:
+    """A seed of 16 hex digits, as a client would make one (shuffle "seats")."""
+    return Seed("".join(chance.choice("0123456789abcdef") for _ in range(16)))
+
+
 def random_bot(state: Game, seat: int, chance: Chance) -> PlayerCommand:
     """Plays a random legal move; claims, daves and concessions only now and then."""
+    if seat in seeding_seats(state):
+        return seed_of(chance)
     moves = legal_commands(state, seat)
     play = [m for m in moves if isinstance(m, Lead | Respond | Draw | DaveAnswer)]
     other = [m for m in moves if not isinstance(m, Lead | Respond | Draw | DaveAnswer)]
@@ -52,6 +60,8 @@ def random_bot(state: Game, seat: int, chance: Chance) -> PlayerCommand:
 def greedy_bot(state: Game, seat: int, chance: Chance) -> PlayerCommand:
     """Covers as cheaply as it can, leads its most valuable cards (a bura first), shows
     bura or four aces, and declares only when the points it could see reach the target."""
+    if seat in seeding_seats(state):
+        return seed_of(chance)
     deal = state.deal
     assert deal is not None
     hand = deal.hands[seat]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import msgspec
 
 from domain.cards import Card
@@ -20,6 +22,33 @@ class StartGame(Command, frozen=True, kw_only=True):
     seed: str
     dealer: int | None = None
     deck: tuple[Card, ...] | None = None  # the first deal's full pack in dealing order
+
+
+# A seat's seed: printable ASCII, so that every language reads the same bytes from it.
+SEED_PATTERN = r"^[\x20-\x7e]{1,128}$"
+SeedText = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=128,
+        pattern=SEED_PATTERN,
+        description="1 to 128 printable ASCII characters (space to ~)",
+    ),
+]
+
+
+class CloseSeeding(Command, frozen=True, kw_only=True):
+    """The server's, never a player's: the seeding deadline has passed at `at`, so the deal
+    is dealt with every seed still missing counted as empty."""
+
+    at: int  # when it was judged, in milliseconds since 1970-01-01 UTC
+
+
+class Seed(Command, frozen=True):
+    """`shuffle: "seats"`: add your seed to the coming deal's shuffle, once per deal, before
+    the seeding deadline. Nobody else sees it until every seed is in."""
+
+    value: SeedText
 
 
 class Draw(Command, frozen=True):
@@ -66,5 +95,5 @@ class Concede(Command, frozen=True):
     """Give up the deal on your turn: you lose it."""
 
 
-PlayerCommand = Draw | Lead | Respond | Declare | Dave | DaveAnswer | Pass | Concede
-AnyCommand = StartGame | PlayerCommand
+PlayerCommand = Draw | Lead | Respond | Declare | Dave | DaveAnswer | Pass | Concede | Seed
+AnyCommand = StartGame | CloseSeeding | PlayerCommand

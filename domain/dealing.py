@@ -7,19 +7,62 @@ from collections.abc import Sequence
 
 from domain import cards as pack
 from domain.cards import Card
-from domain.events import CardDealt, CompensationGiven, DealStarted, Event, TrumpTurned
+from domain.events import (
+    CardDealt,
+    CompensationGiven,
+    DealStarted,
+    Event,
+    SeedingClosed,
+    SeedingOpened,
+    TrumpTurned,
+)
 from domain.rules import Rules, hand_sizes
-from domain.shuffle import commitment, deal_seed, shuffled
-from domain.state import Game
+from domain.shuffle import commitment, deal_seed, seated_deal_seed, seed_commitment, shuffled
+from domain.state import Game, Shuffle
 from domain.table import clockwise, next_seat, sides
 
 
-def deal_cards(game: Game, number: int, dealer: int, order: Sequence[Card] | None) -> list[Event]:
+def start_deal(
+    game: Game, number: int, dealer: int, order: Sequence[Card] | None = None
+) -> list[Event]:
+    """A new deal: dealt at once from the server's seed, or, at a table whose seats shuffle,
+    opened for their seeds. The seeding deadline is stamped on by decide, which alone
+    knows the time."""
+    if game.rules.shuffle == "seats":
+        server_seed = deal_seed(game.seed, number)
+        return [
+            SeedingOpened(
+                number=number, server_commitment=seed_commitment(server_seed), deadline=None
+            )
+        ]
+    return deal_cards(game, number, dealer, order)
+
+
+def close_seeding(game: Game, shuffle: Shuffle, at: int | None) -> list[Event]:
+    """Seeding ends: the seeds as they are (a missing one is empty), then the deal shuffled
+    from HMAC-SHA256(server seed, seeds in seat order, deal number)."""
+    seats = range(len(game.seats))
+    seeds = tuple(shuffle.seeds[s] or "" for s in seats)
+    missing = tuple(s for s in seats if s not in shuffle.sent)
+    closed = SeedingClosed(number=shuffle.number, seeds=seeds, missing=missing, at=at)
+    seed = seated_deal_seed(deal_seed(game.seed, shuffle.number), seeds, shuffle.number)
+    assert game.dealer is not None
+    return [closed, *deal_cards(game, shuffle.number, game.dealer, None, seed)]
+
+
+def deal_cards(
+    game: Game,
+    number: int,
+    dealer: int,
+    order: Sequence[Card] | None,
+    seed: str | None = None,
+) -> list[Event]:
     """The deal: shuffle (or the operator's order), one card at a time clockwise from the
-    seat after the dealer up to each seat's hand size, then the trump card turned."""
+    seat after the dealer up to each seat's hand size, then the trump card turned. `seed`
+    is the deal's seed when the seats helped make it, else the server's alone is used."""
     rules = game.rules
     seats = len(game.seats)
-    seed = deal_seed(game.seed, number)
+    seed = seed if seed is not None else deal_seed(game.seed, number)
     deck = tuple(order) if order is not None else shuffled(seed, pack.deck(rules.deck))
     events: list[Event] = [
         DealStarted(

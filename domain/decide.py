@@ -1,14 +1,22 @@
-"""decide(state, command, actor) -> events: every rule of docs/rules.md, and no I/O."""
+"""decide(state, command, actor, now) -> events: every rule of docs/rules.md, and no I/O.
+
+Time enters only as `now` (milliseconds since 1970-01-01 UTC, read by the caller) and as
+the time a CloseSeeding command carries; deadlines are stamped on the events here."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+
+from msgspec.structs import replace
 
 from domain import cards as pack
 from domain.cards import SUIT_OF, Card, count_trumps, covers
 from domain.combinations import can_beat, combination, open_to_combinations, outranked
 from domain.commands import (
+    SEED_PATTERN,
     AnyCommand,
+    CloseSeeding,
     Concede,
     Dave,
     DaveAnswer,
@@ -17,9 +25,10 @@ from domain.commands import (
     Lead,
     Pass,
     Respond,
+    Seed,
     StartGame,
 )
-from domain.dealing import deal_cards
+from domain.dealing import close_seeding, deal_cards, start_deal
 from domain.errors import BadSetup, RuleViolation
 from domain.events import (
     BuraShown,
@@ -38,28 +47,59 @@ from domain.events import (
     Passed,
     PenaltyApplied,
     PotPaid,
+    SeedingOpened,
+    SeedSent,
     TrickTaken,
 )
 from domain.evolve import fold
-from domain.rules import check, dave_enabled, hand_sizes
+from domain.rules import Rules, check, dave_enabled, hand_sizes
 from domain.settlement import count_up, end_deal
 from domain.shuffle import draw_lot
-from domain.state import Deal, Game
+from domain.state import Deal, Game, Shuffle
 from domain.table import claim_points, lead_limit, next_seat
 from domain.vocabulary import Combination, PenaltyRule
 
 __all__ = ["deal_cards", "decide", "end_deal"]
 
 
-def decide(state: Game, command: AnyCommand, actor: int | None) -> list[Event]:
+def decide(
+    state: Game, command: AnyCommand, actor: int | None, now: int | None = None
+) -> list[Event]:
+    """The events `command` by `actor` (a seat, or None for the server's own commands)
+    brings about at `now`; a seeding it opens gets its deadline from `now` (none without)."""
     if isinstance(command, StartGame):
-        return _start(state, command)
-    if not state.started or state.deal is None:
+        return _stamped(_start(state, command), command.rules, now)
+    return _stamped(_decide(state, command, actor, now), state.rules, now)
+
+
+def _stamped(events: list[Event], rules: Rules, now: int | None) -> list[Event]:
+    if now is None:
+        return events
+    deadline = now + rules.seeding_seconds * 1000
+    return [replace(e, deadline=deadline) if isinstance(e, SeedingOpened) else e for e in events]
+
+
+def _decide(state: Game, command: AnyCommand, actor: int | None, now: int | None) -> list[Event]:
+    if not state.started:
         raise RuleViolation("not_started", "the game has not been started")
     if state.finished:
         raise RuleViolation("game_over", f"the game is over: {state.reason}")
+    if isinstance(command, CloseSeeding):
+        return _close_seeding(state, command.at)
     if actor is None or not 0 <= actor < len(state.seats):
         raise RuleViolation("not_a_seat", f"seat {actor} does not play at this table")
+    seeding = state.seeding
+    if isinstance(command, Seed):
+        return _seed(state, seeding, actor, command.value, now)
+    if seeding is not None:
+        waiting = [s for s in range(len(state.seats)) if s not in seeding.sent]
+        raise RuleViolation(
+            "seeds_pending",
+            f"deal {seeding.number} is not dealt yet: it waits for the seeds of seats "
+            f'{waiting} (send {{"type": "seed"}})',
+        )
+    if state.deal is None:
+        raise RuleViolation("not_started", "the game has not been started")
     deal = state.deal
     match command:
         case Draw(count=count):
@@ -104,8 +144,13 @@ def _start(state: Game, command: StartGame) -> list[Event]:
     else:
         dealer = command.dealer
         events.append(DealerChosen(dealer, "operator"))
+    if order is not None and rules.shuffle == "seats":
+        raise BadSetup(
+            "the seats shuffle this table (shuffle: seats): an operator's deck cannot be dealt",
+            code="bad_deck",
+        )
     game = Game(seats=command.seats, rules=rules, seed=command.seed, started=True)
-    return events + deal_cards(game, 1, dealer, order)
+    return events + start_deal(game, 1, dealer, order)
 
 
 def _check_deck(order: Sequence[Card], full: Sequence[Card]) -> tuple[Card, ...]:
@@ -116,6 +161,51 @@ def _check_deck(order: Sequence[Card], full: Sequence[Card]) -> tuple[Card, ...]
     if sorted(cards) != sorted(full):
         raise BadSetup(f"the deck must be the full {len(full)}-card pack", code="bad_deck")
     return cards
+
+
+# -- seeding (shuffle: "seats") ---------------------------------------------------------
+
+
+def _seed(
+    game: Game, seeding: Shuffle | None, actor: int, value: str, now: int | None
+) -> list[Event]:
+    if seeding is None:
+        if game.rules.shuffle == "seats":
+            raise RuleViolation(
+                "not_seeding",
+                "this deal is already dealt; the next one opens for seeds when this one ends",
+            )
+        raise RuleViolation("not_seeding", "the server shuffles this table (shuffle: server)")
+    if actor in seeding.sent:
+        raise RuleViolation(
+            "seed_already_sent", f"seat {actor} has sent its seed for deal {seeding.number}"
+        )
+    if not re.fullmatch(SEED_PATTERN, value):
+        raise RuleViolation("bad_seed", "a seed is 1 to 128 printable ASCII characters")
+    if now is not None and seeding.deadline is not None and now >= seeding.deadline:
+        raise RuleViolation(
+            "seed_too_late",
+            f"the seeds for deal {seeding.number} were due by {seeding.deadline} "
+            "(ms since the epoch): the deal is dealt without this one",
+        )
+    sent: list[Event] = [SeedSent(actor, value)]
+    if len(seeding.sent) + 1 < len(game.seats):
+        return sent
+    seeds = tuple(value if s == actor else v for s, v in enumerate(seeding.seeds))
+    everyone = replace(seeding, seeds=seeds, sent=(*seeding.sent, actor))
+    return sent + close_seeding(game, everyone, None)
+
+
+def _close_seeding(game: Game, at: int) -> list[Event]:
+    seeding = game.seeding
+    if seeding is None:
+        raise RuleViolation("not_seeding", "no deal is waiting for seeds")
+    if seeding.deadline is None or at < seeding.deadline:
+        due = "has no deadline" if seeding.deadline is None else f"is due at {seeding.deadline}"
+        raise RuleViolation(
+            "deadline_not_passed", f"the seeding of deal {seeding.number} {due}, not at {at}"
+        )
+    return close_seeding(game, seeding, at)
 
 
 # -- playing a trick --------------------------------------------------------------------

@@ -29,6 +29,36 @@ class DealerChosen(Event, frozen=True):
     by: DealerBy
 
 
+class SeedingOpened(Event, frozen=True, kw_only=True):
+    """`shuffle: "seats"`: deal `number` waits for every seat's seed. The server is bound to
+    its own seed for the deal before any seat's is known."""
+
+    number: int
+    server_commitment: str  # SHA-256 of the deal's server seed (docs/fairness.md)
+    deadline: int | None  # ms since 1970-01-01 UTC: seeds still missing then count as empty
+
+
+class SeedSent(Event, frozen=True):
+    seat: int
+    value: str | None  # hidden from the other seats until seeding closes
+
+
+class SeedingClosed(Event, frozen=True, kw_only=True):
+    """Every seed is in, or the deadline passed: the seeds the deal is shuffled from."""
+
+    number: int
+    seeds: tuple[str, ...]  # every seat's, in seat order; "" for a missing one
+    missing: tuple[int, ...]  # seats that sent none by the deadline
+    at: int | None = None  # closed at the deadline: when that was judged (ms since the epoch)
+
+
+class SeedRevealed(Event, frozen=True, kw_only=True):
+    """A seat-shuffled deal has ended: the server's seed for it, so anyone can check."""
+
+    number: int
+    server_seed: str | None  # closed_discard: the arbiter's only, like the game's seed
+
+
 class DealStarted(Event, frozen=True, kw_only=True):
     number: int
     dealer: int
@@ -166,6 +196,10 @@ class GameFinished(Event, frozen=True, kw_only=True):
 AnyEvent = (
     GameStarted
     | DealerChosen
+    | SeedingOpened
+    | SeedSent
+    | SeedingClosed
+    | SeedRevealed
     | DealStarted
     | CardDealt
     | TrumpTurned

@@ -31,12 +31,16 @@ from domain.events import (
     Passed,
     PenaltyApplied,
     PotPaid,
+    SeedingClosed,
+    SeedingOpened,
+    SeedRevealed,
+    SeedSent,
     StakeSettled,
     TrickTaken,
     TrumpTurned,
 )
 from domain.rules import hand_sizes
-from domain.state import NEW_GAME, Deal, DealResult, Game, Response, Trick
+from domain.state import NEW_GAME, Deal, DealResult, Game, Response, Shuffle, Trick
 from domain.table import draw_order, next_seat, remove, replace_at, team_of
 from domain.vocabulary import Reason
 
@@ -196,6 +200,36 @@ def evolve(state: Game, event: Event) -> Game:
             return replace(state, version=version, deal=deal)
         case DealerChosen(seat=seat):
             return replace(state, version=version, dealer=seat)
+        case SeedingOpened(number=number, server_commitment=committed, deadline=deadline):
+            # the last deal is off the table while the next one waits for its seeds
+            shuffle = Shuffle(
+                number=number,
+                server_commitment=committed,
+                deadline=deadline,
+                seeds=(None,) * len(state.seats),
+            )
+            return replace(state, version=version, deal=None, shuffle=shuffle)
+        case SeedSent(seat=seat, value=value):
+            assert state.shuffle is not None
+            shuffle = state.shuffle
+            seeds = tuple(value if s == seat else v for s, v in enumerate(shuffle.seeds))
+            shuffle = replace(shuffle, seeds=seeds, sent=(*shuffle.sent, seat))
+            return replace(state, version=version, shuffle=shuffle)
+        case SeedingClosed(seeds=seeds, missing=missing, at=at):
+            assert state.shuffle is not None
+            shuffle = replace(
+                state.shuffle, seeds=seeds, missing=missing, closed=True, closed_at=at
+            )
+            return replace(state, version=version, shuffle=shuffle)
+        case SeedRevealed(number=number, server_seed=server_seed):
+            revealed = state.shuffle
+            if revealed is not None and revealed.number == number:
+                revealed = replace(revealed, server_seed=server_seed)
+            deals = tuple(
+                replace(d, server_seed=server_seed) if d.number == number else d
+                for d in state.deals
+            )
+            return replace(state, version=version, shuffle=revealed, deals=deals)
         case GameStarted(seats=seats, rules=rules, seed=seed):
             return replace(
                 state,

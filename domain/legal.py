@@ -3,6 +3,8 @@
 A faulty draw is never listed (it is a penalty, not a move); a declaration is listed on
 every turn it may be made, true or not, because a false one is a legal, losing claim.
 In the Czech game a seat not due to act may still lead a combination out of turn.
+While a seat-shuffled deal waits for seeds, a seat that has not sent one may send one:
+listed as `Seed(ANY_SEED)`, standing for every seed (1 to 128 printable ASCII characters).
 """
 
 from __future__ import annotations
@@ -21,14 +23,19 @@ from domain.commands import (
     Pass,
     PlayerCommand,
     Respond,
+    Seed,
 )
 from domain.rules import dave_enabled
 from domain.state import Deal, Game
 from domain.table import lead_limit
 
+ANY_SEED = "any seed"
+
 
 def legal_commands(state: Game, seat: int) -> list[PlayerCommand]:
     deal = state.deal
+    if state.seeding is not None:
+        return [Seed(ANY_SEED)] if seat in seeding_seats(state) else []
     if state.finished or deal is None:
         return []
     if deal.turn != seat:
@@ -43,6 +50,14 @@ def legal_commands(state: Game, seat: int) -> list[PlayerCommand]:
         case "respond":
             return [*responses(state, deal), *_claims(state, deal, "respond"), Concede()]
     return []
+
+
+def seeding_seats(state: Game) -> list[int]:
+    """The seats whose seed the deal waits for (shuffle "seats")."""
+    seeding = state.seeding
+    if seeding is None:
+        return []
+    return [s for s in range(len(state.seats)) if s not in seeding.sent]
 
 
 def claimants(state: Game) -> list[int]:

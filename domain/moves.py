@@ -30,8 +30,9 @@ from domain.commands import (
     Pass,
     PlayerCommand,
     Respond,
+    Seed,
 )
-from domain.legal import combination_offers, legal_commands
+from domain.legal import ANY_SEED, combination_offers, legal_commands
 from domain.state import Game
 from domain.vocabulary import Claim, Combination
 
@@ -58,7 +59,8 @@ class Moves(msgspec.Struct, frozen=True, kw_only=True):
     """Every command the seat may send now: `lead` and `combinations` are `lead` commands,
     `respond` the number of cards (any of the hand) a `respond` takes, `declare` the
     claims a `declare` may make, and each flag a command with nothing to choose (`draw`
-    one card; `dave_answer` with accept true or false)."""
+    one card; `dave_answer` with accept true or false; `seed` with any value of 1 to 128
+    printable ASCII characters, the seats' shuffle)."""
 
     lead: tuple[LeadGroup, ...] = ()
     combinations: tuple[CombinationLead, ...] = ()
@@ -69,6 +71,7 @@ class Moves(msgspec.Struct, frozen=True, kw_only=True):
     dave_answer: bool = False
     pass_: bool = msgspec.field(default=False, name="pass")
     concede: bool = False
+    seed: bool = False
 
 
 NOTHING = Moves()
@@ -77,6 +80,8 @@ NOTHING = Moves()
 def moves(state: Game, seat: int) -> Moves:
     deal = state.deal
     legal = legal_commands(state, seat)
+    if any(isinstance(c, Seed) for c in legal):
+        return Moves(seed=True)  # the deal waits for the seats' seeds: nothing else to do
     if deal is None or (not legal and not combination_offers(state, seat)):
         return NOTHING
     offers = _offers(state, seat)
@@ -156,4 +161,6 @@ def commands(offer: Moves, hand: Sequence[Card]) -> list[PlayerCommand]:
         out.append(Pass())
     if offer.concede:
         out.append(Concede())
+    if offer.seed:
+        out.append(Seed(ANY_SEED))
     return out

@@ -31,6 +31,8 @@ class Rules(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
     combinations: Literal["none", "czech"] = "none"
     teams: tuple[tuple[int, ...], ...] | None = None
     target_points: int = 31
+    shuffle: Literal["server", "seats"] = "server"
+    seeding_seconds: int = 30  # shuffle "seats": how long the seats have to send their seeds
 
 
 def dave_enabled(rules: Rules, seats: int) -> bool:
@@ -58,6 +60,7 @@ def check(rules: Rules, seats: int) -> Rules:
     _check_compensations(rules, seats)
     _check_hands(rules, seats)
     _check_closed_discard(rules)
+    _check_shuffle(rules)
     if rules.game == "kozel":
         _check_kozel(rules, seats)
     if rules.teams is not None:
@@ -119,6 +122,15 @@ def _check_closed_discard(rules: Rules) -> None:
         raise BadOption(
             "show_own_points",
             "contradicts closed_discard: the taker may not know what face-down cards it won",
+        )
+
+
+def _check_shuffle(rules: Rules) -> None:
+    if not 1 <= rules.seeding_seconds <= 86_400:
+        raise BadOption("seeding_seconds", "must be 1 to 86400 seconds")
+    if rules.shuffle == "server" and rules.seeding_seconds != Rules().seeding_seconds:
+        raise BadOption(
+            "seeding_seconds", "is the seats' time to send their seeds: set shuffle: seats"
         )
 
 

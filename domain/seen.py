@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from domain.cards import Card, covers, deck
 from domain.state import Deal, Game, Response, Trick
 from domain.views import TrickView, View
+from domain.vocabulary import Phase
 
 
 def as_seen(view: View, piles: Sequence[Sequence[Card]] = ()) -> Game:
@@ -40,7 +41,12 @@ def as_seen(view: View, piles: Sequence[Sequence[Card]] = ()) -> Game:
     stock = tuple(next(fill) for _ in range(stock_count - (1 if view.trump else 0)))
     if view.trump is not None and stock_count:
         stock = (*stock, view.trump)
-    phase = "over" if view.phase == "finished" else view.phase
+    # a finished game's last deal is over; while seeding there is no deal to play yet
+    phase: Phase = (
+        "over"
+        if view.phase == "finished"
+        else ("dealing" if view.phase == "seeding" else view.phase)
+    )
     deal = Deal(
         number=view.deal,
         dealer=view.dealer if view.dealer is not None else 0,

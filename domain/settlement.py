@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from domain.dealing import deal_cards
+from domain.dealing import start_deal
 from domain.events import (
     DealerChosen,
     DealLost,
@@ -10,9 +10,11 @@ from domain.events import (
     DealWon,
     Event,
     GameFinished,
+    SeedRevealed,
     StakeSettled,
 )
 from domain.rules import Rules
+from domain.shuffle import deal_seed
 from domain.state import Deal, Game
 from domain.table import claim_points, next_seat, sides, team_of
 from domain.vocabulary import DealerBy, Reason
@@ -73,6 +75,11 @@ def end_deal(
                 payments=tuple(payments),
             )
         )
+    if rules.shuffle == "seats":
+        # the deal is over: its server seed proves the deck to anyone (views.sees_seed)
+        events.append(
+            SeedRevealed(number=deal.number, server_seed=deal_seed(game.seed, deal.number))
+        )
     score = [a + b for a, b in zip(game.score, payments, strict=True)]
     best = max(score)
     if best >= rules.match_target:
@@ -80,7 +87,7 @@ def end_deal(
         events.append(GameFinished(winners=winners_, reason=reason, seed=game.seed))
         return events
     events.append(DealerChosen(next_dealer, by))
-    return events + deal_cards(game, deal.number + 1, next_dealer, None)
+    return events + start_deal(game, deal.number + 1, next_dealer)
 
 
 def count_up(game: Game, deal: Deal) -> list[Event]:

@@ -9,7 +9,7 @@ from domain.commands import PlayerCommand, StartGame
 from domain.decide import decide
 from domain.events import Event
 from domain.evolve import fold
-from domain.legal import claimants
+from domain.legal import claimants, seeding_seats
 from domain.rules import Rules
 from domain.state import NEW_GAME, Game
 
@@ -32,9 +32,13 @@ def play_game(
     for _ in range(max_commands):
         if state.finished:
             return state, events
-        assert state.deal is not None
-        # a seat that may lead a combination out of turn does so before the leader leads
-        seat = next(iter(claimants(state)), state.deal.turn)
+        waiting = seeding_seats(state)
+        if waiting:  # a seat-shuffled deal: every seat sends its seed, in seat order
+            seat = waiting[0]
+        else:
+            assert state.deal is not None
+            # a seat that may lead a combination out of turn does so before the leader leads
+            seat = next(iter(claimants(state)), state.deal.turn)
         new = decide(state, bots[seat](state, seat, chance), seat)
         state = fold(state, new)
         events += new

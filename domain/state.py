@@ -31,6 +31,21 @@ class DealResult(msgspec.Struct, frozen=True):
     losers: tuple[int, ...]
     reason: Reason
     stake: int
+    server_seed: str | None = None  # shuffle "seats": revealed when the deal ended
+
+
+class Shuffle(msgspec.Struct, frozen=True, kw_only=True):
+    """A seat-shuffled deal's seeds (`shuffle: "seats"`), from its seeding to its end."""
+
+    number: int
+    server_commitment: str
+    deadline: int | None
+    seeds: tuple[str | None, ...]  # per seat; None until sent (or when not seen)
+    sent: tuple[int, ...] = ()  # seats whose seed is in, in the order they came
+    closed: bool = False
+    missing: tuple[int, ...] = ()
+    closed_at: int | None = None  # closed at the deadline, judged at this time
+    server_seed: str | None = None  # revealed when the deal ends
 
 
 class Deal(msgspec.Struct, frozen=True, kw_only=True):
@@ -71,10 +86,18 @@ class Game(msgspec.Struct, frozen=True, kw_only=True):
     winners: tuple[int, ...] | None = None
     reason: Reason | None = None
     started: bool = False
+    shuffle: Shuffle | None = None  # the current deal's seeds, at a seat-shuffled table
 
     @property
     def finished(self) -> bool:
         return self.winners is not None
+
+    @property
+    def seeding(self) -> Shuffle | None:
+        """The deal waiting for seeds, if the table is waiting for them."""
+        if self.shuffle is None or self.shuffle.closed or self.finished:
+            return None
+        return self.shuffle
 
 
 NEW_GAME = Game()

@@ -22,10 +22,12 @@ from domain.events import (
     GameFinished,
     GameStarted,
     PenaltyApplied,
+    SeedRevealed,
+    SeedSent,
 )
 from domain.moves import Moves, moves
 from domain.rules import Rules
-from domain.state import Deal, Game
+from domain.state import Deal, DealResult, Game, Shuffle
 from domain.table import seat_points
 from domain.vocabulary import Combination, Due, Reason, Status, ViewerKind, ViewPhase
 
@@ -69,12 +71,26 @@ class DaveView(msgspec.Struct, frozen=True, kw_only=True):
     offered_by: int | None
 
 
-class DealView(msgspec.Struct, frozen=True, kw_only=True):
+class DealView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     number: int
     winners: tuple[int, ...]
     losers: tuple[int, ...]
     reason: Reason
     stake: int
+    server_seed: str | None = None  # shuffle "seats": the deal's server seed, revealed
+
+
+class ShuffleView(msgspec.Struct, frozen=True, kw_only=True):
+    """The current deal's seeds at a table whose seats shuffle (`shuffle: "seats"`)."""
+
+    deal: int
+    server_commitment: str  # SHA-256 of the server's seed, published before any seat's
+    deadline: int | None  # ms since 1970-01-01 UTC: seeds missing then count as empty
+    sent: tuple[int, ...]  # seats whose seed is in
+    seed: str | None  # the viewer's own seed, once sent
+    seeds: tuple[str, ...] | None  # once seeding closed: every seat's, "" where missing
+    missing: tuple[int, ...]  # seats whose seed was missing at the deadline
+    server_seed: str | None  # revealed when the deal ends (closed discard: the arbiter only)
 
 
 class Result(msgspec.Struct, frozen=True):
@@ -110,6 +126,7 @@ class View(msgspec.Struct, frozen=True, kw_only=True):
     pot: tuple[int, ...] = ()  # pay_pot: what each seat owes every other side this deal
     # a seat's own view: every command it may send now (domain/moves.py); else None
     moves: Moves | None = None
+    shuffle: ShuffleView | None = None  # shuffle "seats": the current deal's seeds
 
 
 def sees_hand(viewer: Viewer, seat: int, rules: Rules) -> bool:
@@ -128,8 +145,19 @@ def view(state: Game, viewer: Viewer) -> View:
     rules = state.rules
     arbiter = viewer == ARBITER
     seat = viewer if isinstance(viewer, int) else None
-    phase = "finished" if state.finished else (deal.phase if deal else "dealing")
+    seeding = state.seeding
+    phase: ViewPhase
+    if state.finished:
+        phase = "finished"
+    elif seeding is not None:
+        phase = "seeding"
+    else:
+        phase = deal.phase if deal else "dealing"
     turn = None if state.finished or deal is None else deal.turn
+    due = _due(phase) if seat is not None and turn == seat else None
+    if seeding is not None and seat is not None and seat not in seeding.sent:
+        due = "seed"
+    number = deal.number if deal else (state.shuffle.number if state.shuffle else 0)
     seats = tuple(_seat_view(state, deal, s, viewer) for s in range(len(state.seats)))
     trump_in_stock = deal is not None and bool(deal.stock) and deal.stock[-1] == deal.trump_card
     return View(
@@ -139,13 +167,13 @@ def view(state: Game, viewer: Viewer) -> View:
         status="finished" if state.finished else "in_progress",
         phase=phase,
         turn=turn,
-        due=_due(phase) if seat is not None and turn == seat else None,
-        deal=deal.number if deal else 0,
+        due=due,
+        deal=number,
         dealer=state.dealer,
         trump=deal.trump_card if deal and trump_in_stock else None,
         trump_suit=deal.trump if deal else None,
         stock_count=len(deal.stock) if deal else 0,
-        hand=deal.hands[seat] if deal and seat is not None else None,
+        hand=(deal.hands[seat] if deal else ()) if seat is not None else None,
         seats=seats,
         trick=_trick_view(deal, viewer) if deal else None,
         draws=deal.draws if deal and not state.finished else (),
@@ -155,12 +183,7 @@ def view(state: Game, viewer: Viewer) -> View:
             may_offer=deal.cube if deal else None,
             offered_by=deal.dave_from if deal else None,
         ),
-        deals=tuple(
-            DealView(
-                number=d.number, winners=d.winners, losers=d.losers, reason=d.reason, stake=d.stake
-            )
-            for d in state.deals
-        ),
+        deals=tuple(_deal_view(d, viewer, rules) for d in state.deals),
         score=state.score,
         result=Result(state.winners, state.reason)
         if state.winners is not None and state.reason is not None
@@ -171,6 +194,32 @@ def view(state: Game, viewer: Viewer) -> View:
         rules=rules,
         pot=deal.pot if deal else (),
         moves=moves(state, seat) if seat is not None else None,
+        shuffle=_shuffle_view(state.shuffle, viewer, rules) if state.shuffle else None,
+    )
+
+
+def _deal_view(deal: DealResult, viewer: Viewer, rules: Rules) -> DealView:
+    return DealView(
+        number=deal.number,
+        winners=deal.winners,
+        losers=deal.losers,
+        reason=deal.reason,
+        stake=deal.stake,
+        server_seed=deal.server_seed if sees_seed(viewer, rules) else None,
+    )
+
+
+def _shuffle_view(shuffle: Shuffle, viewer: Viewer, rules: Rules) -> ShuffleView:
+    own = shuffle.seeds[viewer] if isinstance(viewer, int) else None
+    return ShuffleView(
+        deal=shuffle.number,
+        server_commitment=shuffle.server_commitment,
+        deadline=shuffle.deadline,
+        sent=tuple(sorted(shuffle.sent)),
+        seed=own,
+        seeds=tuple(s or "" for s in shuffle.seeds) if shuffle.closed else None,
+        missing=shuffle.missing,
+        server_seed=shuffle.server_seed if sees_seed(viewer, rules) else None,
     )
 
 
@@ -256,6 +305,11 @@ def redact(event: Event, viewer: Viewer, rules: Rules) -> Event:
             return replace(event, seed=None)
         case GameFinished() if not sees_seed(viewer, rules):
             return replace(event, seed=None)
+        case SeedSent(seat=seat) if viewer != seat:
+            # until every seed is in, nobody may fit its seed to another's
+            return replace(event, value=None)
+        case SeedRevealed() if not sees_seed(viewer, rules):
+            return replace(event, server_seed=None)
     return event
 
 

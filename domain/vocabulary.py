@@ -10,9 +10,12 @@ from typing import Literal
 # What the table waits for within a deal ("over" once the deal has ended).
 Phase = Literal["dealing", "lead", "respond", "draw", "dave_answer", "over"]
 # The phase as a view shows it: the game's end replaces the last deal's "over".
-ViewPhase = Literal["dealing", "lead", "respond", "draw", "dave_answer", "over", "finished"]
+# "seeding": a seat-shuffled deal waits for the seats' seeds (`shuffle: "seats"`).
+ViewPhase = Literal[
+    "seeding", "dealing", "lead", "respond", "draw", "dave_answer", "over", "finished"
+]
 # What a seat due to act must do now.
-Due = Literal["lead", "respond", "draw", "dave_answer"]
+Due = Literal["seed", "lead", "respond", "draw", "dave_answer"]
 Status = Literal["in_progress", "finished"]
 ViewerKind = Literal["seat", "spectator", "arbiter"]
 

@@ -239,6 +239,7 @@ async def running(
             await runtime.dispatcher.stop()
             await runtime.timeline.stop()
             await runtime.projector.stop()
+            await runtime.games.seeding.stop()
     finally:
         if opened:
             await adapters.close()

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import msgspec
 
+from domain.chain import Row
 from domain.commands import Command
 from domain.events import AnyEvent, Event
 from domain.naming import snake
@@ -48,3 +49,20 @@ def from_recorded(row: RecordedEvent) -> Event:
         version += 1
     converted: Event = msgspec.convert(payload, AnyEvent)
     return converted
+
+
+def chain_row(row: RecordedEvent) -> Row:
+    """The row as the hash chain covers it (domain/chain.py)."""
+    m = row.metadata
+    return Row(
+        stream_id=row.stream_id,
+        version=row.version,
+        type=row.type,
+        schema_version=row.schema_version,
+        data=row.data,
+        command_id=m.command_id,
+        actor=m.actor,
+        correlation_id=m.correlation_id,
+        recorded_at=row.recorded_micros,
+        hash=row.hash,
+    )

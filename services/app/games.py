@@ -8,22 +8,24 @@ import secrets
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from domain.commands import PlayerCommand, StartGame
+from domain.chain import GENESIS
+from domain.commands import CloseSeeding, PlayerCommand, StartGame
 from domain.decide import decide
 from domain.errors import RuleViolation
 from domain.events import DealLost, DealVoid, DealWon, Declared, Event, PenaltyApplied
 from domain.evolve import fold
 from domain.rules import Rules
 from domain.state import NEW_GAME, Game
-from domain.views import Viewer, redact
-from infra.ports.events import Conflict, EventStore, Metadata, StoreUnavailable
+from domain.views import ARBITER, Viewer, redact, view
+from infra.ports.events import Conflict, EventStore, Metadata, RecordedEvent, StoreUnavailable
 from infra.ports.hints import Hint, HintBus
 from services.app.callers import GAME_ID, Seating
 from services.app.codec import from_recorded, to_new, type_of_command
 from services.app.errors import GameNotFound
-from services.app.results import CreatedGame, EventPage, Outcome, SeatToken, recorded
+from services.app.results import CreatedGame, EventPage, Outcome, SeatToken, heads, recorded
+from services.app.seeding import SeedingTimers, overdue
 from services.metrics import Metrics
 
 log = logging.getLogger("bura.games")
@@ -44,14 +46,22 @@ class GameService:
         retries: int = 8,
         cache: int = 4096,
         metrics: Metrics | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.metrics = metrics or Metrics()
         self.store = store
         self.seating = seating
         self.hints = hints
         self.retries = retries
-        self._cache: OrderedDict[str, Game] = OrderedDict()
+        self.clock = clock
+        # each game's state and the chain hash of its version (the chain head)
+        self._cache: OrderedDict[str, tuple[Game, bytes]] = OrderedDict()
         self._cache_size = cache
+        self.seeding = SeedingTimers(self.current, self.now)
+
+    def now(self) -> int:
+        """The time the rules are given: milliseconds since 1970-01-01 UTC."""
+        return int(self.clock() * 1000)
 
     async def create(
         self,
@@ -70,42 +80,69 @@ class GameService:
             dealer=dealer,
             deck=tuple(deck) if deck is not None else None,
         )
-        events = decide(NEW_GAME, start, None)
+        events = decide(NEW_GAME, start, None, self.now())
         game_id = uuid.uuid4().hex
         tokens, spectator = await self.seating.issue(game_id, len(names))
         result = await self.store.append(
             game_id, 0, [to_new(e) for e in events], Metadata(correlation_id=correlation_id)
         )
-        self._remember(game_id, fold(NEW_GAME, events))
+        state = fold(NEW_GAME, events)
+        self._remember(game_id, state, result.last_hash)
         self.metrics.games_created.inc()
         await self._publish(game_id, result.last_version)
         seats = [SeatToken(i, n, t) for i, (n, t) in enumerate(zip(names, tokens, strict=True))]
-        return CreatedGame(game_id, result.last_version, seats, spectator)
+        shown = view(state, ARBITER)
+        _, sealed = heads(state, ARBITER, result.last_hash)
+        return CreatedGame(
+            game_id,
+            result.last_version,
+            seats,
+            spectator,
+            chain_head=result.last_hash.hex(),
+            receipt=sealed,
+            commitment=shown.commitment,
+            shuffle=shown.shuffle,
+        )
 
     async def load(self, game_id: str) -> Game:
         """The current state: the cached one brought up to date with what it lacks."""
+        return (await self.current(game_id))[0]
+
+    async def current(self, game_id: str) -> tuple[Game, bytes]:
+        """The current state and its chain head. A seeding whose deadline has passed is
+        closed first (services/app/seeding.py): the table is no longer waiting for seeds."""
+        state, head = await self._caught_up(game_id)
+        if overdue(state, self.now()):
+            state, head = await self._close_seeding(game_id, state)
+        return state, head
+
+    async def _caught_up(self, game_id: str) -> tuple[Game, bytes]:
         _named(game_id)
-        state = self._cache.get(game_id, NEW_GAME)
+        state, head = self._cache.get(game_id, (NEW_GAME, GENESIS))
         rows = await self.store.read(game_id, after=state.version)
         if rows:
-            state = fold(state, (from_recorded(r) for r in rows))
+            state, head = fold(state, (from_recorded(r) for r in rows)), rows[-1].hash
         if not state.started:
             raise GameNotFound(game_id)
-        self._remember(game_id, state)
-        return state
+        self._remember(game_id, state, head)
+        return state, head
 
-    async def rules_of(self, game_id: str) -> Rules:
-        """A game's table options, which never change: from the cache when it holds the game."""
-        cached = self._cache.get(game_id)
-        return cached.rules if cached is not None else (await self.load(game_id)).rules
-
-    async def state_at(self, game_id: str, version: int) -> Game:
+    async def state_at(self, game_id: str, version: int) -> tuple[Game, bytes]:
+        """The game as it was at `version`, and the chain hash of that version."""
         _named(game_id)
         rows = await self.store.read(game_id, after=0, until=version)
         state = fold(NEW_GAME, (from_recorded(r) for r in rows))
         if not state.started:
             raise GameNotFound(game_id)
-        return state
+        return state, rows[-1].hash
+
+    async def rows(self, game_id: str) -> list[RecordedEvent]:
+        """The game's whole record as stored, row metadata and hashes included."""
+        _named(game_id)
+        rows = await self.store.read(game_id)
+        if not rows:
+            raise GameNotFound(game_id)
+        return rows
 
     async def events(self, game_id: str, after: int = 0) -> list[tuple[int, Event]]:
         _named(game_id)
@@ -137,7 +174,7 @@ class GameService:
         started = time.perf_counter()
         outcome_label = "error"
         try:
-            version, events, duplicate = await self._execute(
+            version, events, duplicate, head = await self._execute(
                 game_id, seat, command, command_id, correlation_id
             )
             outcome_label = "duplicate" if duplicate else "ok"
@@ -174,9 +211,10 @@ class GameService:
                 "command_id": command_id,
             },
         )
-        rules = await self.rules_of(game_id)
-        shown = [recorded(v, redact(e, seat, rules)) for v, e in events]
-        return Outcome(version, duplicate, shown)
+        cached = self._cache.get(game_id)
+        game = cached[0] if cached is not None else await self.load(game_id)
+        shown = [recorded(v, redact(e, seat, game.rules)) for v, e in events]
+        return Outcome(version, duplicate, shown, *heads(game, seat, head))
 
     def _count(self, events: list[tuple[int, Event]]) -> None:
         for _, event in events:
@@ -195,14 +233,15 @@ class GameService:
         command: PlayerCommand,
         command_id: str | None,
         correlation_id: str | None,
-    ) -> tuple[int, list[tuple[int, Event]], bool]:
+    ) -> tuple[int, list[tuple[int, Event]], bool, bytes]:
         metadata = Metadata(command_id=command_id, actor=seat, correlation_id=correlation_id)
-        state = self._cache.get(game_id) or await self.load(game_id)
+        cached = self._cache.get(game_id)
+        state = cached[0] if cached is not None else await self.load(game_id)
         for attempt in range(self.retries + 1):
             if attempt:
                 self.metrics.retries.inc()
             try:
-                events = decide(state, command, seat)
+                events = decide(state, command, seat, self.now())
             except RuleViolation as violation:
                 fresh = await self.load(game_id)
                 previous = await self._previous(game_id, seat, command_id)
@@ -226,17 +265,47 @@ class GameService:
                 assert previous is not None
                 return previous
             state = fold(state, events)
-            self._remember(game_id, state)
+            self._remember(game_id, state, result.last_hash)
             await self._publish(game_id, result.last_version)
             first = result.first_version
-            return result.last_version, [(first + i, e) for i, e in enumerate(events)], False
+            shown = [(first + i, e) for i, e in enumerate(events)]
+            return result.last_version, shown, False, result.last_hash
         raise RuleViolation(
             "busy", f"the game changed {self.retries + 1} times while deciding; send it again"
         )
 
+    async def _close_seeding(self, game_id: str, state: Game) -> tuple[Game, bytes]:
+        """Append CloseSeeding, at most once for a deal: its command id names the deal, so
+        a process that lost the race finds the first append instead of a second one."""
+        for _ in range(self.retries + 1):
+            seeding = state.seeding
+            if seeding is None or not overdue(state, self.now()):
+                return await self._caught_up(game_id)
+            events = decide(state, CloseSeeding(at=self.now()), None, self.now())
+            closing = Metadata(command_id=f"seeding-closed/{seeding.number}")
+            try:
+                result = await self.store.append(
+                    game_id, state.version, [to_new(e) for e in events], closing
+                )
+            except Conflict:
+                self.metrics.conflicts.inc()
+                state, _ = await self._caught_up(game_id)
+                continue
+            if result.duplicate:
+                return await self._caught_up(game_id)
+            state = fold(state, events)
+            self._remember(game_id, state, result.last_hash)
+            await self._publish(game_id, result.last_version)
+            log.info(
+                "seeding closed at its deadline",
+                extra={"game_id": game_id, "version": result.last_version},
+            )
+            return state, result.last_hash
+        return await self._caught_up(game_id)
+
     async def _previous(
         self, game_id: str, seat: int, command_id: str | None
-    ) -> tuple[int, list[tuple[int, Event]], bool] | None:
+    ) -> tuple[int, list[tuple[int, Event]], bool, bytes] | None:
         if command_id is None:
             return None
         found = await self.store.find_command(game_id, command_id)
@@ -249,13 +318,15 @@ class GameService:
             raise RuleViolation(
                 "idempotency_key_reused", "this Idempotency-Key was used by another seat"
             )
-        return found.last_version, [(r.version, from_recorded(r)) for r in rows], True
+        shown = [(r.version, from_recorded(r)) for r in rows]
+        return found.last_version, shown, True, rows[-1].hash if rows else b""
 
-    def _remember(self, game_id: str, state: Game) -> None:
-        self._cache[game_id] = state
+    def _remember(self, game_id: str, state: Game, head: bytes) -> None:
+        self._cache[game_id] = (state, head)
         self._cache.move_to_end(game_id)
         while len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
+        self.seeding.watch(game_id, state)
 
     async def _publish(self, game_id: str, version: int) -> None:
         with contextlib.suppress(Exception):

@@ -7,9 +7,11 @@ from typing import cast
 import msgspec
 
 from domain.audit import Finding
+from domain.chain import ChainCheck, receipt, receipt_key
 from domain.events import AnyEvent, Event
 from domain.fairness import DealCheck
-from domain.views import View
+from domain.state import Game
+from domain.views import ARBITER, ShuffleView, View, Viewer, disclosed_to
 
 
 class Recorded(msgspec.Struct, frozen=True):
@@ -25,11 +27,41 @@ def recorded(version: int, event: Event) -> Recorded:
 
 class Outcome(msgspec.Struct, frozen=True):
     """What a command did: the game's version after it and its events as the caller may see
-    them; `duplicate` when the command id had been used and nothing new happened."""
+    them; `duplicate` when the command id had been used and nothing new happened; the
+    record's `chain_head` at that version (when nothing in the record is hidden from the
+    caller) and its `receipt` (docs/fairness.md §4): keep it, and the record can later be
+    shown to hold what you were answered."""
 
     version: int
     duplicate: bool
     events: list[Recorded]
+    chain_head: str | None
+    receipt: str
+
+
+class TableView(View, frozen=True, kw_only=True):
+    """The caller's view (docs/rules.md §9), and the record at its version (fairness.md §4)."""
+
+    # hex SHA-256 of the row at `version`: for the arbiter, and for everyone once nothing in
+    # the record is hidden from them (a game over whose seed is out)
+    chain_head: str | None
+    receipt: str  # HMAC-SHA256 of the head under the game's receipt key
+
+
+def heads(game: Game, viewer: Viewer, head: bytes) -> tuple[str | None, str]:
+    """(chain_head, receipt) as `viewer` may be given them. A raw hash would let a viewer
+    test guesses at the cards hidden from it (domain/chain.py `receipt`), so only a viewer
+    who may see the whole record of `game` gets it."""
+    whole = disclosed_to(game, viewer) == ARBITER
+    return (head.hex() if whole else None), receipt(receipt_key(game.seed), head)
+
+
+def with_head(shown: View, game: Game, viewer: Viewer, head: bytes) -> TableView:
+    """`shown` with the record's head at its version; `game` is the game as it is now,
+    which says whether the viewer may see the raw head."""
+    fields = {name: getattr(shown, name) for name in View.__struct_fields__}
+    chain_head, sealed = heads(game, viewer, head)
+    return TableView(**fields, chain_head=chain_head, receipt=sealed)
 
 
 class EventPage(msgspec.Struct, frozen=True):
@@ -48,11 +80,15 @@ class CreatedGame(msgspec.Struct, frozen=True):
     version: int
     seats: list[SeatToken]
     spectator_token: str
+    chain_head: str  # the record's hash at `version`
+    receipt: str  # the receipt of that head, as the seats' answers carry (fairness.md §4)
+    commitment: str | None  # shuffle "server": the first deal's, published before play
+    shuffle: ShuffleView | None  # shuffle "seats": the server's commitment and the deadline
 
 
 class Replay(msgspec.Struct, frozen=True):
     version: int
-    view: View
+    view: TableView
 
 
 class Audit(msgspec.Struct, frozen=True):
@@ -62,6 +98,11 @@ class Audit(msgspec.Struct, frozen=True):
 
 
 class Verification(msgspec.Struct, frozen=True):
+    """The record checked: its hash chain row by row, and every deal against its
+    commitments (docs/fairness.md). `ok` when both hold."""
+
     game_id: str
     ok: bool
     deals: list[DealCheck]
+    chain: ChainCheck
+    unreadable_version: int | None = None  # the first row whose payload is no event

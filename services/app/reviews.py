@@ -1,15 +1,41 @@
-"""The arbiter's reads of a game: the full table at a version, the audit, the deals checked
-against their commitments. Open to the operator at any time, to everyone at the table once
-the game is over (Caller.may_review), each seeing what it may (domain/views.py)."""
+"""The arbiter's reads of a game: the full table at a version, the audit, the record checked
+(its hash chain and every deal against its commitments), and the audit bundle. Open to the
+operator at any time, to everyone at the table once the game is over (Caller.may_review),
+each seeing what it may (domain/views.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import msgspec
+
 from domain.audit import audit
+from domain.chain import check_chain
+from domain.events import Event, GameStarted
 from domain.fairness import verify_deals
-from domain.views import review
+from domain.views import ARBITER, disclosed_to, review
+from infra.ports.events import RecordedEvent
+from services.app.bundle import make_bundle
 from services.app.callers import Caller
+from services.app.codec import chain_row, from_recorded
 from services.app.games import GameService
-from services.app.results import Audit, Replay, Verification
+from services.app.results import Audit, Replay, Verification, with_head
+
+
+def check_record(game_id: str, rows: Sequence[RecordedEvent]) -> Verification:
+    """The chain recomputed from the rows as stored, and every deal checked with the game's
+    seed. Nothing is folded, so a record too damaged to be played back is still checked;
+    the report holds no secret (flags, commitments, published seeds)."""
+    chain = check_chain(game_id, [chain_row(r) for r in rows])
+    events: list[Event] = []
+    for row in rows:
+        try:
+            events.append(from_recorded(row))
+        except (msgspec.DecodeError, msgspec.ValidationError, KeyError):
+            return Verification(game_id, False, [], chain, unreadable_version=row.version)
+    seed = next((e.seed for e in events if isinstance(e, GameStarted)), None)
+    checks = verify_deals(events, seed)
+    return Verification(game_id, chain.ok and all(c.ok for c in checks), checks, chain)
 
 
 class Reviews:
@@ -19,8 +45,9 @@ class Reviews:
     async def replay(self, game_id: str, caller: Caller, version: int | None) -> Replay:
         current = await self.games.load(game_id)
         caller.review(current)
-        state = await self.games.state_at(game_id, version or current.version)
-        return Replay(state.version, review(state, caller.viewer))
+        state, head = await self.games.state_at(game_id, version or current.version)
+        shown = with_head(review(state, caller.viewer), current, caller.viewer, head)
+        return Replay(state.version, shown)
 
     async def audit(self, game_id: str, caller: Caller) -> Audit:
         current = await self.games.load(game_id)
@@ -29,8 +56,19 @@ class Reviews:
         return Audit(game_id, current.version, audit(events, caller.viewer))
 
     async def verify(self, game_id: str, caller: Caller) -> Verification:
+        if caller.role == "operator":  # the operator's check plays nothing back first
+            return check_record(game_id, await self.games.rows(game_id))
         current = await self.games.load(game_id)
         caller.review(current)
-        events = [e for _, e in await self.games.events(game_id)]
-        checks = verify_deals(events, current.seed)
-        return Verification(game_id, all(c.ok for c in checks), checks)
+        verification = check_record(game_id, await self.games.rows(game_id))
+        if disclosed_to(current, caller.viewer) != ARBITER:
+            # a closed-discard record hides cards from this viewer for ever: no raw hash
+            chain = msgspec.structs.replace(verification.chain, head=None)
+            verification = msgspec.structs.replace(verification, chain=chain)
+        return verification
+
+    async def bundle(self, game_id: str, caller: Caller) -> bytes:
+        """The audit bundle (services/app/bundle.py) as the caller may see the record."""
+        current = await self.games.load(game_id)
+        caller.review(current)
+        return make_bundle(game_id, await self.games.rows(game_id), caller.viewer)

@@ -34,7 +34,11 @@ def configured_endpoint(settings: Settings) -> Endpoint | None:
 
 
 class RegisterWebhook(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    url: Annotated[str, msgspec.Meta(pattern=r"^https?://[^\s/?#]+[^\s]*$", max_length=2048)]
+    # ASCII only, spelled out: `\s` means other things to Python and to JSON Schema
+    url: Annotated[
+        str,
+        msgspec.Meta(pattern=r"^https?://[A-Za-z0-9.:\[\]_-]+(?:[/?#][!-~]*)?$", max_length=2048),
+    ]
     events: Annotated[tuple[WebhookType, ...], msgspec.Meta(min_length=1)] = WEBHOOK_TYPES
     # generated when left out (and then shown once, in the answer)
     secret: Annotated[str, msgspec.Meta(min_length=16, max_length=256)] | None = None

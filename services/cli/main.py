@@ -1,5 +1,5 @@
 """The operator's command line: `bura serve | migrate | simulate | replay | audit |
-verify | export | import | play`. A failure is one line on stderr and an exit code
+verify | export | verify-bundle | import | play`. A failure is one line on stderr and an exit code
 (services/cli/errors.py)."""
 
 from __future__ import annotations
@@ -33,12 +33,19 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--version", type=int)
     aud = sub.add_parser("audit", help="print each penalty and false declaration with evidence")
     aud.add_argument("game")
-    ver = sub.add_parser("verify", help="check every deal against its shuffle commitment")
+    ver = sub.add_parser(
+        "verify", help="check a game's hash chain and every deal against its commitments"
+    )
     ver.add_argument("game")
-    exp = sub.add_parser("export", help="write a game's events as JSON Lines")
+    exp = sub.add_parser("export", help="write a game's audit bundle (or, --jsonl, its events)")
     exp.add_argument("game")
-    exp.add_argument("--out", default=None)
-    imp = sub.add_parser("import", help="load a JSON Lines export into the store")
+    exp.add_argument("--out", default=None, help="the file (default GAME.bura.json or .jsonl)")
+    exp.add_argument("--jsonl", action="store_true", help="the events as JSON Lines instead")
+    vb = sub.add_parser(
+        "verify-bundle", help="check an audit bundle offline: chain, deals, replay, findings"
+    )
+    vb.add_argument("file")
+    imp = sub.add_parser("import", help="load an audit bundle or a JSON Lines export")
     imp.add_argument("file")
     bot = sub.add_parser("play", help="play one seat with a bot, over the public API")
     bot.add_argument("--url", default="http://127.0.0.1:8000", help="the server")
@@ -87,8 +94,8 @@ def _run(args: argparse.Namespace, settings: config.Settings) -> int:
         case "verify":
             return asyncio.run(records.cmd_verify(settings, args.game))
         case "export":
-            out = args.out or f"{args.game}.jsonl"
-            return asyncio.run(records.cmd_export(settings, args.game, out))
+            out = args.out or f"{args.game}.{'jsonl' if args.jsonl else 'bura.json'}"
+            return asyncio.run(records.cmd_export(settings, args.game, out, args.jsonl))
         case "import":
             return asyncio.run(records.cmd_import(settings, args.file))
         case "play":
@@ -113,6 +120,8 @@ _FAILURES: tuple[tuple[type[BaseException], int, Callable[[BaseException], str]]
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.command == "verify-bundle":  # the file alone: no setting, no store
+            return records.cmd_verify_bundle(args.file)
         settings = config.load()
         return _run(args, settings)
     except KeyboardInterrupt:

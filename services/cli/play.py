@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import secrets
 import sys
 from collections.abc import Callable
 
@@ -93,6 +94,10 @@ def _act(
 ) -> None:
     """One move on this table: the bot's, else (refused) another legal one, else concede.
     Never waits on a table where this seat is due without having sent something."""
+    if shown["due"] == "seed":
+        # the seats' shuffle: this seat's contribution to the deal, fresh and its own
+        seat.send({"type": "seed", "value": secrets.token_hex(16)})
+        return
     for attempt in range(TRIES):
         view = msgspec.convert(shown, View)
         number = view.seat

@@ -1,5 +1,6 @@
 """The `bura` commands that read a game's record from the store: replay, audit, verify,
-export and import."""
+export (the audit bundle, or JSON Lines) and import (either); and verify-bundle, which
+needs no store at all."""
 
 from __future__ import annotations
 
@@ -11,11 +12,14 @@ import msgspec
 from domain.audit import audit
 from domain.events import Event
 from domain.evolve import replay
-from domain.fairness import verify_deals
 from domain.views import ARBITER, view
 from infra.ports.events import EventStore, Metadata, RecordedEvent
 from services import bootstrap, config
+from services.app.bundle import Bundle, make_bundle
+from services.app.bundle_check import BundleReport, check_bundle
 from services.app.codec import from_recorded, to_new
+from services.app.results import Verification
+from services.app.reviews import check_record
 from services.cli.errors import FAILED, NOT_FOUND, UNAVAILABLE, CliError
 from services.cli.progress import Progress
 from services.cli.table_text import render
@@ -33,6 +37,7 @@ class ExportedEvent(msgspec.Struct, frozen=True):
     data: msgspec.Raw
     actor: int | None = None
     command_id: str | None = None
+    correlation_id: str | None = None
 
 
 async def _store(settings: config.Settings, *, existing: bool = True) -> EventStore:
@@ -95,27 +100,48 @@ async def cmd_audit(settings: config.Settings, game_id: str) -> int:
 
 
 async def cmd_verify(settings: config.Settings, game_id: str) -> int:
-    events = [e for _, e in await _events(settings, game_id)]
-    state = replay(events)
-    if not state.finished:
-        print(
-            f"game {game_id} is not over: its seed is still secret (the operator may check "
-            "it with the seed from the event store)"
-        )
-    checks = verify_deals(events, state.seed)
-    for c in checks:
-        print(
-            f"deal {c.number}: commitment {'ok' if c.commitment_ok else 'MISMATCH'}, "
-            f"shuffle {'ok' if c.shuffle_ok else 'MISMATCH'}"
+    """The record as stored: its hash chain row by row, then every deal (with the game's
+    seed, which the operator's store holds even before the game ends)."""
+    verification = check_record(game_id, await _rows(settings, game_id))
+    for line in verification_lines(verification):
+        print(line)
+    print("verified" if verification.ok else "VERIFICATION FAILED")
+    return 0 if verification.ok else FAILED
+
+
+def verification_lines(verification: Verification) -> list[str]:
+    chain = verification.chain
+    if chain.ok:
+        lines = [f"chain: {chain.rows} rows rehashed, head {chain.head}"]
+    else:
+        lines = [f"chain: BROKEN at version {chain.first_bad_version}: {chain.problem}"]
+    if verification.unreadable_version is not None:
+        lines.append(f"version {verification.unreadable_version}: its payload is no event")
+    for c in verification.deals:
+        seats = ""
+        if c.shuffle == "seats":
+            missing = f", seats {list(c.missing)} sent none (counted empty)" if c.missing else ""
+            seats = (
+                f", server seed {'ok' if c.server_commitment_ok else 'MISMATCH'}"
+                f", seats' seeds {'ok' if c.seeds_ok else 'MISMATCH'}{missing}"
+            )
+        lines.append(
+            f"deal {c.number} (version {c.version}): commitment "
+            f"{'ok' if c.commitment_ok else 'MISMATCH'}, shuffle "
+            f"{'ok' if c.shuffle_ok else 'MISMATCH'}{seats}"
             f"{' (operator-fixed deck)' if c.explicit else ''}"
         )
-    ok = all(c.ok for c in checks)
-    print("verified" if ok else "VERIFICATION FAILED")
-    return 0 if ok else FAILED
+    return lines
 
 
-async def cmd_export(settings: config.Settings, game_id: str, path: str) -> int:
+async def cmd_export(settings: config.Settings, game_id: str, path: str, jsonl: bool) -> int:
+    """The audit bundle (docs/fairness.md), or with `jsonl` the events as JSON Lines."""
     rows = await _rows(settings, game_id)
+    if not jsonl:
+        with open(path, "wb") as out:
+            out.write(make_bundle(game_id, rows))
+        print(f"exported {len(rows)} events of game {game_id} to {path} (an audit bundle)")
+        return 0
     progress = Progress("export", len(rows))
     with open(path, "wb") as out:
         for i, r in enumerate(rows, 1):
@@ -127,6 +153,7 @@ async def cmd_export(settings: config.Settings, game_id: str, path: str) -> int:
                 msgspec.Raw(r.data),
                 r.metadata.actor,
                 r.metadata.command_id,
+                r.metadata.correlation_id,
             )
             out.write(_encode(line) + b"\n")
             progress(i)
@@ -134,35 +161,132 @@ async def cmd_export(settings: config.Settings, game_id: str, path: str) -> int:
     return 0
 
 
-async def cmd_import(settings: config.Settings, path: str) -> int:
-    decoder = msgspec.json.Decoder(ExportedEvent)
+def cmd_verify_bundle(path: str) -> int:
+    """An audit bundle checked with nothing but the file: no store, no server."""
     with open(path, "rb") as f:
-        try:
-            lines = [decoder.decode(line) for line in f if line.strip()]
-        except msgspec.DecodeError as e:
-            raise CliError(f"{path} is not a bura export: {e}", FAILED) from None
-    if not lines:
-        raise CliError(f"{path} holds no events", FAILED)
+        report = check_bundle(f.read())
+    for line in bundle_lines(report):
+        print(line)
+    if report.ok:
+        print("verified" if not report.unchecked else "verified, as far as this viewer may see")
+        return 0
+    first = report.problems[0]
+    print(f"VERIFICATION FAILED at {first.where}: {first.what}")
+    return FAILED
+
+
+def bundle_lines(report: BundleReport) -> list[str]:
+    lines = []
+    if report.game_id is not None:
+        lines.append(
+            f"bundle of game {report.game_id}, as {report.viewer} sees it: {report.rows} rows"
+        )
+    if report.chain is not None and report.chain.ok:
+        lines.append(f"chain: {report.chain.rows} rows rehashed, head {report.chain.head}")
+    for c in report.deals:
+        lines.append(
+            f"deal {c.number} (version {c.version}): {c.shuffle} shuffle, "
+            + ("every commitment holds" if c.ok else "DOES NOT VERIFY")
+        )
+    if report.replayed:
+        lines.append(
+            f"replay: the record plays back; its {report.findings} finding(s) are the bundle's"
+        )
+    lines += [f"not checked: {u}" for u in report.unchecked]
+    lines += [f"problem at {p.where}: {p.what}" for p in report.problems]
+    return lines
+
+
+async def cmd_import(settings: config.Settings, path: str) -> int:
+    lines = read_export(path)
     game_id = lines[0].game_id
-    if [e.version for e in lines] != list(range(1, len(lines) + 1)):
-        raise CliError(f"{path}: versions are not 1..{len(lines)} without gaps", FAILED)
     # Decode every line first, so a corrupt file never lands half-way.
     events = [from_recorded_line(e) for e in lines]
     store = await _store(settings, existing=False)
     try:
         progress = Progress("import", len(lines))
-        for i, (line, event) in enumerate(zip(lines, events, strict=True), 1):
+        done = 0
+        for batch in _commands(list(zip(lines, events, strict=True))):
+            first = batch[0][0]
             await store.append(
                 game_id,
-                line.version - 1,
-                [to_new(event)],
-                Metadata(actor=line.actor, command_id=line.command_id),
+                first.version - 1,
+                [to_new(event) for _, event in batch],
+                Metadata(
+                    actor=first.actor,
+                    command_id=first.command_id,
+                    correlation_id=first.correlation_id,
+                ),
             )
-            progress(i)
+            done += len(batch)
+            progress(done)
     finally:
         await store.close()
     print(f"imported {len(lines)} events as game {game_id}")
     return 0
+
+
+def _commands(
+    lines: list[tuple[ExportedEvent, Event]],
+) -> list[list[tuple[ExportedEvent, Event]]]:
+    """The events each keyed command appended together, so that each goes in as one append
+    under its command id (a second append under the id would be taken for a retry)."""
+    batches: list[list[tuple[ExportedEvent, Event]]] = []
+    for line, event in lines:
+        if batches and line.command_id is not None:
+            last = batches[-1][0][0]
+            if (last.command_id, last.actor) == (line.command_id, line.actor):
+                batches[-1].append((line, event))
+                continue
+        batches.append([(line, event)])
+    return batches
+
+
+def read_export(path: str) -> list[ExportedEvent]:
+    """The events of an export: an audit bundle (which must verify, and must not be a
+    redacted one) or JSON Lines; the versions 1..n without gaps."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    if raw.startswith(b'{"format":'):
+        lines = _bundle_lines(path, raw)
+    else:
+        decoder = msgspec.json.Decoder(ExportedEvent)
+        try:
+            lines = [decoder.decode(line) for line in raw.splitlines() if line.strip()]
+        except msgspec.DecodeError as e:
+            raise CliError(f"{path} is not a bura export: {e}", FAILED) from None
+    if not lines:
+        raise CliError(f"{path} holds no events", FAILED)
+    if [e.version for e in lines] != list(range(1, len(lines) + 1)):
+        raise CliError(f"{path}: versions are not 1..{len(lines)} without gaps", FAILED)
+    return lines
+
+
+def _bundle_lines(path: str, raw: bytes) -> list[ExportedEvent]:
+    report = check_bundle(raw)
+    if not report.ok:
+        first = report.problems[0]
+        raise CliError(f"{path} does not verify, at {first.where}: {first.what}", FAILED)
+    bundle = msgspec.json.decode(raw, type=Bundle)
+    if bundle.redacted:
+        raise CliError(
+            f"{path} is {bundle.viewer}'s bundle, redacted: it lacks the cards that seat may "
+            "not see, so it cannot be imported (import the operator's bundle)",
+            FAILED,
+        )
+    return [
+        ExportedEvent(
+            bundle.game_id,
+            r.version,
+            r.type,
+            r.schema_version,
+            r.data,
+            r.actor,
+            r.command_id,
+            r.correlation_id,
+        )
+        for r in bundle.events
+    ]
 
 
 def from_recorded_line(line: ExportedEvent) -> Event:

@@ -31,6 +31,18 @@ def render(v: View) -> str:
         lines.append(f"  due to draw: {' '.join(str(s) for s in v.draws)}")
     if v.dave.multiplier > 1 or v.dave.offered_by is not None:
         lines.append(f"  dave: x{v.dave.multiplier}, offered by {v.dave.offered_by}")
+    if v.shuffle is not None:  # the seats' shuffle of the current deal
+        sh = v.shuffle
+        seeds = (
+            f"seeds in from seats {list(sh.sent)}, due by {sh.deadline}"
+            if sh.seeds is None
+            else "seeds " + ", ".join(f"{s!r}" for s in sh.seeds)
+        )
+        missing = f", missing {list(sh.missing)}" if sh.missing else ""
+        lines.append(
+            f"  shuffle of deal {sh.deal}: server commitment {sh.server_commitment}, "
+            f"{seeds}{missing}"
+        )
     for d in v.deals:
         lines.append(
             f"  deal {d.number}: {d.reason}, winners {list(d.winners)}, "

@@ -22,7 +22,7 @@ from typing import Any
 import msgspec
 
 from services.http.problems import PROBLEMS
-from services.http.schemas import REQUEST_EXAMPLES
+from services.http.schemas import REQUEST_EXAMPLES, CreateGame
 from services.live.sse import MESSAGES
 
 Schema = dict[str, Any]
@@ -39,6 +39,7 @@ _FRAMES = {name: f"{name.capitalize()}Frame" for name in MESSAGES}
 def refine(openapi: Schema) -> Schema:
     doc = copy.deepcopy(openapi)
     schemas: Schema = doc.setdefault("components", {}).setdefault("schemas", {})
+    _restore_zero_bounds(schemas)
     _add_stream_schemas(schemas)
     _forbid_unknown(schemas)
     code = schemas.get("ProblemDetails", {}).get("properties", {}).get("code")
@@ -49,6 +50,8 @@ def refine(openapi: Schema) -> Schema:
             parameter["schema"] = _not_null(parameter.get("schema", {}))
         if operation.get("operationId") in STREAMS:
             _stream_response(operation)
+        if operation.get("operationId") == "followEvents":
+            _feed_response(operation, schemas)
         for response in operation.get("responses", {}).values():
             for media in response.get("content", {}).values():
                 _name_examples(media)
@@ -57,6 +60,7 @@ def refine(openapi: Schema) -> Schema:
             if examples:
                 media["examples"] = {name: {"value": v} for name, v in examples.items()}
     for node in _nodes(doc):
+        _drop_empty_members(node)
         _discriminate(node, schemas)
         for bound in ("minimum", "maximum"):
             if isinstance(node.get(bound), float) and node[bound].is_integer():
@@ -145,6 +149,48 @@ def _forbid_unknown(schemas: Schema) -> None:
             schema["additionalProperties"] = False
 
 
+# Request bodies whose integer bounds Litestar may drop: it skips a bound that is 0 (a
+# falsy value), so `dealer >= 0` would be published as unbounded below. msgspec's own
+# schema of the same types has every bound; they are copied back from it.
+_BOUNDED_BODIES: tuple[type[Any], ...] = (CreateGame,)
+_BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+
+
+def _restore_zero_bounds(schemas: Schema) -> None:
+    _, truth = msgspec.json.schema_components(_BOUNDED_BODIES, ref_template=REF + "{name}")
+    for name, right in truth.items():
+        published = schemas.get(name, {}).get("properties", {})
+        for field, prop in right.get("properties", {}).items():
+            if field not in published:
+                continue
+            bounds = {k: v for k, v in _integer_member(prop).items() if k in _BOUNDS}
+            target = _integer_member(published[field])
+            for key, value in bounds.items():
+                target.setdefault(key, value)
+
+
+def _integer_member(schema: Schema) -> Schema:
+    """The schema itself, or its integer member when it is `integer | null`."""
+    for key in ("anyOf", "oneOf"):
+        for member in schema.get(key, []):
+            if isinstance(member, dict) and member.get("type") == "integer":
+                return member
+    return schema
+
+
+def _drop_empty_members(node: Schema) -> None:
+    """Litestar writes the items of `Annotated[tuple[Literal[...], ...], Meta(...)]` as
+    `oneOf: [<the literal>, {}]`, and the empty member admits anything: drop it."""
+    members = node.get("oneOf")
+    if isinstance(members, list) and {} in members and len(members) > 1:
+        kept = [m for m in members if m != {}]
+        if len(kept) == 1:
+            del node["oneOf"]
+            node.update(kept[0])
+        else:
+            node["oneOf"] = kept
+
+
 def _not_null(schema: Schema) -> Schema:
     """`X | None` in a header or query parameter means absent, never the text "null"."""
     members = schema.get("oneOf")
@@ -203,6 +249,29 @@ def _stream_response(operation: Schema) -> None:
     generator would try to parse it). The AsyncAPI document describes the same messages."""
     ok = operation.setdefault("responses", {}).setdefault("200", {})
     ok["content"] = {"text/event-stream": {"itemSchema": {"$ref": REF + "StreamFrame"}}}
+
+
+def _feed_response(operation: Schema, schemas: Schema) -> None:
+    """The operator feed is NDJSON (one FeedEntry a line) or Server-Sent Events (one
+    FeedFrame a message, its `id` the entry's checkpoint and its data the entry)."""
+    schemas["FeedFrame"] = {
+        "title": "FeedFrame",
+        "description": "One Server-Sent Events message of the operator feed: `id` is the "
+        "entry's checkpoint and `data` the entry (a FeedEntry, one line of JSON); `event: "
+        "shutdown` when the server stops (reconnect with Last-Event-ID).",
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "pattern": "^[0-9]+:[0-9]+$"},
+            "event": {"type": "string", "enum": ["message", "shutdown"]},
+            "data": {"type": "string", "contentMediaType": "application/json"},
+        },
+        "required": ["data"],
+    }
+    ok = operation.setdefault("responses", {}).setdefault("200", {})
+    ok["content"] = {
+        "application/x-ndjson": {"itemSchema": {"$ref": REF + "FeedEntry"}},
+        "text/event-stream": {"itemSchema": {"$ref": REF + "FeedFrame"}},
+    }
 
 
 def asyncapi(openapi: Schema) -> Schema:

@@ -23,6 +23,8 @@ from services.live.timeline import Timeline
 
 _encode = msgspec.json.Encoder().encode
 Format = Literal["sse", "ndjson"]
+# A checkpoint as an entry carries it (infra.ports.events.parse_checkpoint reads it).
+CHECKPOINT_PATTERN = r"^ *[0-9]{1,19}:[0-9]{1,19} *$"
 NDJSON = "application/x-ndjson"
 
 _RESPONSES: dict[int, ResponseSpec] = {
@@ -76,6 +78,7 @@ class FeedController(Controller):
             str | None,
             QueryParameter(
                 max_length=40,
+                pattern=CHECKPOINT_PATTERN,
                 description="Start after this checkpoint (`<tx_id>:<position>`, from an "
                 "entry); from the beginning if left out",
             ),
@@ -100,7 +103,10 @@ class FeedController(Controller):
             QueryParameter(ge=1, le=1_000_000, description="End after this many entries"),
         ] = None,
         last_event_id: Annotated[
-            str | None, HeaderParameter(name="Last-Event-ID", required=False, max_length=40)
+            str | None,
+            HeaderParameter(
+                name="Last-Event-ID", required=False, max_length=40, pattern=CHECKPOINT_PATTERN
+            ),
         ] = None,
     ) -> Stream:
         """The arbiter's record of every game (hidden cards and all), one entry per event:

@@ -9,10 +9,10 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, Parameter
 
 from domain.cards import parse_cards
-from domain.views import View, view
+from domain.views import view
 from services.app.callers import Caller
 from services.app.games import GameService
-from services.app.results import CreatedGame, EventPage
+from services.app.results import CreatedGame, EventPage, TableView, with_head
 from services.http.errors import responses
 from services.http.middleware import request_id
 from services.http.schemas import LAST_VERSION, CreateGame
@@ -36,8 +36,10 @@ class GamesController(Controller):
         games: NamedDependency[GameService],
         data: JSONBody[CreateGame],
     ) -> CreatedGame:
-        """Deals the first deal. Returns one secret token per seat and a spectator token:
-        hand each to its player; only their hashes are stored."""
+        """Deals the first deal (with `shuffle: "seats"`, opens it for the seats' seeds: the
+        answer's `shuffle` holds the server's commitment and the deadline). Returns one
+        secret token per seat and a spectator token: hand each to its player; only their
+        hashes are stored."""
         deck = list(parse_cards(data.deck)) if data.deck is not None else None
         return await games.create(
             [s.name for s in data.seats],
@@ -59,8 +61,11 @@ class GamesController(Controller):
         game_id: FromPath[str],
         caller: NamedDependency[Caller],
         games: NamedDependency[GameService],
-    ) -> View:
-        return view(await games.load(game_id), caller.viewer)
+    ) -> TableView:
+        """`chain_head` is the record's hash at `version`, for whoever may see the whole
+        record; everyone gets its `receipt` (docs/fairness.md §4)."""
+        state, head = await games.current(game_id)
+        return with_head(view(state, caller.viewer), state, caller.viewer, head)
 
     @get(
         "/{game_id:str}/events",

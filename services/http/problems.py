@@ -152,6 +152,34 @@ PROBLEMS: dict[str, Problem] = {
         "A pass while a lead is possible (docs/rules.md §5).",
         "pass only with the hands played out; lead a card",
     ),
+    "seeds_pending": _rule(
+        'The deal waits for the seats\' seeds (`shuffle: "seats"`, docs/rules.md §8.13): '
+        "send a `seed`, or wait for the others' or the seeding deadline.",
+        "deal 1 is not dealt yet: it waits for the seeds of seats [1]",
+    ),
+    "seed_already_sent": _rule(
+        "The seat has already sent its seed for this deal (docs/rules.md §8.13).",
+        "seat 0 has sent its seed for deal 1",
+    ),
+    "seed_too_late": _rule(
+        "The seeding deadline has passed: the deal is dealt without this seed, recorded as "
+        "missing (docs/rules.md §8.13).",
+        "the seeds for deal 1 were due by 1764583200000 (ms since the epoch)",
+    ),
+    "not_seeding": _rule(
+        "No deal is waiting for seeds: the server shuffles this table, or seeding closed "
+        "(docs/rules.md §8.13).",
+        "no deal is waiting for seeds",
+    ),
+    "bad_seed": _rule(
+        "A seed is 1 to 128 printable ASCII characters (docs/rules.md §8.13).",
+        "a seed is 1 to 128 printable ASCII characters",
+    ),
+    "deadline_not_passed": _rule(
+        "The server closed a seeding before its deadline (the server's own command; the API "
+        "never lets a player send it).",
+        "the seeding of deal 1 is due at 1764583200000, not at 1764583190000",
+    ),
     "stock_empty": _rule(
         "A draw from an empty stock (docs/rules.md §4).",
         "the stock is empty: there is nothing to draw",

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from litestar import Controller, get
+from litestar import Controller, Response, get
 from litestar.di import NamedDependency
+from litestar.openapi import ResponseSpec
 from litestar.params import FromPath, Parameter
 
+from services.app.bundle import Bundle
 from services.app.callers import Caller
 from services.app.results import Audit, Replay, Verification
 from services.app.reviews import Reviews
@@ -66,5 +68,40 @@ class ReviewsController(Controller):
         caller: NamedDependency[Caller],
         reviews: NamedDependency[Reviews],
     ) -> Verification:
-        """Open to everyone at the table once the game is over and its seed revealed."""
+        """The record's hash chain recomputed row by row (`chain`: the first version that
+        does not hold, if any) and every deal checked against its commitments and seeds.
+        Open to everyone at the table once the game is over and its seed revealed."""
         return await reviews.verify(game_id, caller)
+
+    @get(
+        "/{game_id:str}/bundle",
+        operation_id="getBundle",
+        responses={
+            200: ResponseSpec(
+                data_container=Bundle,
+                media_type="application/json",
+                generate_examples=False,
+                description="The bundle (format `bura-audit-bundle/1`, docs/fairness.md)",
+            ),
+            **responses(400, 401, 403, 404, 429, 503),
+        },
+        summary="The audit bundle: the whole record in one file anyone can check offline",
+        response_description="One compact JSON object (format `bura-audit-bundle/1`, "
+        "docs/fairness.md): every event with its row metadata and chain hash, the deals' "
+        "commitments and seeds, the rules and the findings. Check it with "
+        "`bura verify-bundle FILE`.",
+    )
+    async def get_bundle(
+        self,
+        game_id: FromPath[str],
+        caller: NamedDependency[Caller],
+        reviews: NamedDependency[Reviews],
+    ) -> Response[bytes]:
+        """Operator at any time; everyone at the table once the game is over, redacted as
+        the replay is (a closed-discard game keeps its hidden cards and seeds)."""
+        body = await reviews.bundle(game_id, caller)
+        return Response(
+            body,
+            media_type="application/json",
+            headers={"Content-Disposition": f'attachment; filename="bura-{game_id}.json"'},
+        )

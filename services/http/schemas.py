@@ -36,6 +36,7 @@ COMMAND_EXAMPLES: dict[str, dict[str, object]] = {
     "dave_answer": {"type": "dave_answer", "accept": True},
     "pass": {"type": "pass"},
     "concede": {"type": "concede"},
+    "seed": {"type": "seed", "value": "my own 32 random hex digits 9f2c"},
 }
 
 CREATE_EXAMPLES: dict[str, dict[str, object]] = {
@@ -43,6 +44,10 @@ CREATE_EXAMPLES: dict[str, dict[str, object]] = {
     "closed_discard": {
         "seats": [{"name": "ann"}, {"name": "bob"}],
         "rules": {"closed_discard": True, "false_declaration": "pay_pot"},
+    },
+    "seats_shuffle": {
+        "seats": [{"name": "ann"}, {"name": "bob"}],
+        "rules": {"shuffle": "seats", "seeding_seconds": 20},
     },
     "teams": {
         "seats": [{"name": n} for n in ("ann", "bob", "cid", "dan")],

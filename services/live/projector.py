@@ -23,6 +23,7 @@ from infra.ports.hints import Hint, HintBus
 from services.app.codec import from_recorded
 from services.app.errors import GameNotFound
 from services.app.games import GameService
+from services.app.seeding import overdue
 from services.live.sse import END, KEEPALIVE, SHUTDOWN, message
 
 log = logging.getLogger("bura.projector")
@@ -34,10 +35,12 @@ UNWATCHED_DELAY = 0.25
 
 
 class Feed:
-    def __init__(self, game_id: str, state: Game) -> None:
+    def __init__(self, game_id: str, state: Game, head: bytes) -> None:
         self.game_id = game_id
         self.state = state
-        self.history: deque[tuple[int, Event, Game]] = deque(maxlen=HISTORY)
+        self.head = head  # the chain hash of the state's version
+        # (version, event, state after it, chain hash of that version)
+        self.history: deque[tuple[int, Event, Game, bytes]] = deque(maxlen=HISTORY)
         self.changed = asyncio.Event()  # replaced by a fresh one at every change
         self.lock = asyncio.Lock()
         self.watchers = 0
@@ -151,15 +154,24 @@ class Projector:
             for game_id, feed in list(self.feeds.items()):
                 if feed.watchers == 0 and (feed.state.finished or now - feed.used > self.idle):
                     del self.feeds[game_id]
+                elif overdue(feed.state, self.service.now()):
+                    # watched, and its seeding deadline passed: close it (a process that
+                    # restarted has no timer for it), then wake the streams
+                    self._spawn(self._close_seeding(feed))
                 elif now - feed.refreshed >= self.poll / 2:
                     self._catch_up(feed)
+
+    async def _close_seeding(self, feed: Feed) -> None:
+        with contextlib.suppress(StoreUnavailable, GameNotFound):
+            await self.service.current(feed.game_id)
+        self._catch_up(feed)
 
     async def feed(self, game_id: str) -> Feed:
         """The game's feed, loaded from the store the first time."""
         feed = self.feeds.get(game_id)
         if feed is None:
-            state = await self.service.load(game_id)
-            feed = self.feeds.setdefault(game_id, Feed(game_id, state))
+            state, head = await self.service.current(game_id)
+            feed = self.feeds.setdefault(game_id, Feed(game_id, state, head))
         return feed
 
     def _catch_up(self, feed: Feed, lazy: bool = False) -> None:
@@ -198,8 +210,8 @@ class Projector:
             for row in rows:
                 event = from_recorded(row)
                 state = evolve(state, event)
-                feed.history.append((row.version, event, state))
-            feed.state = state
+                feed.history.append((row.version, event, state, row.hash))
+            feed.state, feed.head = state, rows[-1].hash
         feed.announce()
 
     # --- streams -----------------------------------------------------------------------
@@ -217,7 +229,7 @@ class Projector:
             await self._refresh(feed)
             if last_id is None or last_id > feed.state.version:
                 sent = feed.state.version
-                yield message(sent, None, feed.state, viewer)
+                yield message(sent, None, feed.state, viewer, feed.head)
             else:
                 sent = last_id
             while True:
@@ -252,9 +264,9 @@ class Projector:
         """Messages for every version after `sent`, from the feed's history or the store."""
         history = list(feed.history)
         if history and history[0][0] <= sent + 1:
-            for version, event, state in history:
+            for version, event, state, head in history:
                 if version > sent:
-                    yield version, message(version, event, state, viewer)
+                    yield version, message(version, event, state, viewer, head)
             return
         until = feed.state.version
         rows = await self.service.store.read(feed.game_id, after=0, until=until)
@@ -263,4 +275,4 @@ class Projector:
             event = from_recorded(row)
             state = evolve(state, event)
             if row.version > sent:
-                yield row.version, message(row.version, event, state, viewer)
+                yield row.version, message(row.version, event, state, viewer, row.hash)

@@ -1,6 +1,7 @@
 """Server-Sent Events framing of the live views: one message per version, its SSE `id` the
-game version, its data the redacted event and the viewer's view. The Structs below are the
-messages' data, documented in the OpenAPI and AsyncAPI documents."""
+game version, its data the redacted event and the viewer's view (with the record's chain
+head at that version, as in `GET /games/{id}`). The Structs below are the messages' data,
+documented in the OpenAPI and AsyncAPI documents."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import msgspec
 from domain.events import AnyEvent, Event
 from domain.state import Game
 from domain.views import View, Viewer, redact, view
+from services.app.results import with_head
 
 _encode = msgspec.json.Encoder().encode
 
@@ -49,8 +51,9 @@ END = b"event: end\ndata: %s\n\n" % _encode(EndMessage())
 SHUTDOWN = b"event: shutdown\ndata: %s\n\n" % _encode(ShutdownMessage())
 
 
-def message(version: int, event: Event | None, state: Game, viewer: Viewer) -> bytes:
+def message(version: int, event: Event | None, state: Game, viewer: Viewer, head: bytes) -> bytes:
     """One SSE message: the version as its id, the redacted event and the viewer's view."""
     shown = redact(event, viewer, state.rules) if event is not None else None
-    data = _encode({"version": version, "event": shown, "view": view(state, viewer)})
+    seen = with_head(view(state, viewer), state, viewer, head)
+    data = _encode({"version": version, "event": shown, "view": seen})
     return b"id: %d\nevent: view\ndata: %s\n\n" % (version, data)

@@ -47,14 +47,16 @@ def expected(endpoint: str, role: str, finished: bool) -> int | None:
         if role in ("operator", "spectator"):
             return 403
         return 409  # past auth: the pass itself is refused by the rules
-    if endpoint in ("replay", "audit", "verify") and role != "operator" and not finished:
+    if endpoint in ("replay", "audit", "verify", "bundle") and role != "operator" and not finished:
         return 403
     if endpoint == "stream" and not finished:
         return None  # an open live stream: the SSE tests read those with a real server
     return 200
 
 
-ENDPOINTS = ("create", "command", "view", "events", "replay", "audit", "verify", "stream")
+ENDPOINTS = (
+    "create", "command", "view", "events", "replay", "audit", "verify", "bundle", "stream"
+)  # fmt: skip
 
 
 async def call(api: Api, endpoint: str, table: Table, headers: dict[str, str]) -> httpx.Response:
@@ -102,7 +104,7 @@ async def test_every_endpoint_as_every_role_while_playing_and_after(api: Api) ->
 
 async def test_an_unknown_game_is_404_for_the_operator_and_403_for_a_seat(api: Api) -> None:
     table = await api.create()
-    for path in ("", "/events", "/replay", "/audit", "/verify", "/stream"):
+    for path in ("", "/events", "/replay", "/audit", "/verify", "/bundle", "/stream"):
         url = f"/games/{'0' * 32}{path}"
         assert (await api.client.get(url, headers=OPERATOR)).status_code == 404
         assert (await api.client.get(url, headers=table.seat(0))).status_code == 403

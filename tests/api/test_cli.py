@@ -133,7 +133,8 @@ def test_audit_and_verify_on_the_command_line(
     assert code == 0 and "no penalty and no false declaration" in out
     code, out = bura(monkeypatch, capsys, full, "verify", won)
     assert code == 0
-    assert "deal 1: commitment ok, shuffle ok (operator-fixed deck)" in out
+    assert f"chain: {len(rows(full, won))} rows rehashed, head " in out
+    assert "deal 1 (version 3): commitment ok, shuffle ok (operator-fixed deck)" in out
     assert out.strip().endswith("verified")
 
 
@@ -232,3 +233,112 @@ def test_run_outside_the_repository_the_command_line_says_where_it_looked(
     assert said.count("\n") == 1 and "Traceback" not in said
     assert said.startswith("bura audit: no store at ") and "BURA_SQLITE_PATH" in said
     assert not (tmp_path / "var").exists()  # reading never creates an empty store
+
+
+def play_keyed_game(where: Where) -> str:
+    """The 31 walk-through with an Idempotency-Key on every command: commands that write
+    two events under one key (a response and the trick) must import as one append each."""
+
+    async def play() -> str:
+        adapters = await opened(where)
+        app = app_on(adapters)
+        try:
+            async with serving(app) as client:
+                api = Api(client, app, adapters)
+                table = await api.create()
+                for n, (seat, command) in enumerate(THIRTY_ONE_GAME):
+                    await api.play(table, seat, command, key=f"key-{n}")
+                return table.game_id
+        finally:
+            await adapters.close()
+
+    return servers.run_async(play)
+
+
+def test_export_writes_a_bundle_that_verifies_offline_and_imports_whole(
+    stores: tuple[Where, Where],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    full, empty = stores
+    game = play_keyed_game(full)
+    bundle = tmp_path / "game.bura.json"
+    code, out = bura(monkeypatch, capsys, full, "export", game, "--out", str(bundle))
+    assert code == 0 and "audit bundle" in out
+    code, out = bura(monkeypatch, capsys, {}, "verify-bundle", str(bundle))
+    assert code == 0 and out.strip().endswith("verified")
+    assert "chain: " in out and "replay: the record plays back" in out
+
+    raw = bundle.read_bytes()
+    at = raw.index(b'"type":"cards_led"') + 9  # inside the first lead's payload
+    broken = tmp_path / "broken.bura.json"
+    broken.write_bytes(raw[:at] + bytes([raw[at] ^ 1]) + raw[at + 1 :])
+    code, out = bura(monkeypatch, capsys, {}, "verify-bundle", str(broken))
+    assert code == 1
+    assert out.strip().splitlines()[-1].startswith("VERIFICATION FAILED at events[")
+    code = cli.main(["import", str(broken)])
+    assert code == 1 and "does not verify" in capsys.readouterr().err
+
+    code, out = bura(monkeypatch, capsys, empty, "import", str(bundle))
+    assert code == 0 and f"as game {game}" in out
+    keep = [
+        (r.version, r.type, r.data, r.metadata.actor, r.metadata.command_id,
+         r.metadata.correlation_id)
+        for r in rows(full, game)
+    ]  # fmt: skip
+    assert [
+        (r.version, r.type, r.data, r.metadata.actor, r.metadata.command_id,
+         r.metadata.correlation_id)
+        for r in rows(empty, game)
+    ] == keep  # fmt: skip
+    code, out = bura(monkeypatch, capsys, empty, "verify", game)
+    assert code == 0 and out.strip().endswith("verified")
+
+
+def test_export_as_json_lines_still_round_trips(
+    stores: tuple[Where, Where],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    full, empty = stores
+    game = play_keyed_game(full)
+    lines = tmp_path / "game.jsonl"
+    code, _ = bura(monkeypatch, capsys, full, "export", game, "--jsonl", "--out", str(lines))
+    assert code == 0 and len(lines.read_bytes().splitlines()) == len(rows(full, game))
+    code, _ = bura(monkeypatch, capsys, empty, "import", str(lines))
+    assert code == 0
+    assert [r.data for r in rows(empty, game)] == [r.data for r in rows(full, game)]
+
+
+def test_verify_names_the_first_version_a_tampered_store_breaks(
+    stores: tuple[Where, Where],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    full, _ = stores
+    won, _ = play_games(full)
+
+    async def remove_row() -> None:
+        adapters = await opened(full)
+        try:
+            store = adapters.store
+            if "BURA_DATABASE_URL" in full:
+                await store.pool.execute(  # type: ignore[attr-defined]
+                    "DELETE FROM events WHERE stream_id = $1 AND version = 7", won
+                )
+            else:
+                await store.db.run(  # type: ignore[attr-defined]
+                    lambda db: db.execute(
+                        "DELETE FROM events WHERE stream_id = ? AND version = 7", (won,)
+                    )
+                )
+        finally:
+            await adapters.close()
+
+    servers.run_async(remove_row)
+    code, out = bura(monkeypatch, capsys, full, "verify", won)
+    assert code == 1
+    assert "chain: BROKEN at version 7: version 7 is missing" in out
+    assert out.strip().endswith("VERIFICATION FAILED")

@@ -179,3 +179,11 @@ async def test_the_reference_ui_needs_no_network(api: Api) -> None:
         assert asset.status_code == 200 and len(asset.content) > 1000, source
     # The embedded document is the refined one, with its examples.
     assert "not_your_turn" in page.text and "discriminator" in page.text
+
+
+async def test_a_bound_of_zero_is_published(api: Api) -> None:
+    # Litestar drops a bound of 0 (a falsy value); the document restores it
+    doc = await openapi(api)
+    dealer = doc["components"]["schemas"]["CreateGame"]["properties"]["dealer"]
+    integer = next(m for m in dealer["oneOf"] if m.get("type") == "integer")
+    assert (integer["minimum"], integer["maximum"]) == (0, 5)

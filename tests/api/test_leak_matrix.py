@@ -17,6 +17,7 @@ live streams across real processes on PostgreSQL and Redis.
 from __future__ import annotations
 
 import random
+from collections.abc import Collection
 from typing import Any
 
 import msgspec
@@ -35,11 +36,15 @@ from domain.events import (
     FourAcesShown,
     GameFinished,
     PenaltyApplied,
+    SeedingClosed,
+    SeedRevealed,
+    SeedSent,
     TrumpTurned,
 )
 from domain.evolve import replay
-from domain.legal import claimants, legal_commands
+from domain.legal import claimants, legal_commands, seeding_seats
 from domain.rules import Rules
+from domain.shuffle import deal_seed
 from domain.state import Game
 from domain.table import claim_points
 from tests.api.conftest import OPERATOR, Api, Table, bearer, cards_in
@@ -57,6 +62,8 @@ VARIANTS: dict[str, tuple[int, dict[str, Any]]] = {
     "teams": (4, {"deck": 52, "teams": [[0, 2], [1, 3]], "target_points": 41}),
     "kozel": (3, {"game": "kozel"}),
     "reject": (2, {"penalties": "reject"}),
+    "seats_shuffle": (3, {"shuffle": "seats"}),
+    "seats_shuffle_closed": (2, {"shuffle": "seats", "closed_discard": True}),
 }
 FAULTS = 0.06  # chance that a move is a faulty draw, and again a false declaration
 SPECTATOR = None
@@ -91,6 +98,31 @@ def knowledge(events: list[Event], viewer: int | None, rules: Rules) -> list[set
     return by_version
 
 
+def unknown(
+    events: list[Event], hashes: list[str], viewer: int | None, rules: Rules, seed: str
+) -> list[set[str]]:
+    """unknown[v]: the texts that are no card but secret from `viewer` at version v: the
+    record's raw hashes (each a test for guesses at a hidden card) and the deals' server
+    seeds until the game's seed is out, a server seed until its deal is over (closed
+    discard: for ever), another seat's seed until seeding closes."""
+    deals = 1 + sum(1 for e in events if isinstance(e, SeedingClosed))
+    secret = {*hashes, *(deal_seed(seed, n) for n in range(1, deals + 1))}
+    pending: set[str] = set()
+    by_version = [secret | pending]
+    for event in events:
+        match event:
+            case SeedSent(seat=seat, value=value) if seat != viewer and value:
+                pending.add(value)
+            case SeedingClosed():
+                pending = set()
+            case SeedRevealed(server_seed=server_seed) if not rules.closed_discard:
+                secret.discard(server_seed or "")
+            case GameFinished() if not rules.closed_discard:
+                secret = set()
+        by_version.append(secret | pending)
+    return by_version
+
+
 def leaked(payload: Any, allowed: set[str]) -> set[str]:
     return set(cards_in(payload)) - allowed
 
@@ -114,11 +146,25 @@ class Matrix:
         page = await self.api.get(f"/games/{self.table.game_id}/events")
         return list(_events.decode(msgspec.json.encode([e["event"] for e in page["events"]])))
 
-    def no_secret(self, payload: Any, allowed: set[str], may_see_seed: bool, where: str) -> None:
+    def no_secret(
+        self,
+        payload: Any,
+        allowed: set[str],
+        may_see_seed: bool,
+        where: str,
+        hidden: Collection[str] = (),
+    ) -> None:
         assert not leaked(payload, allowed), (where, leaked(payload, allowed))
+        text = msgspec.json.encode(payload).decode()
         if not may_see_seed:
-            assert self.seed not in msgspec.json.encode(payload).decode(), where
+            assert self.seed not in text, where
+        shown = [h for h in hidden if h in text]
+        assert not shown, (where, shown)
         self.checked += 1
+
+    async def hidden(self, events: list[Event], viewer: int | None, rules: Rules) -> list[set[str]]:
+        rows = await self.api.store.read(self.table.game_id)
+        return unknown(events, [r.hash.hex() for r in rows], viewer, rules, self.seed)
 
     async def answer(self, path: str, headers: dict[str, str], **params: Any) -> Any:
         reply = await self.api.client.get(path, headers=headers, params=params)
@@ -129,12 +175,14 @@ class Matrix:
         version = len(events)
         for viewer, headers in self.viewers():
             allowed = knowledge(events, viewer, rules)[version]
+            hidden = (await self.hidden(events, viewer, rules))[version]
             seed_out = finished and not rules.closed_discard
             for path in (game, f"{game}/events"):
                 status, body = await self.answer(path, headers)
                 assert status == 200, (path, body)
-                self.no_secret(body, allowed, seed_out, f"{path} as {viewer} at {version}")
-            for review in ("replay", "audit", "verify"):
+                where = f"{path} as {viewer} at {version}"
+                self.no_secret(body, allowed, seed_out, where, hidden)
+            for review in ("replay", "audit", "verify", "bundle"):
                 status, body = await self.answer(f"{game}/{review}", headers)
                 if not finished:
                     assert status == 403, (review, viewer, body)  # opens when the game is over
@@ -144,7 +192,7 @@ class Matrix:
 
     async def check_other_game_tokens(self) -> None:
         game = f"/games/{self.table.game_id}"
-        for path in ("", "/events", "/replay", "/audit", "/verify", "/stream"):
+        for path in ("", "/events", "/replay", "/audit", "/verify", "/bundle", "/stream"):
             for token in [*self.other.tokens, self.other.spectator]:
                 status, body = await self.answer(f"{game}{path}", bearer(token))
                 assert status == 403, (path, body)
@@ -156,14 +204,15 @@ class Matrix:
         for viewer, headers in self.viewers():
             known = knowledge(events, viewer, rules)
             final = known[-1]
-            for review in ("audit", "verify"):
+            hidden = (await self.hidden(events, viewer, rules))[-1]
+            for review in ("audit", "verify", "bundle"):
                 status, body = await self.answer(f"{game}/{review}", headers)
                 assert status == 200, (review, viewer, body)
-                self.no_secret(body, final, seed_out, f"{review} as {viewer}")
+                self.no_secret(body, final, seed_out, f"{review} as {viewer}", hidden)
             for version in range(1, len(events) + 1):
                 status, body = await self.answer(f"{game}/replay", headers, version=version)
                 assert status == 200, (version, body)
-                self.no_secret(body, final, seed_out, f"replay {version} as {viewer}")
+                self.no_secret(body, final, seed_out, f"replay {version} as {viewer}", hidden)
             # every version's stream message, from the first (the stream ends with the game)
             reply = await self.api.client.get(
                 f"{game}/stream", headers={**headers, "Last-Event-ID": "0"}
@@ -174,16 +223,19 @@ class Matrix:
                 if line.startswith('data: {"version"')
             ]
             assert [m["version"] for m in messages] == list(range(1, len(events) + 1))
+            secret = await self.hidden(events, viewer, rules)
             for m in messages:
                 v = m["version"]
                 last = v == len(events)
-                self.no_secret(m, known[v], seed_out and last, f"stream {v} as {viewer}")
+                where = f"stream {v} as {viewer}"
+                self.no_secret(m, known[v], seed_out and last, where, secret[v])
 
 
 def fault(state: Game, chance: random.Random) -> tuple[int, PlayerCommand] | None:
     """Now and then a faulty draw by any seat, or a declaration of 31 without the points."""
     deal = state.deal
-    assert deal is not None
+    if deal is None:  # the deal waits for the seats' seeds
+        return None
     roll = chance.random()
     if roll < FAULTS and deal.stock:
         return chance.randrange(len(state.seats)), Draw(chance.choice([1, 1, 2]))
@@ -210,9 +262,12 @@ async def test_no_endpoint_shows_any_viewer_a_card_it_may_not_see(api: Api, vari
         await matrix.check_now(events, state.rules, state.finished)
         if state.finished:
             break
-        assert state.deal is not None
         move = fault(state, chance)
-        if move is None:
+        if move is None and seeding_seats(state):
+            seat = seeding_seats(state)[-1]  # the last seat first: seeds come in any order
+            move = seat, random_bot(state, seat, chance)
+        elif move is None:
+            assert state.deal is not None
             seat = next(iter(claimants(state)), state.deal.turn)
             move = seat, random_bot(state, seat, chance)
         seat, command = move

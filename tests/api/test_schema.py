@@ -18,7 +18,7 @@ from hypothesis.errors import Unsatisfiable
 from litestar import Litestar
 from schemathesis.checks import CheckContext
 from schemathesis.python import asgi
-from schemathesis.specs.openapi.checks import positive_data_acceptance
+from schemathesis.specs.openapi.checks import ignored_auth, positive_data_acceptance
 
 from services.config import Settings
 from services.http.app import create_app
@@ -139,6 +139,28 @@ def semantic_refusals_only(ctx: CheckContext, response: Any, case: schemathesis.
         assert code in SEMANTIC, f"a schema-valid request was refused: {response.text}"
 
 
+_ENFORCED: set[str] = set()
+
+
+@schemathesis.check
+def auth_is_enforced(ctx: CheckContext, response: Any, case: schemathesis.Case) -> None:
+    """What `ignored_auth` checks, for headers this test sets itself: an operation that
+    asks for a token and answered 2xx answers 401 or 403 without it, and with a forged one.
+    (schemathesis takes the tokens given to it through `as_strategy(headers=...)` for
+    generated ones once it mutates the headers of a negative case, and then fails any 2xx.)"""
+    label = case.operation.label
+    if not 200 <= response.status_code < 300 or label in _ENFORCED:
+        return
+    if not case.operation.definition.raw.get("security"):
+        return
+    kept = {k: v for k, v in (case.headers or {}).items() if k.lower() != "authorization"}
+    query = {k: v for k, v in (case.query or {}).items() if k != "ticket"}
+    for auth in ({}, {"Authorization": "Bearer 0123456789abcdef.forged"}):
+        answer = case.derive(headers={**kept, **auth}, query=query).call()
+        assert answer.status_code in (401, 403), f"{label} answered {answer.status_code} {auth}"
+    _ENFORCED.add(label)
+
+
 @pytest.mark.slow
 def test_generated_requests_never_meet_a_server_error(app: Litestar) -> None:
     schema = schemathesis.openapi.from_asgi("/schema/openapi.json", app)
@@ -207,14 +229,16 @@ def exercise(
             case.query = {**(case.query or {}), "follow": "false"}  # a live feed never ends
         response = case.call()
         seen[case.operation.label, response.status_code] += 1
-        # Every built-in check but one: a body the schema allows may still break a rule the
-        # schema cannot say (contradictory table options, a deck that is not the full
-        # pack, a string that is no card). Those, and only those, are 400s with a
-        # documented code: `semantic_refusals_only` holds them to that instead.
+        # Every built-in check but two, each replaced by a check of our own: a body the
+        # schema allows may still break a rule the schema cannot say (contradictory table
+        # options, a deck that is not the full pack, a string that is no card): those, and
+        # only those, are 400s with a documented code (`semantic_refusals_only`); and
+        # `auth_is_enforced` probes without a token and with a forged one, as
+        # `ignored_auth` does for tokens it knows were given (see there).
         case.validate_response(
             response,
-            excluded_checks=[positive_data_acceptance],
-            additional_checks=[semantic_refusals_only],
+            excluded_checks=[positive_data_acceptance, ignored_auth],
+            additional_checks=[semantic_refusals_only, auth_is_enforced],
         )
 
     run()

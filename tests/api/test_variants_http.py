@@ -16,7 +16,7 @@ import pytest
 from domain.bots import greedy_bot, random_bot
 from domain.events import AnyEvent
 from domain.evolve import replay
-from domain.legal import claimants
+from domain.legal import claimants, seeding_seats
 from tests.api.conftest import Api, cards_in
 
 VARIANTS: dict[str, tuple[int, dict[str, Any]]] = {
@@ -30,6 +30,7 @@ VARIANTS: dict[str, tuple[int, dict[str, Any]]] = {
     "deck_32": (2, {"deck": 32}),
     "teams": (4, {"deck": 52, "teams": [[0, 2], [1, 3]], "target_points": 41}),
     "kozel": (4, {"game": "kozel"}),
+    "seats_shuffle": (3, {"shuffle": "seats", "match_target": 2}),
 }
 _events = msgspec.json.Decoder(list[AnyEvent])
 
@@ -45,8 +46,11 @@ async def test_a_bot_game_of_every_variant_through_http(api: Api, variant: str) 
         state = replay(_events.decode(msgspec.json.encode([e["event"] for e in page["events"]])))
         if state.finished:
             break
-        assert state.deal is not None
-        seat = next(iter(claimants(state)), state.deal.turn)
+        if state.seeding is not None:  # every seat sends its seed with its own token
+            seat = seeding_seats(state)[0]
+        else:
+            assert state.deal is not None
+            seat = next(iter(claimants(state)), state.deal.turn)
         command = bots[seat](state, seat, chance)
         await api.play(table, seat, msgspec.to_builtins(command))
     else:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from domain.cards import Card
-from domain.commands import Draw, Lead, PlayerCommand, Respond, StartGame
+from domain.commands import AnyCommand, Draw, Lead, PlayerCommand, Respond, StartGame
 from domain.decide import decide
 from domain.errors import RuleViolation
 from domain.events import Event
@@ -42,9 +42,10 @@ def start(
     dealer: int | None = None,
     order: Sequence[Card] | None = None,
     seed: str = SEED,
+    now: int | None = None,
     **options: object,
 ) -> tuple[Game, list[Event]]:
-    """A started game and the events that started it."""
+    """A started game and the events that started it (at `now`, ms since the epoch)."""
     command = StartGame(
         seats=tuple(f"seat{i}" for i in range(seats)),
         rules=Rules(**options),  # type: ignore[arg-type]
@@ -52,7 +53,7 @@ def start(
         dealer=dealer,
         deck=None if order is None else tuple(order),
     )
-    events = decide(NEW_GAME, command, None)
+    events = decide(NEW_GAME, command, None, now)
     return fold(NEW_GAME, events), events
 
 
@@ -107,9 +108,11 @@ def record(state: Game, events: list[Event], *steps: tuple[int, PlayerCommand]) 
     return state
 
 
-def act(state: Game, seat: int, command: PlayerCommand) -> tuple[Game, list[Event]]:
-    """The command decided and folded: the new state and the events it produced."""
-    events = decide(state, command, seat)
+def act(
+    state: Game, seat: int, command: PlayerCommand, now: int | None = None
+) -> tuple[Game, list[Event]]:
+    """The command decided (at `now`) and folded: the new state and the events it produced."""
+    events = decide(state, command, seat, now)
     return fold(state, events), events
 
 
@@ -162,10 +165,10 @@ def play_out(state: Game, stop: Callable[[Deal], bool] | None = None) -> Game:
             state = act(state, deal.turn, Respond(answer))[0]
 
 
-def refused(state: Game, seat: int, command: PlayerCommand) -> str:
+def refused(state: Game, seat: int | None, command: AnyCommand, now: int | None = None) -> str:
     """The code of the RuleViolation the command is refused with (it must be refused)."""
     try:
-        decide(state, command, seat)
+        decide(state, command, seat, now)
     except RuleViolation as violation:
         return violation.code
     raise AssertionError(f"{command} by seat {seat} was accepted")

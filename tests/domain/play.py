@@ -9,19 +9,31 @@ from dataclasses import dataclass, field
 
 from hypothesis import event
 from hypothesis import strategies as st
+from msgspec.structs import replace
 
 from domain.bots import greedy_bot, random_bot
 from domain.cards import Card
-from domain.commands import Concede, DaveAnswer, Draw, Lead, PlayerCommand, Respond, StartGame
+from domain.commands import (
+    CloseSeeding,
+    Concede,
+    DaveAnswer,
+    Draw,
+    Lead,
+    PlayerCommand,
+    Respond,
+    Seed,
+    StartGame,
+)
 from domain.decide import decide
 from domain.errors import RuleViolation
 from domain.events import CardsLed, Event
 from domain.evolve import fold
-from domain.legal import claimants, legal_commands
+from domain.legal import claimants, legal_commands, seeding_seats
 from domain.rules import Rules, check, hand_sizes
 from domain.state import NEW_GAME, Deal, Game
 
 MAX_COMMANDS = 20_000  # a random game ends well within this (long ones: teams to 41, Kozel)
+T0 = 1_767_225_600_000  # the games' clock starts here (ms since the epoch), a second a command
 
 
 SEATS = st.integers(2, 6)
@@ -38,6 +50,7 @@ VARIANTS = (
     "deck_32",
     "teams",
     "kozel",
+    "seats_shuffle",
 )
 
 
@@ -106,7 +119,13 @@ def tables(
         combinations="czech" if not kozel and (variant == "czech" or on("czech")) else "none",
         teams=teams,
         target_points=target,
+        # a quarter of the random tables have their seats shuffle
+        shuffle="seats"
+        if variant == "seats_shuffle" or (variant is None and draw(st.integers(0, 3)) == 0)
+        else "server",
     )
+    if rules.shuffle == "seats":
+        rules = replace(rules, seeding_seconds=draw(st.sampled_from([1, 30, 600])))
     return StartGame(
         seats=tuple(f"p{i}" for i in range(n)),
         rules=check(rules, n),
@@ -177,19 +196,28 @@ def expected_fault(state: Game, seat: int, count: int) -> str | None:
 
 def play_game(start: StartGame, style: Style, chance: random.Random, check: Check) -> Played:
     played = Played(start)
-    played.events = decide(NEW_GAME, start, None)
+    now = T0
+    played.events = decide(NEW_GAME, start, None, now)
     played.state = fold(NEW_GAME, played.events)
     check(played.state, played.events)
     seats = len(start.seats)
     for _ in range(MAX_COMMANDS):
         state = played.state
+        now += 1_000
         if state.finished:
             return played
+        if state.seeding is not None:
+            now, new = seeding(state, chance, now)
+            played.state = fold(state, new)
+            played.events += new
+            played.states.append(played.state)
+            check(played.state, played.events)
+            continue
         deal = state.deal
         assert deal is not None
         if style.faults and chance.random() < style.faults:
             seat, count = chance.randrange(seats), chance.choice([1, 1, 2])
-            new = faulty_draw(state, seat, count)
+            new = faulty_draw(state, seat, count, now)
             if not new:
                 continue
             played.faulty_draws += 1
@@ -202,7 +230,7 @@ def play_game(start: StartGame, style: Style, chance: random.Random, check: Chec
                     moves = legal_commands(state, other)
                     assert (other in waiting) == bool(moves)
                     assert all(isinstance(m, Lead) and len(m.cards) == 3 for m in moves)
-            new = decide(state, choose(state, seat, style, chance), seat)
+            new = decide(state, choose(state, seat, style, chance), seat, now)
             for led in new:
                 if isinstance(led, CardsLed) and led.combination:
                     where = "in turn" if seat == deal.turn else "out of turn"
@@ -214,11 +242,48 @@ def play_game(start: StartGame, style: Style, chance: random.Random, check: Chec
     raise AssertionError(f"the game did not end within {MAX_COMMANDS} commands")
 
 
-def faulty_draw(state: Game, seat: int, count: int) -> list[Event]:
+def seeding(state: Game, chance: random.Random, now: int) -> tuple[int, list[Event]]:
+    """One step of a deal waiting for seeds: a seat sends its seed (after trying, now and
+    then, to play or to send a second one: refused), or the clock runs past the deadline
+    and the server closes the seeding with the seeds still missing counted as empty."""
+    shuffle = state.seeding
+    assert shuffle is not None and shuffle.deadline is not None
+    waiting = seeding_seats(state)
+    if now >= shuffle.deadline or chance.random() < 0.15:
+        late = max(now, shuffle.deadline + chance.randrange(0, 5_000))
+        assert refused_as(state, chance.choice(waiting), Seed("late"), late) == "seed_too_late"
+        event(f"seeding closed at the deadline, {len(waiting)} seed(s) missing")
+        return late, decide(state, CloseSeeding(at=late), None, late)
+    if shuffle.sent and chance.random() < 0.1:
+        assert (
+            refused_as(state, chance.choice(shuffle.sent), Seed("again"), now)
+            == "seed_already_sent"
+        )
+    if chance.random() < 0.1:
+        assert refused_as(state, chance.choice(waiting), Draw(1), now) == "seeds_pending"
+        assert refused_as(state, None, CloseSeeding(at=now), now) == "deadline_not_passed"
+    seat = chance.choice(waiting)
+    if len(waiting) == 1:
+        event("seeding closed with every seed in")
+    bot = chance.choice([greedy_bot, random_bot])
+    return now, decide(state, bot(state, seat, chance), seat, now)
+
+
+def refused_as(
+    state: Game, seat: int | None, command: PlayerCommand | CloseSeeding, now: int
+) -> str:
+    try:
+        decide(state, command, seat, now)
+    except RuleViolation as refusal:
+        return refusal.code
+    raise AssertionError(f"{command} by seat {seat} was accepted")
+
+
+def faulty_draw(state: Game, seat: int, count: int, now: int | None = None) -> list[Event]:
     """A draw by any seat: judged exactly as docs/rules.md §4 says, or refused."""
     fault = expected_fault(state, seat, count)
     try:
-        new = decide(state, Draw(count), seat)
+        new = decide(state, Draw(count), seat, now)
     except RuleViolation as refused:
         assert fault is not None and refused.code == fault
         assert fault == "stock_empty" or state.rules.penalties == "reject"

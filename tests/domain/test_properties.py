@@ -32,6 +32,7 @@ from domain.commands import (
     Pass,
     PlayerCommand,
     Respond,
+    Seed,
     StartGame,
 )
 from domain.decide import decide
@@ -47,6 +48,8 @@ from domain.events import (
     GameFinished,
     GameStarted,
     PenaltyApplied,
+    SeedRevealed,
+    SeedSent,
     TrumpTurned,
 )
 from domain.evolve import replay
@@ -162,6 +165,11 @@ def check_redaction(played: Played) -> None:
                     assert seed is None
                 case GameFinished(seed=seed):
                     assert seed == (None if rules.closed_discard else original.seed)  # type: ignore[attr-defined]
+                case SeedSent(seat=seat, value=value):
+                    assert value == (original.value if seat == viewer else None)  # type: ignore[attr-defined]
+                case SeedRevealed(server_seed=server_seed):
+                    # a deal's server seed gives its deck: closed discard keeps it from all
+                    assert server_seed == (None if rules.closed_discard else original.server_seed)  # type: ignore[attr-defined]
                 case _:
                     assert redacted == original
 
@@ -199,8 +207,13 @@ def check_face_down_stays_hidden(played: Played, chance: random.Random) -> None:
             number = e.number if isinstance(e, DealStarted) else number
             assert not leaks(number, viewer, e), e
         for state in chance.sample(played.states, min(8, len(played.states))):
-            deal = state.deal.number  # type: ignore[union-attr]
-            assert not leaks(deal, viewer, view(state, viewer))
+            seen = view(state, viewer)
+            assert seen.shuffle is None or seen.shuffle.server_seed is None
+            assert all(d.server_seed is None for d in seen.deals)
+            if state.deal is None:  # waiting for seeds: no card is on the table
+                continue
+            deal = state.deal.number
+            assert not leaks(deal, viewer, seen)
             assert not leaks(deal, viewer, review(state, viewer))
         for finding in audit(played.events, viewer):
             assert not leaks(finding.deal, viewer, finding)
@@ -226,29 +239,35 @@ def check_audit(played: Played) -> None:
 
 def check_views(played: Played, chance: random.Random) -> None:
     moments = chance.sample(played.states, min(3, len(played.states)))
+    seeding = [s for s in played.states if s.seeding is not None]
+    moments += chance.sample(seeding, min(2, len(seeding)))
     for state in moments:
         for viewer in [*range(len(played.start.seats)), SPECTATOR]:
             seen = view(state, viewer)
             assert view(hidden_shuffled(state, viewer, chance), viewer) == seen
             encode(seen)
-        assert view(state, ARBITER).stock == state.deal.stock  # type: ignore[union-attr]
+        if state.deal is not None:
+            assert view(state, ARBITER).stock == state.deal.stock
 
 
 def check_legal(played: Played, chance: random.Random) -> None:
     """decide accepts exactly what legal_commands lists, for the seat due and every other."""
     moments = chance.sample(played.states, min(4, len(played.states)))
+    seeding = [s for s in played.states if s.seeding is not None]
+    moments += chance.sample(seeding, min(2, len(seeding)))
     for state in moments:
         if state.finished:
             continue
         deal = state.deal
-        assert deal is not None
+        if deal is None:
+            assert state.seeding is not None
         for seat in range(len(played.start.seats)):
             legal = legal_commands(state, seat)
             for command in legal:
                 assert accepted(state, command, seat), command
             for command in candidates(state, seat, chance):
                 assert accepted(state, command, seat) == listed(command, legal), command
-        if deal.phase == "draw":
+        if deal is not None and deal.phase == "draw":
             assert Draw(1) in legal_commands(state, deal.turn)
 
 
@@ -282,7 +301,15 @@ def test_redacted_events_never_show_a_viewer_a_card_it_may_not_see(
 def hidden_shuffled(state: Game, viewer: Viewer, chance: random.Random) -> Game:
     """The same table with every card the viewer may not see moved around at random: other
     closed seats' hands, the stock, the face-down trick piles and the face-down answers of
-    others on the table. The turned trump card is public wherever it lies, so it stays put."""
+    others on the table. The turned trump card is public wherever it lies, so it stays put.
+    While a deal waits for seeds, the other seats' seeds are changed instead."""
+    seeding = state.seeding
+    if seeding is not None:
+        seeds = tuple(
+            v if s == viewer or v is None else f"{chance.random()}"
+            for s, v in enumerate(seeding.seeds)
+        )
+        return replace(state, shuffle=replace(seeding, seeds=seeds))
     deal = state.deal
     assert deal is not None
     rules = state.rules
@@ -337,9 +364,18 @@ def test_a_view_does_not_depend_on_cards_the_viewer_may_not_see(
 
 def candidates(state: Game, seat: int, chance: random.Random) -> list[PlayerCommand]:
     """Every kind of command, with random card sets drawn from the seat's hand, and every
-    combination it could lead."""
+    combination it could lead; and a seed."""
     deal = state.deal
-    assert deal is not None
+    if deal is None:  # waiting for seeds: no hand is dealt
+        return [
+            Seed(f"probe {chance.random()}"),
+            Draw(1),
+            Lead(("AS",)),
+            Declare("thirty_one"),
+            Dave(),
+            Pass(),
+            Concede(),
+        ]
     hand = deal.hands[seat]
     sets = [c for n in (1, 2, 3) for c in combinations(hand, n)]
     picked = chance.sample(sets, min(4, len(sets)))
@@ -355,11 +391,15 @@ def candidates(state: Game, seat: int, chance: random.Random) -> list[PlayerComm
         DaveAnswer(False),
         Pass(),
         Concede(),
+        Seed("probe"),
     ]
 
 
 def same(command: PlayerCommand) -> object:
-    """A command with its cards as a set: a lead of AS KS is a lead of KS AS."""
+    """A command with its cards as a set: a lead of AS KS is a lead of KS AS; every seed is
+    the same move (legal_commands lists one seed standing for all)."""
+    if isinstance(command, Seed):
+        return Seed
     if isinstance(command, Lead | Respond):
         return (type(command), frozenset(command.cards))
     return command
@@ -376,11 +416,10 @@ def check_moves(played: Played, chance: random.Random) -> None:
     ]
     for state in [*moments, *offers[:30], played.state]:
         deal = state.deal
-        assert deal is not None
         for seat in range(len(played.start.seats)):
             shown = view(state, seat).moves
             assert shown is not None
-            offered = commands(shown, deal.hands[seat])
+            offered = commands(shown, deal.hands[seat] if deal is not None else ())
             assert len({same(c) for c in offered}) == len(offered), "an offer listed twice"
             contested = {frozenset(c.cards) for c in shown.combinations if c.contested}
             taken = []
@@ -403,6 +442,8 @@ def check_moves(played: Played, chance: random.Random) -> None:
 
 
 def listed(command: PlayerCommand, legal: list[PlayerCommand]) -> bool:
+    if isinstance(command, Seed):  # legal_commands stands one seed for every seed
+        return any(isinstance(m, Seed) for m in legal)
     if isinstance(command, Lead | Respond):
         return any(
             type(m) is type(command) and set(m.cards) == set(command.cards)  # type: ignore[attr-defined]

@@ -14,6 +14,7 @@ import msgspec
 from domain.commands import Draw, PlayerCommand
 from domain.events import AnyEvent, Event
 from domain.evolve import evolve
+from domain.legal import seeding_seats
 from domain.state import NEW_GAME, Game
 from harness.processes import OPERATOR, bearer
 
@@ -98,6 +99,10 @@ class Table:
     ) -> tuple[int, PlayerCommand]:
         """The bot's move for the seat due to act; with probability `faults`, a draw by
         any seat instead (out of turn, two cards, or with a full hand: a penalty)."""
+        waiting = seeding_seats(self.state)
+        if waiting:  # the seats' shuffle: the deal waits for seeds, in any order
+            seat = chance.choice(waiting)
+            return seat, bot(self.state, seat, chance)
         deal = self.state.deal
         assert deal is not None and not self.state.finished
         if faults and len(deal.stock) >= 2 and chance.random() < faults:

@@ -106,7 +106,7 @@ async def test_a_generated_client_plays_a_whole_game(
         )
         assert isinstance(outcome, m.Outcome), outcome
     view = get_view.sync(created.game_id, client=seats[0])
-    assert isinstance(view, m.View) and view.status.value == "finished"
+    assert isinstance(view, m.TableView) and view.status.value == "finished"
     page = list_events.sync(created.game_id, client=operator)
     assert isinstance(page, m.EventPage)
     for recorded in page.events:  # every event decoded to its own class

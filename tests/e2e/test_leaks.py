@@ -30,6 +30,7 @@ from domain.events import (
 from domain.evolve import evolve
 from domain.legal import legal_commands
 from domain.naming import snake
+from domain.shuffle import deal_seed
 from domain.state import NEW_GAME, Game
 from harness.sse import Stream
 from tests.decks import dealing_order
@@ -89,6 +90,14 @@ TABLES: list[tuple[int, dict[str, Any]]] = [
         },
     ),
     (31, {"seats": 2, "seed": "leak-five", "rules": {"match_target": 2}}),
+    (
+        5,
+        {
+            "seats": 2,
+            "seed": "leak-six",
+            "rules": {"match_target": 2, "shuffle": "seats", "closed_discard": True},
+        },
+    ),
 ]
 ROUNDS = 3
 
@@ -140,7 +149,8 @@ def may_see(state: Game, event: Event, viewer: int | None) -> set[str]:
 def show_bot(state: Game, seat: int, chance: random.Random) -> PlayerCommand:
     """The random bot, that shows bura or four aces whenever it holds them."""
     deal = state.deal
-    assert deal is not None
+    if deal is None:  # the deal waits for its seed
+        return random_bot(state, seat, chance)
     legal = legal_commands(state, seat)
     hand = deal.hands[seat]
     if Declare("bura") in legal and sum(SUIT_OF[c] == deal.trump for c in hand) >= 3:
@@ -197,6 +207,8 @@ def check(watched: Watched) -> tuple[set[str], int]:
             )
             if table.state.rules.closed_discard:  # the seed would give the deck order away
                 assert table.state.seed not in message.raw, f"{who} sees the seed"
+                for number in range(1, len(table.state.deals) + 2):  # and a deal's seed
+                    assert deal_seed(table.state.seed, number) not in message.raw, who
             deal = states[message.id].deal
             if viewer is not None and deal is not None:
                 own += len(shown & set(deal.hands[viewer]))

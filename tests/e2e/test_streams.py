@@ -13,7 +13,7 @@ import msgspec
 
 from domain.bots import random_bot
 from domain.views import view
-from harness.processes import RedisServer
+from harness.processes import OPERATOR, RedisServer
 from harness.sse import Stream
 from tests.e2e.conftest import StartService
 from tests.e2e.expect import RULES, assert_one_per_version
@@ -36,7 +36,12 @@ async def test_a_stream_starts_with_the_current_view_and_sends_every_version_the
         first = await seat.version(start)
         await spectator.version(start)
         assert first.id == start and first.data["event"] is None
-        assert first.data["view"] == json.loads(msgspec.json.encode(view(table.state, 0)))
+        shown = dict(first.data["view"])
+        sealed = shown.pop("receipt")  # the receipt of the record's hash at that version
+        assert shown.pop("chain_head") is None  # the raw hash is for the arbiter only now
+        assert shown == json.loads(msgspec.json.encode(view(table.state, 0)))
+        now = await client.get(f"{service.url}/games/{table.game_id}", headers=OPERATOR)
+        assert now.json()["receipt"] == sealed and now.json()["chain_head"]
         await asyncio.sleep(1.0)  # idle: keep-alive comments, and nothing else
         assert seat.comments >= 2 and len(seat.messages) == 1
         await table.play(client, service.url, random_bot, chance)
@@ -47,6 +52,11 @@ async def test_a_stream_starts_with_the_current_view_and_sends_every_version_the
     final = table.state.version
     assert_one_per_version(seat, start, final)
     assert_one_per_version(spectator, start, final)
+    receipts = [m.data["view"]["receipt"] for m in seat.views]
+    assert receipts == [m.data["view"]["receipt"] for m in spectator.views]
+    assert len(set(receipts)) == len(receipts) and all(len(r) == 64 for r in receipts)
+    assert all(m.data["view"]["chain_head"] is None for m in seat.views[:-1])
+    assert seat.views[-1].data["view"]["chain_head"]  # the game is over: the seed is out
     assert seat.views[-1].data["view"]["status"] == "finished"
     assert all(
         m.data["view"]["hand"] is not None

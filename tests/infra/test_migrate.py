@@ -4,6 +4,7 @@ import asyncio
 
 import asyncpg
 
+from domain.chain import canonical, link
 from infra.ports.events import NewEvent
 from infra.postgres.migrate import migrate, migration_files
 from tests import servers
@@ -58,3 +59,28 @@ async def test_the_chain_migration_hashes_the_rows_written_before_it(
             assert [r.hash for r in rows] == rehashed(rows)
         finally:
             await store.close()
+
+
+async def test_the_chain_link_is_declared_stable_so_the_append_inlines_it(
+    postgres_admin_url: str,
+) -> None:
+    """Declared IMMUTABLE over its stable body (convert_to, extract), the link would be
+    called as a function of its own for every event: several times the cost (007)."""
+    with servers.fresh_database(postgres_admin_url) as url:
+        conn = await asyncpg.connect(url)
+        try:
+            volatility = await conn.fetchval(
+                "SELECT provolatile FROM pg_proc WHERE proname = 'bura_link'"
+            )
+            link = await conn.fetchval(
+                "SELECT bura_link('\\x00'::bytea, 's', 1, 't', 1, '\\x7b7d'::bytea, NULL, 0,"
+                " 'r', to_timestamp(0))"
+            )
+        finally:
+            await conn.close()
+    assert volatility == b"s"
+    assert link == link_of(b"\x00", "s", 1, "t", 1, b"{}", None, 0, "r", 0)
+
+
+def link_of(previous: bytes, *fields: object) -> bytes:
+    return link(previous, canonical(*fields))  # type: ignore[arg-type]

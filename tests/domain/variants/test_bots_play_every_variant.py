@@ -22,6 +22,8 @@ VARIANTS = {
     "teams": (4, Rules(deck=52, teams=((0, 2), (1, 3)), target_points=41)),
     "teams_of_3": (6, Rules(deck=52, teams=((0, 2, 4), (1, 3, 5)), target_points=51)),
     "kozel": (5, Rules(game="kozel")),
+    "seats_shuffle": (3, Rules(shuffle="seats", match_target=3)),
+    "seats_shuffle_closed": (2, Rules(shuffle="seats", closed_discard=True, match_target=2)),
 }
 
 

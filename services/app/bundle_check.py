@@ -1,0 +1,282 @@
+"""Checking an audit bundle (services/app/bundle.py) with nothing but the file: no server,
+no database, no setting (`bura verify-bundle`, docs/fairness.md §5). Every problem says
+where it is: the byte at which the JSON breaks, the path of a bad field, the first event
+row whose link breaks, or the entry the record gives otherwise."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import msgspec
+
+from domain.audit import audit
+from domain.chain import ChainCheck, Row, check_chain
+from domain.events import Event, GameStarted
+from domain.evolve import replay
+from domain.fairness import DealCheck
+from infra.ports.events import Metadata, RecordedEvent
+from services.app.bundle import Bundle, BundleRow, deals_of
+from services.app.codec import from_recorded
+
+_HEX = re.compile("[0-9a-f]{64}")
+_decode = msgspec.json.Decoder(Bundle).decode
+
+
+class Problem(msgspec.Struct, frozen=True):
+    where: str  # a byte offset, or a path into the bundle: "events[7] (version 8)", "deals[0]"
+    what: str
+
+
+class BundleReport(msgspec.Struct, frozen=True, kw_only=True):
+    ok: bool
+    game_id: str | None = None
+    viewer: str | None = None
+    rows: int = 0
+    chain: ChainCheck | None = None
+    deals: list[DealCheck] = []
+    findings: int = 0
+    replayed: bool = False  # a full replay was made and its findings compared
+    unchecked: list[str] = []  # what this bundle's viewer could not check, and why
+    problems: list[Problem] = []
+
+
+def check_bundle(raw: bytes) -> BundleReport:
+    """Everything in the bundle, checked against the record it holds: the format, the chain
+    row by row, every deal against its commitments and seeds, and a full replay whose
+    findings must be the bundle's. Problems name where they are."""
+    try:
+        bundle = _decode(raw)
+    except msgspec.ValidationError as e:
+        return BundleReport(
+            ok=False, problems=[Problem(_path(str(e)), f"not a bura audit bundle: {e}")]
+        )
+    except msgspec.DecodeError as e:
+        return BundleReport(ok=False, problems=[Problem(_byte(raw, str(e)), f"not JSON: {e}")])
+    problems: list[Problem] = []
+    unchecked: list[str] = []
+    chain: ChainCheck | None = None
+    if bundle.redacted:
+        _withheld(bundle, problems)
+        unchecked.append(
+            "the chain: a redacted bundle holds no hash, since each would let the cards "
+            "hidden from its viewer be guessed; the arbiter's bundle proves the record"
+        )
+    else:
+        chain = _chain(bundle, problems)
+    if problems:
+        return _report(bundle, chain=chain, problems=problems)
+    events: list[Event] = []
+    for i, row in enumerate(bundle.events):
+        try:
+            events.append(from_recorded(_recorded(bundle.game_id, row)))
+        except (msgspec.DecodeError, msgspec.ValidationError, KeyError) as e:
+            problems.append(Problem(f"events[{i}] (version {row.version})", f"no event: {e}"))
+    if problems:
+        return _report(bundle, chain=chain, problems=problems)
+    _check_table(bundle, events, problems)
+    deals = deals_of(events, bundle.seed)
+    _same("deals", deals, bundle.deals, problems)
+    checks = [d.check for d in deals if d.check is not None]
+    for i, d in enumerate(deals):
+        if d.check is None:
+            unchecked.append(f"deal {d.number}: its seeds are secret to this viewer")
+        elif not d.check.ok:
+            problems.append(
+                Problem(f"deals[{i}] (deal {d.number}, version {d.version})", _failed(d.check))
+            )
+    replayed = False
+    if bundle.redacted:
+        unchecked.append("the replay and its findings: a redacted record cannot be replayed")
+    else:
+        state = replay(events)
+        if state.finished != bundle.finished:
+            problems.append(Problem("finished", f"the replay says {state.finished}"))
+        _same("findings", audit(events, bundle.viewer), bundle.findings, problems)
+        replayed = True
+    return _report(
+        bundle,
+        chain=chain,
+        deals=checks,
+        replayed=replayed,
+        unchecked=unchecked,
+        problems=problems,
+    )
+
+
+def _chain(bundle: Bundle, problems: list[Problem]) -> ChainCheck | None:
+    rows = [_chain_row(bundle.game_id, i, r, problems) for i, r in enumerate(bundle.events)]
+    if problems:
+        return None
+    chain = check_chain(bundle.game_id, rows)
+    if not chain.ok:
+        index = (chain.first_bad_version or 1) - 1
+        what = str(chain.problem)
+        if chain.first_bad_version == 1:
+            what += " (or game_id is not the game this record is of)"
+        problems.append(Problem(f"events[{index}] (version {chain.first_bad_version})", what))
+    elif not bundle.events:
+        problems.append(Problem("events", "the record is empty"))
+    else:
+        last = bundle.events[-1]
+        if bundle.head is None or (bundle.head.version, bundle.head.hash) != (
+            last.version,
+            last.hash,
+        ):
+            problems.append(
+                Problem("head", f"the last row is version {last.version}, hash {last.hash}")
+            )
+    return chain
+
+
+def _withheld(bundle: Bundle, problems: list[Problem]) -> None:
+    """A redacted bundle: rows 1..n of the game, and no hash anywhere."""
+    if bundle.head is not None:
+        problems.append(Problem("head", "a redacted bundle holds no hash"))
+    for i, row in enumerate(bundle.events):
+        where = f"events[{i}] (version {row.version})"
+        if row.version != i + 1:
+            problems.append(Problem(where, f"version {i + 1} is given as {row.version}"))
+        elif row.hash is not None:
+            problems.append(Problem(f"events[{i}].hash", "a redacted bundle holds no hash"))
+        if problems:
+            return
+
+
+def _report(bundle: Bundle, **parts: Any) -> BundleReport:
+    problems = parts.pop("problems")
+    return BundleReport(
+        ok=not problems,
+        game_id=bundle.game_id,
+        viewer=str(bundle.viewer),
+        rows=len(bundle.events),
+        findings=len(bundle.findings),
+        problems=problems,
+        **parts,
+    )
+
+
+def _chain_row(game_id: str, index: int, row: BundleRow, problems: list[Problem]) -> Row:
+    # one spelling only (64 lower-case hex digits), so no byte of it can change unseen
+    if row.hash is not None and _HEX.fullmatch(row.hash):
+        digest = bytes.fromhex(row.hash)
+    else:
+        problems.append(Problem(f"events[{index}].hash", "not 64 lower-case hex digits"))
+        digest = b""
+    return Row(
+        stream_id=game_id,
+        version=row.version,
+        type=row.type,
+        schema_version=row.schema_version,
+        data=bytes(row.data),
+        command_id=row.command_id,
+        actor=row.actor,
+        correlation_id=row.correlation_id,
+        recorded_at=row.recorded_at,
+        hash=digest,
+    )
+
+
+def _recorded(game_id: str, row: BundleRow) -> RecordedEvent:
+    at = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=row.recorded_at)
+    return RecordedEvent(
+        stream_id=game_id,
+        version=row.version,
+        type=row.type,
+        data=bytes(row.data),
+        schema_version=row.schema_version,
+        metadata=Metadata(
+            command_id=row.command_id, actor=row.actor, correlation_id=row.correlation_id
+        ),
+        recorded_at=at,
+        tx_id=0,
+        position=0,
+        hash=bytes.fromhex(row.hash) if row.hash is not None else b"",
+    )
+
+
+def _check_table(bundle: Bundle, events: list[Event], problems: list[Problem]) -> None:
+    """The bundle's summary fields against the record's first event."""
+    started = events[0] if events else None
+    if not isinstance(started, GameStarted):
+        problems.append(Problem("events[0] (version 1)", "the record does not start a game"))
+        return
+    if bundle.seats != started.seats:
+        problems.append(Problem("seats", f"the record seats {list(started.seats)}"))
+    if bundle.rules != started.rules:
+        problems.append(Problem("rules", "they differ from the rules the game was started with"))
+    if not bundle.redacted and bundle.seed != started.seed:
+        problems.append(Problem("seed", "it is not the seed the game was started with"))
+
+
+def _same(
+    where: str,
+    recomputed: Sequence[msgspec.Struct],
+    given: Sequence[msgspec.Struct],
+    problems: list[Problem],
+) -> None:
+    found = _difference(
+        msgspec.to_builtins(list(recomputed)), msgspec.to_builtins(list(given)), where
+    )
+    if found is not None:
+        path, ours, theirs = found
+        problems.append(
+            Problem(path, f"the record gives {_short(ours)}, the bundle says {_short(theirs)}")
+        )
+
+
+def _difference(ours: object, theirs: object, path: str) -> tuple[str, object, object] | None:
+    if isinstance(ours, dict) and isinstance(theirs, dict):
+        for key in ours.keys() | theirs.keys():
+            found = _difference(ours.get(key), theirs.get(key), f"{path}.{key}")
+            if found is not None:
+                return found
+        return None
+    if isinstance(ours, list) and isinstance(theirs, list) and len(ours) == len(theirs):
+        for i, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+            found = _difference(a, b, f"{path}[{i}]")
+            if found is not None:
+                return found
+        return None
+    if ours != theirs or type(ours) is not type(theirs):
+        if isinstance(ours, list) and isinstance(theirs, list):
+            return path, f"{len(ours)} entries", f"{len(theirs)}"
+        return path, ours, theirs
+    return None
+
+
+def _short(value: object) -> str:
+    text = msgspec.json.encode(value).decode()
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _failed(check: DealCheck) -> str:
+    wrong = [
+        name
+        for name in ("commitment_ok", "shuffle_ok", "server_commitment_ok", "seeds_ok")
+        if getattr(check, name) is False
+    ]
+    return "the deal does not verify: " + ", ".join(wrong)
+
+
+def _byte(raw: bytes, message: str) -> str:
+    """Where the JSON breaks: msgspec says `(byte N)`, except for bad UTF-8 (found here)
+    and a file cut short (at its end)."""
+    marker = "(byte "
+    if marker in message:
+        return "byte " + message.split(marker, 1)[1].split(")", 1)[0]
+    try:
+        raw.decode()
+    except UnicodeDecodeError as e:
+        return f"byte {e.start}"
+    return f"byte {len(raw)}"
+
+
+def _path(message: str) -> str:
+    """msgspec says where a value is wrong as "- at `$.events[3].hash`"."""
+    marker = "at `$"
+    if marker in message:
+        return message.split(marker, 1)[1].split("`", 1)[0].lstrip(".") or "the bundle"
+    return "the bundle"

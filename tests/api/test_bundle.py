@@ -1,0 +1,176 @@
+"""The audit bundle (docs/fairness.md), on each store: a game of every variant exported by
+`GET /games/{id}/bundle` verifies with nothing but the file; a byte changed anywhere in it
+is found and located; seats get it once the game is over, redacted as their replay is."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from domain.events import CardsResponded, DealStarted, Event
+from services import cli
+from services.app.bundle import Bundle, BundleRow
+from services.app.bundle_check import check_bundle
+from services.app.codec import from_recorded
+from tests.api.bundles import VARIANTS, record
+from tests.api.conftest import OPERATOR, THIRTY_ONE_GAME, Api, bearer
+
+
+async def bundle_of(api: Api, game_id: str, headers: dict[str, str] = OPERATOR) -> bytes:
+    answer = await api.client.get(f"/games/{game_id}/bundle", headers=headers)
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["content-type"].startswith("application/json")
+    assert f'filename="bura-{game_id}.json"' in answer.headers["content-disposition"]
+    return answer.content
+
+
+def rows_at(raw: bytes) -> list[tuple[int, int]]:
+    """Where each event row lies in the file: its encoding is the bundle's, byte for byte."""
+    bundle = msgspec.json.decode(raw, type=Bundle)
+    spans, at = [], 0
+    for row in bundle.events:
+        encoded = msgspec.json.encode(row)
+        at = raw.index(encoded, at)
+        spans.append((at, at + len(encoded)))
+        at += len(encoded)
+    return spans
+
+
+def flipped(raw: bytes, at: int, mask: int) -> bytes:
+    changed = bytearray(raw)
+    changed[at] ^= mask
+    return bytes(changed)
+
+
+def located(raw: bytes, at: int, where: str, spans: list[tuple[int, int]]) -> bool:
+    """The problem is placed where the byte was changed: at a byte at or after it (the JSON
+    broke there; or at the start of the UTF-8 character it is part of), or at the event row
+    holding it (the chain broke there)."""
+    if where.startswith("byte "):
+        return int(where.split()[1]) >= at - 3
+    row = next((i for i, (a, b) in enumerate(spans) if a <= at < b), None)
+    if row is not None:
+        return where.startswith(f"events[{row}]")
+    return bool(where)
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+async def test_the_bundle_of_a_game_of_every_variant_verifies_from_the_file_alone(
+    api: Api,
+    variant: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    game_id = await record(api.store, variant)
+    stored = await api.store.read(game_id)
+    raw = await bundle_of(api, game_id)
+
+    report = check_bundle(raw)
+
+    assert report.ok, report.problems
+    assert report.replayed and not report.unchecked and report.rows == len(stored)
+    events: list[Event] = [from_recorded(r) for r in stored]
+    dealt = [e for e in events if isinstance(e, DealStarted)]
+    assert [c.number for c in report.deals] == [d.number for d in dealt]
+    assert all(c.ok for c in report.deals)
+    if variant.endswith("missing_seed"):
+        assert all(c.missing for c in report.deals)
+    bundle = msgspec.json.decode(raw, type=Bundle)
+    assert bundle.head.hash == stored[-1].hash.hex() and bundle.rules == VARIANTS[variant][1]
+    assert [bytes(r.data) for r in bundle.events] == [r.data for r in stored]
+    path = tmp_path / "game.bura.json"
+    path.write_bytes(raw)
+    capsys.readouterr()
+    assert cli.main(["verify-bundle", str(path)]) == 0
+    assert capsys.readouterr().out.strip().endswith("verified")
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+async def test_one_flipped_byte_anywhere_in_the_bundle_fails_and_says_where(
+    api: Api, variant: str
+) -> None:
+    raw = await bundle_of(api, await record(api.store, variant))
+    spans = rows_at(raw)
+    chance = random.Random(variant)
+    # everywhere at random, and the first and last bytes of every row
+    places = chance.sample(range(len(raw)), 150) + [
+        at for span in spans for at in (span[0], span[1] - 1)
+    ]
+    for at in places:
+        for mask in (0x01, 0x20, 0x80):
+            report = check_bundle(flipped(raw, at, mask))
+            assert not report.ok, (at, mask, raw[at - 20 : at + 20])
+            where = report.problems[0].where
+            assert located(raw, at, where, spans), (at, mask, where, raw[at - 20 : at + 20])
+
+
+@pytest.mark.slow
+async def test_every_byte_of_a_short_game_is_guarded(api: Api) -> None:
+    table = await api.create(rules={"shuffle": "seats"}, deck=None, seed="short")
+    await api.play(table, 0, {"type": "seed", "value": "ann"}, key="a")
+    await api.play(table, 1, {"type": "seed", "value": "bob"}, key="b")
+    view = await api.view(table)
+    await api.play(table, view["turn"], {"type": "concede"}, key="c")
+    raw = await bundle_of(api, table.game_id)
+    assert check_bundle(raw).ok
+    spans = rows_at(raw)
+    for at in range(len(raw)):
+        for mask in (0x01, 0x02, 0x20, 0x80):
+            report = check_bundle(flipped(raw, at, mask))
+            assert not report.ok, (at, mask, raw[at - 20 : at + 20])
+            assert located(raw, at, report.problems[0].where, spans)
+
+
+async def test_seats_get_the_arbiters_bundle_once_a_classic_game_is_over(api: Api) -> None:
+    table = await api.create()
+    await api.play(table, *THIRTY_ONE_GAME[0])
+    early = await api.client.get(f"/games/{table.game_id}/bundle", headers=table.seat(0))
+    assert early.status_code == 403
+    for seat, command in THIRTY_ONE_GAME[1:]:
+        await api.play(table, seat, command)
+    operator = await bundle_of(api, table.game_id)
+    for headers in (table.seat(0), table.seat(1), table.watcher):
+        assert await bundle_of(api, table.game_id, headers) == operator
+    assert msgspec.json.decode(operator, type=Bundle).seed == "api-tests"
+
+
+async def test_a_seats_bundle_of_a_closed_discard_game_keeps_what_it_may_not_see(
+    api: Api, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    game_id = await record(api.store, "closed_discard")
+    tokens, _ = await api.service.seating.issue(game_id, 2)
+    events = [from_recorded(r) for r in await api.store.read(game_id)]
+    hidden = {
+        c
+        for e in events
+        if isinstance(e, CardsResponded) and e.face_down and e.seat == 1 and e.cards
+        for c in e.cards
+    }
+    assert hidden, "the game played no face-down answer of seat 1: pick another variant seed"
+
+    raw = await bundle_of(api, game_id, bearer(tokens[0]))
+
+    bundle = msgspec.json.decode(raw, type=Bundle)
+    assert bundle.redacted and bundle.viewer == 0 and bundle.seed is None
+    assert all(d.server_seed is None and d.deal_seed is None for d in bundle.deals)
+    for row in bundle.events:
+        shown = msgspec.json.decode(bytes(row.data))
+        if shown["type"] == "cards_responded" and shown["seat"] == 1 and shown["face_down"]:
+            assert shown["cards"] is None and row.redacted
+    assert not _rows_with(bundle.events, "deck")
+    assert bundle.head is None and all(r.hash is None for r in bundle.events)
+    report = check_bundle(raw)
+    assert report.ok and not report.replayed and report.unchecked and report.chain is None
+    path = tmp_path / "seat0.bura.json"
+    path.write_bytes(raw)
+    capsys.readouterr()
+    assert cli.main(["verify-bundle", str(path)]) == 0
+    assert "as far as this viewer may see" in capsys.readouterr().out
+
+
+def _rows_with(rows: list[BundleRow], field: str) -> list[BundleRow]:
+    """Rows whose payload shows a value (not null) for `field`."""
+    return [r for r in rows if msgspec.json.decode(bytes(r.data)).get(field) is not None]

@@ -1,0 +1,206 @@
+"""A record edited behind the server's back, with SQL on the tables of each store: a payload
+changed, a row deleted, two rows swapped, a seed changed. `GET /games/{id}/verify` finds
+each and names the first version that does not hold; one who also rewrites every hash
+after the change still meets the deal's commitments."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from domain.chain import GENESIS, canonical, link
+from infra.postgres.store import PostgresEventStore
+from infra.sqlite.store import SqliteEventStore
+from tests.api.conftest import THIRTY_ONE_GAME, Api, Body, Table
+
+
+class Tables:
+    """SQL straight on the store's own database, written once for each dialect."""
+
+    def __init__(self, api: Api) -> None:
+        self.store = api.store
+
+    async def execute(self, sqlite: str, postgres: str, *args: Any) -> None:
+        if isinstance(self.store, SqliteEventStore):
+            await self.store.db.run(lambda db: db.execute(sqlite, args))
+        else:
+            assert isinstance(self.store, PostgresEventStore)
+            await self.store.pool.execute(postgres, *args)
+
+    async def edit(self, game: str, version: int, old: str, new: str) -> None:
+        """Replace text in one row's payload."""
+        await self.execute(
+            "UPDATE events SET data = CAST(replace(CAST(data AS TEXT), ?, ?) AS BLOB)"
+            " WHERE stream_id = ? AND version = ?",
+            "UPDATE events SET data = convert_to(replace(convert_from(data, 'UTF8'), $1, $2),"
+            " 'UTF8') WHERE stream_id = $3 AND version = $4",
+            old,
+            new,
+            game,
+            version,
+        )
+
+    async def delete(self, game: str, version: int) -> None:
+        await self.execute(
+            "DELETE FROM events WHERE stream_id = ? AND version = ?",
+            "DELETE FROM events WHERE stream_id = $1 AND version = $2",
+            game,
+            version,
+        )
+
+    async def move(self, game: str, version: int, to: int) -> None:
+        await self.execute(
+            "UPDATE events SET version = ? WHERE stream_id = ? AND version = ?",
+            "UPDATE events SET version = $1 WHERE stream_id = $2 AND version = $3",
+            to,
+            game,
+            version,
+        )
+
+    async def swap(self, game: str, a: int, b: int) -> None:
+        """Two rows trade places, each keeping its own hash."""
+        await self.move(game, a, 1_000_000)
+        await self.move(game, b, a)
+        await self.move(game, 1_000_000, b)
+
+    async def rechain(self, game: str) -> None:
+        """What a careful forger does next: every hash recomputed, so the chain holds."""
+        previous = GENESIS
+        for r in await self.store.read(game):
+            m = r.metadata
+            previous = link(
+                previous,
+                canonical(
+                    game,
+                    r.version,
+                    r.type,
+                    r.schema_version,
+                    r.data,
+                    m.command_id,
+                    m.actor,
+                    m.correlation_id,
+                    r.recorded_micros,
+                ),
+            )
+            await self.execute(
+                "UPDATE events SET hash = ? WHERE stream_id = ? AND version = ?",
+                "UPDATE events SET hash = $1 WHERE stream_id = $2 AND version = $3",
+                previous,
+                game,
+                r.version,
+            )
+
+
+async def played(api: Api, seats_shuffle: bool = False) -> Table:
+    """A finished game: the classic 31 walk-through, or a seat-shuffled game of two deals."""
+    if not seats_shuffle:
+        table = await api.create()
+        for seat, command in THIRTY_ONE_GAME:
+            await api.play(table, seat, command)
+        return table
+    table = await api.create(
+        rules={"shuffle": "seats", "match_target": 2}, deck=None, dealer=1, seed="tamper"
+    )
+    while (view := await api.view(table))["status"] != "finished":
+        if view["phase"] == "seeding":
+            deal = view["deal"]
+            for seat in (1, 0) if deal % 2 == 0 else (0, 1):
+                seed: Body = {"type": "seed", "value": f"seat {seat}: deal {deal}"}
+                await api.play(table, seat, seed, key=f"seed-{deal}-{seat}")
+        else:  # the seat due gives the deal up
+            await api.play(table, view["turn"], {"type": "concede"})
+    return table
+
+
+async def verified(api: Api, table: Table) -> Body:
+    return await api.get(f"/games/{table.game_id}/verify")
+
+
+async def version_of(api: Api, table: Table, kind: str, holding: str = "") -> int:
+    """The first row of this type (whose payload holds `holding`)."""
+    rows = await api.store.read(table.game_id)
+    return next(r.version for r in rows if r.type == kind and holding.encode() in r.data)
+
+
+async def test_an_untouched_record_verifies_on_both_shuffles(api: Api) -> None:
+    for table in (await played(api), await played(api, seats_shuffle=True)):
+        report = await verified(api, table)
+        assert (
+            report["ok"] and report["chain"]["ok"] and report["chain"]["first_bad_version"] is None
+        )
+        assert report["chain"]["head"] == (await api.view(table))["chain_head"]
+        assert report["deals"] and all(d["ok"] for d in report["deals"])
+
+
+async def test_an_edited_payload_is_found_at_its_version(api: Api) -> None:
+    table = await played(api)
+    lead = await version_of(api, table, "cards_led")
+    await Tables(api).edit(table.game_id, lead, '"AS"', '"KS"')
+
+    report = await verified(api, table)
+
+    assert not report["ok"] and report["chain"]["first_bad_version"] == lead
+    assert "does not hash" in report["chain"]["problem"]
+
+
+async def test_a_deleted_row_is_found_where_it_is_missing(api: Api) -> None:
+    table = await played(api)
+    await Tables(api).delete(table.game_id, 12)
+
+    report = await verified(api, table)
+
+    assert not report["ok"] and report["chain"]["first_bad_version"] == 12
+    assert "version 12 is missing" in report["chain"]["problem"]
+
+
+async def test_two_swapped_rows_are_found_at_the_first_of_them(api: Api) -> None:
+    table = await played(api)
+    await Tables(api).swap(table.game_id, 20, 23)
+
+    report = await verified(api, table)
+
+    assert not report["ok"] and report["chain"]["first_bad_version"] == 20
+
+
+@pytest.mark.parametrize("forger", ["plain", "rechained"])
+async def test_a_changed_seat_seed_is_found(api: Api, forger: str) -> None:
+    table = await played(api, seats_shuffle=True)
+    sent = await version_of(api, table, "seed_sent", "seat 1: deal 2")
+    closed = await version_of(api, table, "seeding_closed", "seat 1: deal 2")
+    tables = Tables(api)
+    await tables.edit(table.game_id, sent, "seat 1: deal 2", "seat 1: forged")
+    await tables.edit(table.game_id, closed, "seat 1: deal 2", "seat 1: forged")
+    if forger == "rechained":
+        await tables.rechain(table.game_id)
+
+    report = await verified(api, table)
+
+    assert not report["ok"]
+    if forger == "plain":
+        assert report["chain"]["first_bad_version"] == sent
+    else:  # the chain holds, but the deal's seeds no longer give its committed deck
+        assert report["chain"]["ok"]
+        bad = [d for d in report["deals"] if not d["ok"]]
+        assert [d["number"] for d in bad] == [2]
+        assert bad[0]["version"] == closed + 1 and not bad[0]["commitment_ok"]
+
+
+@pytest.mark.parametrize("forger", ["plain", "rechained"])
+async def test_a_changed_game_seed_is_found(api: Api, forger: str) -> None:
+    table = await played(api)
+    tables = Tables(api)
+    await tables.edit(table.game_id, 1, '"seed":"api-tests"', '"seed":"api-forged"')
+    await tables.edit(
+        table.game_id, await version_of(api, table, "game_finished"), "api-tests", "api-forged"
+    )
+    if forger == "rechained":
+        await tables.rechain(table.game_id)
+
+    report = await verified(api, table)
+
+    assert not report["ok"]
+    if forger == "plain":
+        assert report["chain"]["first_bad_version"] == 1
+    else:
+        assert report["chain"]["ok"] and [d["ok"] for d in report["deals"]] == [False]
