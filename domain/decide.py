@@ -1,4 +1,8 @@
-"""decide(state, command, actor) -> events: every rule of docs/rules.md, and no I/O."""
+"""decide(state, command, actor, now=...) -> events: every rule of docs/rules.md, and no I/O.
+
+On a table with a clock the server passes `now`, the moment it decided the command (ms since
+1970-01-01 UTC): an act after the deadline is refused, and every accepted act ends with the
+clock started for the seat due next (domain/clock.py)."""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from collections.abc import Sequence
 
 from domain import cards as pack
 from domain.cards import SUIT_OF, Card, count_trumps, covers
+from domain.clock import check_in_time, restart
 from domain.combinations import can_beat, combination, open_to_combinations, outranked
 from domain.commands import (
     AnyCommand,
@@ -14,10 +19,13 @@ from domain.commands import (
     DaveAnswer,
     Declare,
     Draw,
+    EndPause,
     Lead,
     Pass,
+    PlayerCommand,
     Respond,
     StartGame,
+    TimeOut,
 )
 from domain.dealing import deal_cards
 from domain.errors import BadSetup, RuleViolation
@@ -41,26 +49,54 @@ from domain.events import (
     TrickTaken,
 )
 from domain.evolve import fold
-from domain.rules import check, dave_enabled, hand_sizes
+from domain.rules import Rules, check, clocked, dave_enabled, hand_sizes
 from domain.settlement import count_up, end_deal
 from domain.shuffle import draw_lot
 from domain.state import Deal, Game
 from domain.table import claim_points, lead_limit, next_seat
+from domain.timeouts import end_pause, time_out
 from domain.vocabulary import Combination, PenaltyRule
 
 __all__ = ["deal_cards", "decide", "end_deal"]
 
 
-def decide(state: Game, command: AnyCommand, actor: int | None) -> list[Event]:
+def decide(
+    state: Game, command: AnyCommand, actor: int | None, *, now: int | None = None
+) -> list[Event]:
     if isinstance(command, StartGame):
-        return _start(state, command)
+        events = _start(state, command)
+        return events + restart(state, events, _time(command.rules, now))
     if not state.started or state.deal is None:
         raise RuleViolation("not_started", "the game has not been started")
     if state.finished:
         raise RuleViolation("game_over", f"the game is over: {state.reason}")
+    match command:
+        case TimeOut():
+            return time_out(state, command, _play)
+        case EndPause():
+            return end_pause(state, command, _time(state.rules, now))
     if actor is None or not 0 <= actor < len(state.seats):
         raise RuleViolation("not_a_seat", f"seat {actor} does not play at this table")
+    if not clocked(state.rules):
+        return _play(state, command, actor)
+    at = _time(state.rules, now)
+    check_in_time(state, at)
+    events = _play(state, command, actor)
+    return events + restart(state, events, at)
+
+
+def _time(rules: Rules, now: int | None) -> int:
+    if now is None:
+        if clocked(rules):
+            raise ValueError("a table with a clock is decided at a time: pass now")
+        return 0
+    return now
+
+
+def _play(state: Game, command: PlayerCommand, actor: int) -> list[Event]:
+    """The rules of play, clock aside."""
     deal = state.deal
+    assert deal is not None
     match command:
         case Draw(count=count):
             return _draw(state, deal, actor, count)
@@ -97,13 +133,18 @@ def _start(state: Game, command: StartGame) -> list[Event]:
     if command.dealer is not None and not 0 <= command.dealer < seats:
         raise BadSetup(f"dealer must be a seat 0 to {seats - 1}", code="bad_dealer")
     order = None if command.deck is None else _check_deck(command.deck, pack.deck(rules.deck))
-    events: list[Event] = [GameStarted(seats=command.seats, rules=rules, seed=command.seed)]
+    events: list[Event] = [
+        GameStarted(
+            seats=command.seats, rules=rules, seed=command.seed, rematch_of=command.rematch_of
+        )
+    ]
     if command.dealer is None:
         dealer = draw_lot(command.seed, seats)
         events.append(DealerChosen(dealer, "lot"))
     else:
         dealer = command.dealer
-        events.append(DealerChosen(dealer, "operator"))
+        # a rematch is dealt by the winner of the game it follows (docs/rules.md §14)
+        events.append(DealerChosen(dealer, "winner" if command.rematch_of else "operator"))
     game = Game(seats=command.seats, rules=rules, seed=command.seed, started=True)
     return events + deal_cards(game, 1, dealer, order)
 

@@ -7,6 +7,10 @@ from typing import Literal
 import msgspec
 
 from domain.errors import BadOption
+from domain.vocabulary import OnTimeout
+
+# The longest any clock may be set to: a day. Longer is no clock at all.
+LONGEST_CLOCK = 86_400
 
 
 class Rules(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -31,6 +35,12 @@ class Rules(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
     combinations: Literal["none", "czech"] = "none"
     teams: tuple[tuple[int, ...], ...] | None = None
     target_points: int = 31
+    # The clock (docs/rules.md §13): seconds for each act, an optional bank per seat per
+    # deal, what a timeout does, and how long a seat due to act may be away.
+    turn_seconds: int | None = None
+    time_bank_seconds: int = 0
+    on_timeout: OnTimeout = "lose_deal"
+    abandon_seconds: int | None = None
 
 
 def dave_enabled(rules: Rules, seats: int) -> bool:
@@ -45,6 +55,11 @@ def hand_sizes(rules: Rules, seats: int) -> tuple[int, ...]:
 
 def max_lead(rules: Rules) -> int:
     return 3
+
+
+def clocked(rules: Rules) -> bool:
+    """The table has a clock: every act is timed, and the events record its deadlines."""
+    return rules.turn_seconds is not None
 
 
 def check(rules: Rules, seats: int) -> Rules:
@@ -62,6 +77,7 @@ def check(rules: Rules, seats: int) -> Rules:
     _check_compensations(rules, seats)
     _check_hands(rules, seats)
     _check_closed_discard(rules)
+    _check_clock(rules)
     if rules.game == "kozel":
         _check_kozel(rules, seats)
     if rules.teams is not None:
@@ -124,6 +140,25 @@ def _check_closed_discard(rules: Rules) -> None:
             "show_own_points",
             "contradicts closed_discard: the taker may not know what face-down cards it won",
         )
+
+
+def _check_clock(rules: Rules) -> None:
+    if rules.turn_seconds is not None and not 1 <= rules.turn_seconds <= LONGEST_CLOCK:
+        raise BadOption("turn_seconds", f"must be 1 to {LONGEST_CLOCK} seconds")
+    if not 0 <= rules.time_bank_seconds <= LONGEST_CLOCK:
+        raise BadOption("time_bank_seconds", f"must be 0 to {LONGEST_CLOCK} seconds")
+    if rules.abandon_seconds is not None and not 1 <= rules.abandon_seconds <= LONGEST_CLOCK:
+        raise BadOption("abandon_seconds", f"must be 1 to {LONGEST_CLOCK} seconds")
+    if rules.turn_seconds is not None:
+        return
+    # Without a clock nothing is timed: an option that would do nothing is a mistake.
+    for option, given in (
+        ("time_bank_seconds", rules.time_bank_seconds != 0),
+        ("on_timeout", rules.on_timeout != "lose_deal"),
+        ("abandon_seconds", rules.abandon_seconds is not None),
+    ):
+        if given:
+            raise BadOption(option, "times the table's clock: set turn_seconds too")
 
 
 def _check_kozel(rules: Rules, seats: int) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from domain.cards import Card
-from domain.commands import Draw, Lead, PlayerCommand, Respond, StartGame
+from domain.commands import AnyCommand, Draw, Lead, PlayerCommand, Respond, StartGame
 from domain.decide import decide
 from domain.errors import RuleViolation
 from domain.events import Event
@@ -42,9 +42,10 @@ def start(
     dealer: int | None = None,
     order: Sequence[Card] | None = None,
     seed: str = SEED,
+    now: int = 0,
     **options: object,
 ) -> tuple[Game, list[Event]]:
-    """A started game and the events that started it."""
+    """A started game and the events that started it; a table with a clock starts it `now`."""
     command = StartGame(
         seats=tuple(f"seat{i}" for i in range(seats)),
         rules=Rules(**options),  # type: ignore[arg-type]
@@ -52,7 +53,7 @@ def start(
         dealer=dealer,
         deck=None if order is None else tuple(order),
     )
-    events = decide(NEW_GAME, command, None)
+    events = decide(NEW_GAME, command, None, now=now)
     return fold(NEW_GAME, events), events
 
 
@@ -107,10 +108,18 @@ def record(state: Game, events: list[Event], *steps: tuple[int, PlayerCommand]) 
     return state
 
 
-def act(state: Game, seat: int, command: PlayerCommand) -> tuple[Game, list[Event]]:
-    """The command decided and folded: the new state and the events it produced."""
-    events = decide(state, command, seat)
+def act(
+    state: Game, seat: int | None, command: AnyCommand, now: int | None = None
+) -> tuple[Game, list[Event]]:
+    """The command decided and folded: the new state and the events it produced. At a table
+    with a clock it is made `now`, by default the moment the seat became due (in time)."""
+    events = decide(state, command, seat, now=in_time(state) if now is None else now)
     return fold(state, events), events
+
+
+def in_time(state: Game) -> int:
+    """A moment at which the seat due is surely in time: when its clock started."""
+    return state.clock.started if state.clock is not None else 0
 
 
 def play(state: Game, *steps: tuple[int, PlayerCommand]) -> Game:
@@ -162,10 +171,10 @@ def play_out(state: Game, stop: Callable[[Deal], bool] | None = None) -> Game:
             state = act(state, deal.turn, Respond(answer))[0]
 
 
-def refused(state: Game, seat: int, command: PlayerCommand) -> str:
+def refused(state: Game, seat: int | None, command: AnyCommand, now: int | None = None) -> str:
     """The code of the RuleViolation the command is refused with (it must be refused)."""
     try:
-        decide(state, command, seat)
+        decide(state, command, seat, now=in_time(state) if now is None else now)
     except RuleViolation as violation:
         return violation.code
     raise AssertionError(f"{command} by seat {seat} was accepted")

@@ -44,7 +44,9 @@ from domain.events import (
     Event,
     GameFinished,
     GameStarted,
+    PauseEnded,
     PenaltyApplied,
+    TimedOut,
     TrumpTurned,
 )
 from domain.evolve import replay
@@ -52,6 +54,7 @@ from domain.legal import legal_commands
 from domain.rules import hand_sizes
 from domain.state import Game
 from domain.views import ARBITER, SPECTATOR, Viewer, redact_all, review, view
+from tests.domain.given import in_time
 from tests.domain.play import (
     VARIANTS,
     Played,
@@ -121,7 +124,9 @@ def check_replay(played: Played, chance: random.Random) -> None:
     wrongs = [
         e
         for e in played.events
-        if isinstance(e, PenaltyApplied) or (isinstance(e, Declared) and not e.true)
+        if isinstance(e, PenaltyApplied)
+        or (isinstance(e, Declared) and not e.true)
+        or (isinstance(e, TimedOut | PauseEnded) and e.verdict == "lose_deal")
     ]
     assert len(audit(played.events)) == len(wrongs)
 
@@ -348,7 +353,7 @@ def listed(command: PlayerCommand, legal: list[PlayerCommand]) -> bool:
 
 def accepted(state: Game, command: PlayerCommand, seat: int) -> bool:
     try:
-        decide(state, command, seat)
+        decide(state, command, seat, now=in_time(state))
     except RuleViolation:
         return False
     return True
