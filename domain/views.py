@@ -138,7 +138,7 @@ class View(msgspec.Struct, frozen=True, kw_only=True):
     rules: Rules
     pot: tuple[int, ...] = ()  # pay_pot: what each seat owes every other side this deal
     clock: ClockView | None = None  # a table with a clock, while the game is on
-    now: int | None = None  # the server's time the view was made at (ms since 1970, UTC)
+    now: int | None = None  # a table with a clock: the server's time of the view (ms, UTC)
     rematch_of: str | None = None  # the game this one is the rematch of
     rematch: str | None = None  # the rematch that followed this game, once there is one
 
@@ -219,7 +219,7 @@ def view(
         rules=rules,
         pot=deal.pot if deal else (),
         clock=_clock_view(state.clock) if state.clock is not None and not state.finished else None,
-        now=now,
+        now=now if state.clock is not None else None,
         rematch_of=state.rematch_of,
         rematch=rematch,
     )

@@ -1,4 +1,5 @@
-"""The composition root: settings -> adapters -> seating, game service, reviews, projector.
+"""The composition root: settings -> adapters -> seating, game service, reviews, projector,
+presence and the clocks' timers.
 
 The server, the CLI and the tests all build the application here: PostgreSQL and Redis
 when the settings name them, else the embedded SQLite file and the in-process bus.
@@ -9,28 +10,63 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from infra.memory.presence import InProcessPresence
 from infra.ports.events import EventStore
+from infra.ports.games import GameIndex
 from infra.ports.hints import HintBus
+from infra.ports.presence import PresenceBoard
 from infra.ports.tokens import SeatTokens
 from services.app.callers import Seating
 from services.app.games import GameService
+from services.app.listing import Listing
 from services.app.reviews import Reviews
 from services.config import Settings
+from services.live.attendance import Attendance
 from services.live.projector import Projector
+from services.live.timers import Timers
 from services.metrics import Metrics
+
+
+def index_on(store: EventStore) -> GameIndex:
+    """The games index in the event store's own database."""
+    from infra.postgres.store import PostgresEventStore
+
+    if isinstance(store, PostgresEventStore):
+        from infra.postgres.games import PostgresGameIndex
+
+        return PostgresGameIndex(store.pool)
+    from infra.sqlite.games import SqliteGameIndex
+    from infra.sqlite.store import SqliteEventStore
+
+    assert isinstance(store, SqliteEventStore)
+    return SqliteGameIndex(store.db)
 
 
 @dataclass
 class Adapters:
-    """Open connections to the outside world; close() releases them."""
+    """Open connections to the outside world; close() releases them. The games index
+    lives in the event store's database (it is found there when not given); presence is
+    in-process unless a Redis board is given."""
 
     store: EventStore
     tokens: SeatTokens
     hints: HintBus
+    index: GameIndex | None = None
+    presence: PresenceBoard = field(default_factory=InProcessPresence)
+
+    def __post_init__(self) -> None:
+        if self.index is None:
+            self.index = index_on(self.store)
+
+    @property
+    def games(self) -> GameIndex:
+        assert self.index is not None
+        return self.index
 
     async def close(self) -> None:
+        await self.presence.close()
         await self.hints.close()
         await self.store.close()
 
@@ -66,14 +102,23 @@ async def open_hints(settings: Settings) -> HintBus:
     return InProcessHintBus()
 
 
+async def open_presence(settings: Settings) -> PresenceBoard:
+    if settings.redis_url:
+        from infra.redis.presence import RedisPresence
+
+        return await RedisPresence.open(settings.redis_url)
+    return InProcessPresence()
+
+
 async def open_adapters(settings: Settings) -> Adapters:
     store, tokens = await open_store(settings)
     try:
         hints = await open_hints(settings)
+        presence = await open_presence(settings)
     except BaseException:
         await store.close()
         raise
-    return Adapters(store, tokens, hints)
+    return Adapters(store, tokens, hints, index_on(store), presence)
 
 
 @dataclass
@@ -87,6 +132,9 @@ class Runtime:
     games: GameService
     reviews: Reviews
     projector: Projector
+    attendance: Attendance
+    timers: Timers
+    listing: Listing
 
 
 def assemble(settings: Settings, adapters: Adapters, metrics: Metrics | None = None) -> Runtime:
@@ -99,17 +147,34 @@ def assemble(settings: Settings, adapters: Adapters, metrics: Metrics | None = N
         retries=settings.command_retries,
         cache=settings.cache_games,
         metrics=metrics,
+        index=adapters.games,
     )
+    attendance = Attendance(adapters.presence, now=games.now)
     projector = Projector(
         games,
         adapters.hints,
         poll_seconds=settings.feed_poll_seconds,
         keepalive_seconds=settings.sse_keepalive_seconds,
+        attendance=attendance,
     )
+    timers = Timers(games, adapters.hints, adapters.games, attendance)
     metrics.open_streams.set_function(lambda: projector.open_streams)
     metrics.projector_lag.set_function(lambda: projector.lag)
-    metrics.redis_errors.set_function(lambda: getattr(adapters.hints, "errors", 0))
-    return Runtime(settings, adapters, metrics, seating, games, Reviews(games), projector)
+    metrics.redis_errors.set_function(
+        lambda: getattr(adapters.hints, "errors", 0) + attendance.errors
+    )
+    return Runtime(
+        settings,
+        adapters,
+        metrics,
+        seating,
+        games,
+        Reviews(games),
+        projector,
+        attendance,
+        timers,
+        Listing(adapters.games, games),
+    )
 
 
 @asynccontextmanager
@@ -122,11 +187,15 @@ async def running(
     adapters = adapters if adapters is not None else await open_adapters(settings)
     try:
         runtime = assemble(settings, adapters, metrics)
+        runtime.attendance.start()
         runtime.projector.start()
+        runtime.timers.start()
         try:
             yield runtime
         finally:
+            await runtime.timers.stop()
             await runtime.projector.stop()
+            await runtime.attendance.stop()
     finally:
         if opened:
             await adapters.close()

@@ -17,3 +17,7 @@ class Unauthorized(Exception):
 
 class Forbidden(Exception):
     """A real token, but not for this game or this act."""
+
+
+class BadCursor(ValueError):
+    """A list cursor this server did not give."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import cast
 
 import msgspec
@@ -9,7 +10,9 @@ import msgspec
 from domain.audit import Finding
 from domain.events import AnyEvent, Event
 from domain.fairness import DealCheck
-from domain.views import View
+from domain.rules import Rules
+from domain.views import Result, View
+from domain.vocabulary import Status
 
 
 class Recorded(msgspec.Struct, frozen=True):
@@ -48,6 +51,7 @@ class CreatedGame(msgspec.Struct, frozen=True):
     version: int
     seats: list[SeatToken]
     spectator_token: str
+    rematch_of: str | None = None  # a rematch: the finished game it follows
 
 
 class Replay(msgspec.Struct, frozen=True):
@@ -65,3 +69,23 @@ class Verification(msgspec.Struct, frozen=True):
     game_id: str
     ok: bool
     deals: list[DealCheck]
+
+
+class GameSummary(msgspec.Struct, frozen=True, kw_only=True):
+    """One game of the operator's list."""
+
+    game_id: str
+    seats: tuple[str, ...]  # the seats' names, in seat order
+    rules: Rules
+    version: int
+    status: Status
+    result: Result | None  # once finished: the winners and the reason
+    created: datetime
+    updated: datetime  # when its last event was recorded
+    rematch_of: str | None = None
+    rematch: str | None = None
+
+
+class GamePage(msgspec.Struct, frozen=True):
+    games: list[GameSummary]
+    next_cursor: str | None  # pass it as `cursor` for the next page; null on the last

@@ -11,8 +11,10 @@ from litestar.params import FromPath
 
 from services.app.callers import Caller
 from services.app.games import GameService
+from services.app.listing import Listing
 from services.app.reviews import Reviews
 from services.bootstrap import Runtime
+from services.live.attendance import Attendance
 from services.live.projector import Projector
 
 
@@ -41,6 +43,14 @@ def _projector(runtime: NamedDependency[Runtime]) -> Projector:
     return runtime.projector
 
 
+def _listing(runtime: NamedDependency[Runtime]) -> Listing:
+    return runtime.listing
+
+
+def _attendance(runtime: NamedDependency[Runtime]) -> Attendance:
+    return runtime.attendance
+
+
 async def _caller(
     request: Request[Any, Any, Any], game_id: FromPath[str], runtime: NamedDependency[Runtime]
 ) -> Caller:
@@ -57,6 +67,8 @@ DEPENDENCIES: dict[str, Provide] = {
     "games": Provide(_games, sync_to_thread=False),
     "reviews": Provide(_reviews, sync_to_thread=False),
     "projector": Provide(_projector, sync_to_thread=False),
+    "listing": Provide(_listing, sync_to_thread=False),
+    "attendance": Provide(_attendance, sync_to_thread=False),
     "caller": Provide(_caller),
     "operator": Provide(_operator),
 }

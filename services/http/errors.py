@@ -13,7 +13,7 @@ from litestar.openapi import ResponseSpec
 
 from domain.errors import BadSetup, RuleViolation
 from infra.ports.events import StoreUnavailable
-from services.app.errors import Forbidden, GameNotFound, Unauthorized
+from services.app.errors import BadCursor, Forbidden, GameNotFound, Unauthorized
 
 
 class ErrorBody(msgspec.Struct, frozen=True):
@@ -33,7 +33,8 @@ ERRORS: dict[int, ResponseSpec] = {
     400: _spec(
         "Malformed input: bad JSON (`malformed_json`), an unknown field or `type` "
         "(`bad_request`), a bad card (`bad_card`), option (`bad_option`), deck "
-        "(`bad_deck`) or dealer (`bad_dealer`); the detail names it"
+        "(`bad_deck`) or dealer (`bad_dealer`), a list cursor this server did not give "
+        "(`bad_cursor`); the detail names it"
     ),
     401: _spec("No token, or a token nobody issued (`unauthorized`)"),
     403: _spec("A token of another game, or the wrong role (`forbidden`)"),
@@ -41,7 +42,8 @@ ERRORS: dict[int, ResponseSpec] = {
     409: _spec(
         "A broken rule: the code names it (`not_your_turn`, `card_not_in_hand`, "
         "`wrong_card_count`, `mixed_suits`, `duplicate_cards`, `dave_pending`, "
-        "`game_over`, `idempotency_key_reused`, ...)"
+        "`game_over`, `idempotency_key_reused`, `out_of_time`, `not_paused`, "
+        "`game_not_finished`, `rematch_exists`, ...)"
     ),
     413: _spec("Body larger than BURA_MAX_BODY_BYTES (`body_too_large`)"),
     503: _spec(
@@ -97,6 +99,7 @@ HANDLERS: dict[Any, Handler] = {
     RuleViolation: lambda r, e: error(409, e.code, e.detail),
     BadSetup: _setup,
     GameNotFound: lambda r, e: error(404, "game_not_found", str(e)),
+    BadCursor: lambda r, e: error(400, "bad_cursor", str(e)),
     Unauthorized: lambda r, e: error(401, "unauthorized", str(e)),
     Forbidden: lambda r, e: error(403, "forbidden", str(e)),
     StoreUnavailable: lambda r, e: error(

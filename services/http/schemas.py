@@ -7,6 +7,7 @@ from typing import Annotated
 import msgspec
 
 from domain.rules import Rules
+from domain.vocabulary import PauseVerdict
 
 # Versions are bigint in the stores: a larger number is no version, refuse it at the edge.
 LAST_VERSION = 2**62
@@ -22,3 +23,11 @@ class CreateGame(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     seed: Annotated[str, msgspec.Meta(min_length=1, max_length=256)] | None = None
     dealer: Annotated[int, msgspec.Meta(ge=0, le=5)] | None = None
     deck: Annotated[list[str], msgspec.Meta(max_length=52)] | None = None
+
+
+class RematchBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    seed: Annotated[str, msgspec.Meta(min_length=1, max_length=256)] | None = None
+
+
+class EndPauseBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    verdict: PauseVerdict = "play_on"

@@ -204,6 +204,16 @@ async def api(adapters: Adapters) -> AsyncIterator[Api]:
         yield Api(client, app, adapters)
 
 
+PRESENCE = ("connected", "connected_since", "away_since", "abandon_at")
+
+
+def table_only(shown: Body) -> Body:
+    """A live view without what only a live view has: the seats' presence (a replay is of
+    the table, not of who was watching it)."""
+    seats = [{k: v for k, v in s.items() if k not in PRESENCE} for s in shown["seats"]]
+    return {**shown, "seats": seats}
+
+
 def cards_in(payload: Any) -> Iterator[str]:
     """Every card code anywhere in a JSON document."""
     if isinstance(payload, str):

@@ -7,10 +7,12 @@ they are plain numbers: the table is dealt at T0.
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from domain.audit import audit
 from domain.commands import Dave, Draw, EndPause, TimeOut
+from domain.errors import BadOption
 from domain.events import (
     CardDrawn,
     CardsLed,
@@ -29,6 +31,8 @@ from domain.events import (
     TimedOut,
     TrickTaken,
 )
+from domain.rules import Rules, check
+from domain.settlement import rematch_dealer
 from domain.state import Clock, Game
 from domain.table import lead_limit
 from domain.views import Presence, view
@@ -393,3 +397,45 @@ def test_the_audit_lists_a_deal_lost_on_time_with_its_deadline_and_the_moment_ju
     assert (finding.clock, finding.deadline, finding.at) == ("turn", deadline, deadline + 40)
     assert finding.before_version == state.version
     assert finding.versions == (state.version + 1, state.version + 2)
+
+
+# -- the options --------------------------------------------------------------------------------
+
+
+def test_the_clock_options_decode_from_json_and_default_to_no_clock() -> None:
+    rules = msgspec.json.decode(
+        b'{"turn_seconds": 20, "time_bank_seconds": 60, "on_timeout": "auto_play",'
+        b' "abandon_seconds": 45}',
+        type=Rules,
+    )
+    assert (rules.turn_seconds, rules.time_bank_seconds) == (20, 60)
+    assert (rules.on_timeout, rules.abandon_seconds) == ("auto_play", 45)
+    assert (Rules().turn_seconds, Rules().abandon_seconds) == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("options", "option"),
+    [
+        ({"turn_seconds": 0}, "turn_seconds"),
+        ({"turn_seconds": 86_401}, "turn_seconds"),
+        ({"turn_seconds": 10, "time_bank_seconds": -1}, "time_bank_seconds"),
+        ({"turn_seconds": 10, "abandon_seconds": 0}, "abandon_seconds"),
+        ({"time_bank_seconds": 30}, "time_bank_seconds"),
+        ({"on_timeout": "pause"}, "on_timeout"),
+        ({"abandon_seconds": 30}, "abandon_seconds"),
+    ],
+)
+def test_a_clock_option_out_of_range_or_without_a_clock_is_refused_naming_it(
+    options: dict[str, object], option: str
+) -> None:
+    with pytest.raises(BadOption) as refused_:
+        check(Rules(**options), 2)  # type: ignore[arg-type]
+    assert refused_.value.option == option
+
+
+def test_the_rematch_is_dealt_by_the_winner_or_the_first_winner_from_the_last_dealer() -> None:
+    two = timed_out(clocked())[0]  # seat 0 lost on time: seat 1 won
+    assert rematch_dealer(two) == 1
+    three = table(["AS 6S QD", "7S 6H 8D", "KD 9S 10C"], trump="9H", turn_seconds=5, now=T0)
+    over = timed_out(three)[0]  # seat 0 lost: seats 1 and 2 won; seat 2 dealt
+    assert over.winners == (1, 2) and over.dealer == 2 and rematch_dealer(over) == 2
