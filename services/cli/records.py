@@ -8,11 +8,12 @@ from datetime import UTC, datetime
 import msgspec
 
 from domain.audit import audit
-from domain.events import Event
+from domain.events import Event, GameFinished, GameStarted
 from domain.evolve import replay
 from domain.fairness import verify_deals
 from domain.views import ARBITER, view
 from infra.ports.events import EventStore, Metadata, RecordedEvent
+from infra.ports.games import AlreadyRematched
 from services import bootstrap, config
 from services.app.codec import from_recorded, to_new
 from services.cli.errors import FAILED, NOT_FOUND, CliError
@@ -139,8 +140,21 @@ async def cmd_import(settings: config.Settings, path: str) -> int:
         raise CliError(f"{path}: versions are not 1..{len(lines)} without gaps", FAILED)
     # Decode every line first, so a corrupt file never lands half-way.
     events = [from_recorded_line(e) for e in lines]
+    started, last = events[0], events[-1]
+    if not isinstance(started, GameStarted):
+        raise CliError(f"{path}: the first event is {lines[0].type}, not game_started", FAILED)
     store = await _store(settings)
     try:
+        if await store.version(game_id):
+            raise CliError(f"the store already has game {game_id}: nothing imported", FAILED)
+        # the game joins the operator's list (GET /games), as if created here; a row left
+        # by an import that failed before its first append goes first
+        index = bootstrap.index_on(store)
+        await index.remove(game_id)
+        try:
+            await index.add(game_id, started.seats, started.rules, rematch_of=started.rematch_of)
+        except AlreadyRematched:  # that game has another rematch here: list it unlinked
+            await index.add(game_id, started.seats, started.rules)
         progress = Progress("import", len(lines))
         for i, (line, event) in enumerate(zip(lines, events, strict=True), 1):
             await store.append(
@@ -150,6 +164,8 @@ async def cmd_import(settings: config.Settings, path: str) -> int:
                 Metadata(actor=line.actor, command_id=line.command_id),
             )
             progress(i)
+        if isinstance(last, GameFinished):
+            await index.finish(game_id, last.winners, last.reason)
     finally:
         await store.close()
     print(f"imported {len(lines)} events as game {game_id}")

@@ -23,6 +23,9 @@ from services.bootstrap import Adapters, Runtime
 from services.config import Settings
 from services.http.app import create_app
 from tests.decks import dealing_order
+from tests.views import table_only
+
+__all__ = ["table_only"]
 
 OPERATOR_KEY = "operator-key-of-the-api-tests"
 OPERATOR = {"Authorization": f"Bearer {OPERATOR_KEY}"}
@@ -202,16 +205,6 @@ async def api(adapters: Adapters) -> AsyncIterator[Api]:
     app = app_on(adapters)
     async with serving(app) as client:
         yield Api(client, app, adapters)
-
-
-PRESENCE = ("connected", "connected_since", "away_since", "abandon_at")
-
-
-def table_only(shown: Body) -> Body:
-    """A live view without what only a live view has: the seats' presence (a replay is of
-    the table, not of who was watching it)."""
-    seats = [{k: v for k, v in s.items() if k not in PRESENCE} for s in shown["seats"]]
-    return {**shown, "seats": seats}
 
 
 def cards_in(payload: Any) -> Iterator[str]:

@@ -89,6 +89,15 @@ TABLES: list[tuple[int, dict[str, Any]]] = [
         },
     ),
     (31, {"seats": 2, "seed": "leak-five", "rules": {"match_target": 2}}),
+    # A clock whose first timeout pauses the table until the operator resumes it.
+    (
+        5,
+        {
+            "seats": 2,
+            "seed": "leak-six",
+            "rules": {"match_target": 2, "turn_seconds": 1, "on_timeout": "pause"},
+        },
+    ),
 ]
 ROUNDS = 3
 
@@ -167,7 +176,10 @@ async def play_and_watch(
     streams = {v: Stream(client, url, token, last_id=0) for v, token in viewers.items()}
     for stream in streams.values():
         await stream.__aenter__()
-    await table.play(client, base, show_bot, random.Random(number), faults=0.02)
+    if options["rules"].get("on_timeout") == "pause":
+        await table.play_with_pauses(client, base, show_bot, random.Random(number))
+    else:
+        await table.play(client, base, show_bot, random.Random(number), faults=0.02)
     for stream in streams.values():
         await stream.event("end", timeout=10)
         await stream.close()
