@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 
@@ -40,6 +41,7 @@ class Attendance:
         self.open: dict[str, OpenStream] = {}
         self._observers: list[Observer] = []
         self._renewer: asyncio.Task[None] | None = None
+        self._warned = 0.0
 
     def observe(self, observer: Observer) -> None:
         self._observers.append(observer)
@@ -89,7 +91,9 @@ class Attendance:
 
     def _failed(self, error: Exception) -> None:
         self.errors += 1
-        log.warning("presence unknown: %s", error)
+        if time.monotonic() - self._warned > 5.0:  # once in a while, not once a call
+            self._warned = time.monotonic()
+            log.warning("presence unknown: %s", error)
 
     def _tell(self, game_id: str) -> None:
         for observer in self._observers:

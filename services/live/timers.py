@@ -36,7 +36,9 @@ log = logging.getLogger("bura.timers")
 SETTLED = 100_000  # games remembered as needing no timer; the oldest is forgotten first
 LOADS = 8  # games read at once while timers start
 RETRY_SECONDS = 2.0  # after the store could not be reached
-ORPHAN_MINUTES = 10  # an index row with no game that old was a creation that never happened
+# An index row with no game this old was a creation that never happened (a creation under
+# way writes its row a moment before its events).
+ORPHANED_AFTER = timedelta(minutes=10)
 
 
 class Timers:
@@ -46,8 +48,10 @@ class Timers:
         hints: HintBus,
         index: GameIndex | None = None,
         attendance: Attendance | None = None,
+        orphaned_after: timedelta = ORPHANED_AFTER,
     ) -> None:
         self.games = games
+        self.orphaned_after = orphaned_after
         self.hints = hints
         self.index = index
         self.attendance = attendance
@@ -123,14 +127,15 @@ class Timers:
 
     # --- start-up and new games --------------------------------------------------------
 
-    async def _start_up(self) -> None:
+    async def _start_up(self, repair: bool = True) -> None:
         """Repair what a crash left in the index, then a timer for every game in progress
         with a clock. Retried while the store cannot be reached."""
         if self.index is None:
             return
         while True:
             try:
-                await self._repair(self.index)
+                if repair:
+                    await self.repair()
                 for game_id in await self.index.clocked_in_progress():
                     self.watch(game_id)
                 return
@@ -138,9 +143,13 @@ class Timers:
                 log.warning("timers not started yet: %s; retrying", error)
                 await asyncio.sleep(RETRY_SECONDS)
 
-    async def _repair(self, index: GameIndex) -> None:
-        orphaned = datetime.now(UTC) - timedelta(minutes=ORPHAN_MINUTES)
-        stale = await index.stale(orphaned)
+    async def repair(self) -> None:
+        """The index after a crash: a game that finished is marked so, a row whose game was
+        never appended goes (with any rematch link to it)."""
+        index = self.index
+        if index is None:
+            return
+        stale = await index.stale(datetime.now(UTC) - self.orphaned_after)
         for game_id in stale.finished:
             with contextlib.suppress(GameNotFound):
                 state = await self.games.load(game_id)
@@ -160,8 +169,8 @@ class Timers:
         while not self._stopped:
             try:
                 async for hint in self.hints.hints():
-                    if hint is None:
-                        self._spawn(self._start_up())
+                    if hint is None:  # hints may have been missed: the index again
+                        self._spawn(self._start_up(repair=False))
                     elif hint.game_id not in self.tasks:
                         self.watch(hint.game_id)
             except asyncio.CancelledError:

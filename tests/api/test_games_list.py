@@ -4,8 +4,14 @@ both stores."""
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
+import uuid
+from datetime import UTC, datetime, timedelta
 
+from domain.commands import Concede
+from domain.rules import Rules
+from infra.memory.hints import InProcessHintBus
+from services.app.games import GameService
+from services.live.timers import Timers
 from tests.api.conftest import OPERATOR, Api, Body, Table, bearer
 
 CONCEDE: Body = {"type": "concede"}
@@ -145,3 +151,24 @@ async def test_a_game_has_one_rematch_only_after_it_is_over_and_only_by_the_oper
         assert refused.json()["code"] == "rematch_exists" and made in refused.json()["detail"]
     missing = await api.client.post(f"/games/{'f' * 32}/rematch", headers=OPERATOR)
     assert missing.status_code == 404
+
+
+async def test_the_start_up_repairs_what_a_crash_left_in_the_games_index(api: Api) -> None:
+    index = api.adapters.games
+    over = await api.create()
+    # a replica that crashed between the final append and its index write
+    crashed = GameService(api.store, api.runtime.seating, InProcessHintBus())
+    await crashed.execute(over.game_id, 0, Concede())
+    stale = await index.get(over.game_id)
+    assert stale is not None and stale.status == "in_progress"
+    ghost = f"ghost-{uuid.uuid4().hex}"  # a creation whose first append never happened
+    first = await finished(api)
+    await index.add(ghost, ["p0", "p1"], Rules(), rematch_of=first.game_id)
+    timers = Timers(api.service, InProcessHintBus(), index, orphaned_after=timedelta(0))
+    await timers.repair()
+    repaired = await index.get(over.game_id)
+    assert repaired is not None and repaired.status == "finished"
+    assert (repaired.winners, repaired.reason) == ((1,), "conceded")
+    unlinked = await index.get(first.game_id)
+    assert unlinked is not None and unlinked.rematch is None
+    assert ghost not in (await index.stale(datetime.now(UTC) + timedelta(days=1))).orphans
