@@ -84,7 +84,8 @@ def _index_games(db: sqlite3.Connection) -> None:
         payload = msgspec.json.decode(bytes(data))
         rules = payload.get("rules") or {}
         db.execute(
-            "INSERT INTO games (stream_id, seats, rules, clocked, created_us) VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO games (stream_id, seats, rules, clocked, created_us)"
+            " VALUES (?, ?, ?, ?, ?)",
             (
                 stream_id,
                 msgspec.json.encode(payload["seats"]).decode(),
