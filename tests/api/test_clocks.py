@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
+import pytest
+
 from domain.commands import Lead
 from domain.errors import RuleViolation
 from infra.memory.hints import InProcessHintBus
@@ -17,6 +19,8 @@ from services.app.games import GameService, wall_clock
 from tests.api.conftest import OPERATOR, Api, Body, Table, app_on, bearer, serving
 
 WAIT = 30.0  # seconds: far more than any clock here, so only a failure runs out of it
+# These wait for a real clock of a second or more to run out.
+SLOW = pytest.mark.slow
 
 
 async def until(check: Callable[[], Awaitable[Body | None]], timeout: float = WAIT) -> Body:
@@ -52,6 +56,7 @@ async def test_a_view_shows_the_deadline_and_time_left_of_the_seat_due(api: Api)
     assert started["deadline"] == due["deadline"] and started["banks"] == [30_000, 30_000]
 
 
+@SLOW
 async def test_a_seat_that_does_not_act_loses_the_deal_on_time(api: Api) -> None:
     table = await api.create(rules={"turn_seconds": 1})
     timeout = await until(timed_out(api, table))
@@ -68,6 +73,7 @@ async def test_a_seat_that_does_not_act_loses_the_deal_on_time(api: Api) -> None
     )
 
 
+@SLOW
 async def test_auto_play_the_server_leads_for_the_seat_and_the_game_goes_on(api: Api) -> None:
     table = await api.create(rules={"turn_seconds": 1, "on_timeout": "auto_play"})
     timeout = await until(timed_out(api, table))
@@ -79,6 +85,7 @@ async def test_auto_play_the_server_leads_for_the_seat_and_the_game_goes_on(api:
     assert shown["status"] == "in_progress" and shown["clock"]["seat"] == 1
 
 
+@SLOW
 async def test_pause_the_operator_rules_play_on_and_the_clock_runs_again(api: Api) -> None:
     table = await api.create(rules={"turn_seconds": 1, "on_timeout": "pause"})
     timeout = await until(timed_out(api, table))
@@ -100,6 +107,7 @@ async def test_pause_the_operator_rules_play_on_and_the_clock_runs_again(api: Ap
     assert again.status_code == 409 and again.json()["code"] == "not_paused"
 
 
+@SLOW
 async def test_pause_the_operator_may_rule_the_deal_lost_on_time(api: Api) -> None:
     table = await api.create(rules={"turn_seconds": 1, "on_timeout": "pause"})
     await until(timed_out(api, table))
@@ -110,6 +118,7 @@ async def test_pause_the_operator_may_rule_the_deal_lost_on_time(api: Api) -> No
     assert (await api.view(table))["result"] == {"winners": [1], "reason": "timeout"}
 
 
+@SLOW
 async def test_a_seat_due_that_never_opens_a_stream_is_abandoned(api: Api) -> None:
     table = await api.create(rules={"turn_seconds": 60, "abandon_seconds": 1})
     timeout = await until(timed_out(api, table))
@@ -117,6 +126,7 @@ async def test_a_seat_due_that_never_opens_a_stream_is_abandoned(api: Api) -> No
     assert (await api.view(table))["result"]["reason"] == "abandoned"
 
 
+@SLOW
 async def test_a_seat_with_a_live_stream_is_shown_connected_and_not_abandoned(api: Api) -> None:
     table = await api.create(rules={"turn_seconds": 60, "abandon_seconds": 1})
     present = await api.runtime.attendance.arrive(table.game_id, 0)  # as its stream does
@@ -165,6 +175,7 @@ async def test_timers_on_many_replicas_time_a_seat_out_exactly_once(api: Api) ->
     assert len(await events_of(api, table, "timed_out")) == 1
 
 
+@SLOW
 async def test_timers_are_rebuilt_from_the_games_index_when_the_server_starts_again(
     api: Api,
 ) -> None:
