@@ -112,10 +112,13 @@ async def open_presence(settings: Settings) -> PresenceBoard:
 
 async def open_adapters(settings: Settings) -> Adapters:
     store, tokens = await open_store(settings)
+    hints: HintBus | None = None
     try:
         hints = await open_hints(settings)
         presence = await open_presence(settings)
     except BaseException:
+        if hints is not None:
+            await hints.close()
         await store.close()
         raise
     return Adapters(store, tokens, hints, index_on(store), presence)
