@@ -69,7 +69,7 @@ class Metrics:
         )
         self.redis_errors = Gauge(
             "bura_redis_errors",
-            "Redis calls that failed since start (publish, cache, pub/sub)",
+            "Redis calls that failed since start (publish, pub/sub, presence)",
             registry=r,
         )
         self.http = Histogram(
