@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ORDER = ("store", "domain", "service", "push")
+ORDER = ("store", "domain", "service", "push", "newcomer")
 RESULTS = Path(__file__).parent / "results"
 
 

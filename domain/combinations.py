@@ -9,7 +9,7 @@ the order of the commands stands in for who spoke first, and the rank decides am
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from itertools import combinations as subsets
 
 from domain.cards import SUIT_OF, Card, Suit, covers
@@ -52,13 +52,16 @@ def open_to_combinations(game: Game, deal: Deal) -> bool:
     )
 
 
-def outranked(game: Game, deal: Deal, seat: int, kind: str) -> bool:
-    """Whether another seat's combination takes precedence over `seat` leading `kind`."""
+def outranked(
+    game: Game, deal: Deal, seat: int, kind: str, among: Collection[int] | None = None
+) -> bool:
+    """Whether another seat's combination takes precedence over `seat` leading `kind`;
+    with `among`, judged on those seats' hands only (the ones a viewer can see)."""
     seats = len(game.seats)
     order = [(deal.turn + k) % seats for k in range(seats)]
     rank = RANK[kind]
     for other in order:
-        if other == seat:
+        if other == seat or (among is not None and other not in among):
             continue
         best = strongest(deal.hands[other], deal.trump)
         earlier = order.index(other) < order.index(seat)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from domain.cards import SUIT_OF
+from domain.cards import SUIT_OF, Card
 from domain.combinations import combination, combination_leads, open_to_combinations, outranked
 from domain.commands import (
     Concede,
@@ -56,16 +56,24 @@ def claimants(state: Game) -> list[int]:
 
 
 def out_of_turn_leads(state: Game, deal: Deal, seat: int) -> list[PlayerCommand]:
-    if not open_to_combinations(state, deal):
-        return []
     return [Lead(group) for group in _unopposed(state, deal, seat)]
 
 
-def _unopposed(state: Game, deal: Deal, seat: int) -> list[tuple[str, ...]]:
-    """The seat's combinations that no other seat's combination takes precedence over."""
+def combination_offers(state: Game, seat: int) -> list[tuple[Card, ...]]:
+    """The combinations `seat` may lead now unless another seat's takes precedence: any of
+    them out of turn; in turn, those of mixed suits (one suit is an ordinary lead there)."""
+    deal = state.deal
+    if state.finished or deal is None or not open_to_combinations(state, deal):
+        return []
+    groups = combination_leads(deal.hands[seat], deal.trump)
+    return groups if seat != deal.turn else [g for g in groups if not _one_suit(g)]
+
+
+def _unopposed(state: Game, deal: Deal, seat: int) -> list[tuple[Card, ...]]:
+    """The seat's combination offers that no other seat's combination takes precedence over."""
     return [
         group
-        for group in combination_leads(deal.hands[seat], deal.trump)
+        for group in combination_offers(state, seat)
         if not outranked(state, deal, seat, combination(group, deal.trump) or "")
     ]
 
@@ -78,8 +86,7 @@ def leads(state: Game, deal: Deal) -> list[PlayerCommand]:
     for size in sizes:
         if size <= limit:
             moves += [Lead(group) for group in combinations(hand, size) if _one_suit(group)]
-    if open_to_combinations(state, deal):  # three aces: a lead of mixed suits
-        moves += [Lead(g) for g in _unopposed(state, deal, deal.turn) if not _one_suit(g)]
+    moves += [Lead(g) for g in _unopposed(state, deal, deal.turn)]  # three aces: mixed suits
     return moves
 
 
@@ -88,7 +95,7 @@ def responses(state: Game, deal: Deal) -> list[PlayerCommand]:
     return [Respond(cards) for cards in combinations(deal.hands[deal.turn], len(deal.trick.led))]
 
 
-def _one_suit(cards: tuple[str, ...]) -> bool:
+def _one_suit(cards: tuple[Card, ...]) -> bool:
     suit = SUIT_OF[cards[0]]
     return all(SUIT_OF[c] == suit for c in cards)
 

@@ -53,10 +53,6 @@ def hand_sizes(rules: Rules, seats: int) -> tuple[int, ...]:
     return (4 if rules.game == "kozel" else 3,) * seats
 
 
-def max_lead(rules: Rules) -> int:
-    return 3
-
-
 def clocked(rules: Rules) -> bool:
     """The table has a clock: every act is timed, and the events record its deadlines."""
     return rules.turn_seconds is not None

@@ -24,6 +24,7 @@ from domain.events import (
     GameStarted,
     PenaltyApplied,
 )
+from domain.moves import Moves, moves
 from domain.rules import Rules
 from domain.state import Clock, Deal, Game
 from domain.table import seat_points
@@ -137,6 +138,8 @@ class View(msgspec.Struct, frozen=True, kw_only=True):
     stock: tuple[Card, ...] | None = None  # the arbiter only
     rules: Rules
     pot: tuple[int, ...] = ()  # pay_pot: what each seat owes every other side this deal
+    # a seat's own view: every command it may send now (domain/moves.py); else None
+    moves: Moves | None = None
     clock: ClockView | None = None  # a table with a clock, while the game is on
     now: int | None = None  # a table with a clock: the server's time of the view (ms, UTC)
     rematch_of: str | None = None  # the game this one is the rematch of
@@ -218,6 +221,7 @@ def view(
         stock=deal.stock if deal and arbiter else None,
         rules=rules,
         pot=deal.pot if deal else (),
+        moves=moves(state, seat) if seat is not None else None,
         clock=_clock_view(state.clock) if state.clock is not None and not state.finished else None,
         now=now if state.clock is not None else None,
         rematch_of=state.rematch_of,

@@ -17,10 +17,11 @@ import httpx
 @dataclass
 class Message:
     event: str
-    id: int | None
+    id: int | None  # a game version; None when the message has none or it is no number
     data: Any  # the decoded JSON, or the raw text when it is not JSON
     raw: str
     at: float = field(default_factory=time.perf_counter)
+    key: str | None = None  # the id as sent (the operator feed's checkpoints)
 
 
 class Stream:
@@ -32,7 +33,7 @@ class Stream:
         client: httpx.AsyncClient,
         url: str,
         token: str,
-        last_id: int | None = None,
+        last_id: int | str | None = None,
         decode: bool = True,
     ) -> None:
         self.client = client
@@ -71,6 +72,12 @@ class Stream:
     def last_id(self) -> int | None:
         ids = [m.id for m in self.messages if m.id is not None]
         return ids[-1] if ids else None
+
+    @property
+    def last_key(self) -> str | None:
+        """The last id as sent, whatever it is (a checkpoint of the operator feed)."""
+        keys = [m.key for m in self.messages if m.key is not None]
+        return keys[-1] if keys else None
 
     async def wait_for(self, test: Any, timeout: float = 10.0) -> Message:
         """The first message (already here or to come) for which test(message) is true."""
@@ -137,11 +144,8 @@ class Stream:
             with contextlib.suppress(ValueError):
                 data = json.loads(text)
         ident = fields.get("id")
-        self.messages.append(
-            Message(
-                fields.get("event", "message"), int(ident) if ident is not None else None, data, raw
-            )
-        )
+        number = int(ident) if ident is not None and ident.isdigit() else None
+        self.messages.append(Message(fields.get("event", "message"), number, data, raw, key=ident))
         self._arrived.set()
 
 

@@ -16,15 +16,20 @@ from infra.memory.presence import InProcessPresence
 from infra.ports.events import EventStore
 from infra.ports.games import GameIndex
 from infra.ports.hints import HintBus
+from infra.ports.leases import Leases
 from infra.ports.presence import PresenceBoard
 from infra.ports.tokens import SeatTokens
+from infra.ports.webhooks import WebhookStore
 from services.app.callers import Seating
 from services.app.games import GameService
 from services.app.listing import Listing
 from services.app.reviews import Reviews
+from services.app.webhooks import Webhooks
 from services.config import Settings
 from services.live.attendance import Attendance
+from services.live.dispatcher import Dispatcher
 from services.live.projector import Projector
+from services.live.timeline import Timeline
 from services.live.timers import Timers
 from services.metrics import Metrics
 
@@ -53,6 +58,8 @@ class Adapters:
     store: EventStore
     tokens: SeatTokens
     hints: HintBus
+    webhooks: WebhookStore
+    leases: Leases
     index: GameIndex | None = None
     presence: PresenceBoard = field(default_factory=InProcessPresence)
 
@@ -110,6 +117,47 @@ async def open_presence(settings: Settings) -> PresenceBoard:
     return InProcessPresence()
 
 
+def adapters_on(
+    store: EventStore,
+    tokens: SeatTokens,
+    hints: HintBus,
+    presence: PresenceBoard | None = None,
+) -> Adapters:
+    """The adapters around an open event store: the webhook store, the leases and the
+    games index live in the same database, on the same pool or file."""
+    from infra.sqlite.store import SqliteEventStore
+
+    board = presence if presence is not None else InProcessPresence()
+    if isinstance(store, SqliteEventStore):
+        from infra.sqlite.leases import SqliteLeases
+        from infra.sqlite.webhooks import SqliteWebhookStore
+
+        return Adapters(
+            store,
+            tokens,
+            hints,
+            SqliteWebhookStore(store.db),
+            SqliteLeases(store.db),
+            index_on(store),
+            board,
+        )
+    from infra.postgres.leases import PostgresLeases
+    from infra.postgres.store import PostgresEventStore
+    from infra.postgres.webhooks import PostgresWebhookStore
+
+    if not isinstance(store, PostgresEventStore):
+        raise TypeError(f"no webhook store for {type(store).__name__}")
+    return Adapters(
+        store,
+        tokens,
+        hints,
+        PostgresWebhookStore(store.pool),
+        PostgresLeases(store.pool),
+        index_on(store),
+        board,
+    )
+
+
 async def open_adapters(settings: Settings) -> Adapters:
     store, tokens = await open_store(settings)
     hints: HintBus | None = None
@@ -121,7 +169,7 @@ async def open_adapters(settings: Settings) -> Adapters:
             await hints.close()
         await store.close()
         raise
-    return Adapters(store, tokens, hints, index_on(store), presence)
+    return adapters_on(store, tokens, hints, presence)
 
 
 @dataclass
@@ -135,9 +183,17 @@ class Runtime:
     games: GameService
     reviews: Reviews
     projector: Projector
+    timeline: Timeline
+    webhooks: Webhooks
+    dispatcher: Dispatcher
     attendance: Attendance
     timers: Timers
     listing: Listing
+
+    def drain(self) -> None:
+        """SIGTERM: end every live stream and feed with word to reconnect elsewhere."""
+        self.projector.drain()
+        self.timeline.drain()
 
 
 def assemble(settings: Settings, adapters: Adapters, metrics: Metrics | None = None) -> Runtime:
@@ -160,12 +216,22 @@ def assemble(settings: Settings, adapters: Adapters, metrics: Metrics | None = N
         keepalive_seconds=settings.sse_keepalive_seconds,
         attendance=attendance,
     )
+    timeline = Timeline(
+        adapters.store,
+        adapters.hints,
+        poll_seconds=settings.feed_poll_seconds,
+        keepalive_seconds=settings.sse_keepalive_seconds,
+    )
+    dispatcher = Dispatcher(
+        adapters.store, adapters.webhooks, adapters.leases, timeline, metrics, settings
+    )
     timers = Timers(games, adapters.hints, adapters.games, attendance)
     metrics.open_streams.set_function(lambda: projector.open_streams)
     metrics.projector_lag.set_function(lambda: projector.lag)
     metrics.redis_errors.set_function(
         lambda: getattr(adapters.hints, "errors", 0) + attendance.errors
     )
+    metrics.feed_streams.set_function(lambda: timeline.open_streams)
     return Runtime(
         settings,
         adapters,
@@ -174,6 +240,9 @@ def assemble(settings: Settings, adapters: Adapters, metrics: Metrics | None = N
         games,
         Reviews(games),
         projector,
+        timeline,
+        Webhooks(adapters.webhooks),
+        dispatcher,
         attendance,
         timers,
         Listing(adapters.games, games),
@@ -192,11 +261,15 @@ async def running(
         runtime = assemble(settings, adapters, metrics)
         runtime.attendance.start()
         runtime.projector.start()
+        runtime.timeline.start()
+        runtime.dispatcher.start()
         runtime.timers.start()
         try:
             yield runtime
         finally:
             await runtime.timers.stop()
+            await runtime.dispatcher.stop()
+            await runtime.timeline.stop()
             await runtime.projector.stop()
             await runtime.attendance.stop()
     finally:

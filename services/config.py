@@ -31,6 +31,15 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     sse_keepalive_seconds: float = 15.0
     feed_poll_seconds: float = 2.0
     ready_requires_bus: bool = True
+    webhook_url: str | None = None  # an endpoint named by the settings (id "config")
+    webhook_secret: str | None = None
+    webhook_events: str = ""  # comma-separated webhook types; empty: all of them
+    webhook_delivery: bool = True  # this replica may hold the dispatcher's lease
+    webhook_timeout_seconds: float = 10.0
+    webhook_retry_seconds: float = 1.0
+    webhook_retry_max_seconds: float = 3600.0
+    webhook_max_attempts: int = 30
+    webhook_lease_seconds: float = 15.0
 
 
 # name -> (field, help) — the README's settings table is written from this.
@@ -50,11 +59,26 @@ VARIABLES: dict[str, tuple[str, str]] = {
     "BURA_SSE_KEEPALIVE_SECONDS": ("sse_keepalive_seconds", "keep-alive comment interval"),
     "BURA_FEED_POLL_SECONDS": (
         "feed_poll_seconds",
-        "live views re-read the store this often even without a hint",
+        "live views, the feed and the webhooks re-read the store this often without a hint",
     ),
     "BURA_READY_REQUIRES_BUS": (
         "ready_requires_bus",
         "readiness fails while Redis is unreachable (false: report it, stay ready)",
+    ),
+    "BURA_WEBHOOK_URL": ("webhook_url", "a webhook endpoint of the settings' own (id config)"),
+    "BURA_WEBHOOK_SECRET": ("webhook_secret", "its signing secret (16+ characters)"),
+    "BURA_WEBHOOK_EVENTS": ("webhook_events", "its webhook types, comma-separated; empty: all"),
+    "BURA_WEBHOOK_DELIVERY": (
+        "webhook_delivery",
+        "this replica may deliver webhooks (false: it never takes the lease)",
+    ),
+    "BURA_WEBHOOK_TIMEOUT_SECONDS": ("webhook_timeout_seconds", "time a receiver has to answer"),
+    "BURA_WEBHOOK_RETRY_SECONDS": ("webhook_retry_seconds", "the first retry's delay; doubles"),
+    "BURA_WEBHOOK_RETRY_MAX_SECONDS": ("webhook_retry_max_seconds", "the longest retry delay"),
+    "BURA_WEBHOOK_MAX_ATTEMPTS": ("webhook_max_attempts", "attempts before a delivery fails"),
+    "BURA_WEBHOOK_LEASE_SECONDS": (
+        "webhook_lease_seconds",
+        "the dispatcher's lease: a dead holder is replaced this long after",
     ),
 }
 
@@ -95,7 +119,7 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
     port = raw.get("port", defaults.port)
     if not isinstance(port, int) or not 0 < port < 65536:
         raise ConfigError(f"BURA_PORT={port!r} is not a port number (1-65535)")
-    for numeric in ("max_body_bytes", "command_retries", "cache_games"):
+    for numeric in ("max_body_bytes", "command_retries", "cache_games", "webhook_max_attempts"):
         count = raw.get(numeric, getattr(defaults, numeric))
         if not isinstance(count, int) or count < 1:
             raise ConfigError(f"BURA_{numeric.upper()}={count!r} must be a positive number")
@@ -105,7 +129,36 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
     redis = raw.get("redis_url")
     if isinstance(redis, str) and not redis.startswith(("redis://", "rediss://", "unix://")):
         raise ConfigError(f"BURA_REDIS_URL must be a redis:// URL, got {redis!r}")
+    _check_webhooks(raw, defaults)
     if not raw.get("operator_key"):
         raw["operator_key"] = secrets.token_urlsafe(24)
         raw["operator_key_generated"] = True
     return msgspec.convert(raw, Settings)
+
+
+def _check_webhooks(raw: dict[str, object], defaults: Settings) -> None:
+    from services.app.notices import WEBHOOK_TYPES
+
+    for field in (
+        "webhook_timeout_seconds",
+        "webhook_retry_seconds",
+        "webhook_retry_max_seconds",
+        "webhook_lease_seconds",
+    ):
+        value = raw.get(field, getattr(defaults, field))
+        if not isinstance(value, float) or not value > 0:
+            raise ConfigError(f"BURA_{field.upper()}={value!r} must be a positive number")
+    url, secret = raw.get("webhook_url"), raw.get("webhook_secret")
+    if isinstance(url, str):
+        if not url.startswith(("http://", "https://")):
+            raise ConfigError(f"BURA_WEBHOOK_URL must be an http:// or https:// URL, got {url!r}")
+        if not isinstance(secret, str) or len(secret) < 16:
+            raise ConfigError("BURA_WEBHOOK_URL needs BURA_WEBHOOK_SECRET (16 characters or more)")
+    events = raw.get("webhook_events", "")
+    assert isinstance(events, str)
+    unknown = {e.strip() for e in events.split(",") if e.strip()} - set(WEBHOOK_TYPES)
+    if unknown:
+        raise ConfigError(
+            f"BURA_WEBHOOK_EVENTS: no webhook type {', '.join(sorted(unknown))};"
+            f" choose among {', '.join(WEBHOOK_TYPES)}"
+        )

@@ -72,6 +72,40 @@ class Metrics:
             "Redis calls that failed since start (publish, pub/sub, presence)",
             registry=r,
         )
+        self.webhook_queued = Counter(
+            "bura_webhook_queued",
+            "Webhook deliveries queued (one per event and endpoint)",
+            registry=r,
+        )
+        self.webhook_deliveries = Counter(
+            "bura_webhook_deliveries",
+            "Webhook attempts by endpoint and outcome (delivered, retry: failed and to be "
+            "tried again, failed: given up)",
+            ["endpoint", "outcome"],
+            registry=r,
+        )
+        self.webhook_pending = Gauge(
+            "bura_webhook_pending", "Webhook deliveries not yet delivered (the backlog)", registry=r
+        )
+        self.webhook_oldest = Gauge(
+            "bura_webhook_oldest_pending_seconds",
+            "Age of the event behind the oldest undelivered webhook (0 with no backlog)",
+            registry=r,
+        )
+        self.webhook_lease = Gauge(
+            "bura_webhook_lease_held",
+            "1 while this replica holds the lease and delivers the webhooks",
+            registry=r,
+        )
+        self.webhook_errors = Counter(
+            "bura_webhook_dispatcher_errors",
+            "Rounds of the webhook dispatcher that failed (the store unreachable, a bug): "
+            "while they go on, nothing new is queued",
+            registry=r,
+        )
+        self.feed_streams = Gauge(
+            "bura_feed_streams", "Open operator feeds (GET /events)", registry=r
+        )
         self.http = Histogram(
             "bura_http_request_seconds",
             "HTTP requests by route and status",

@@ -33,7 +33,7 @@ from infra.postgres.tokens import PostgresSeatTokens
 from infra.sqlite.database import SqliteDatabase
 from infra.sqlite.store import SqliteEventStore
 from infra.sqlite.tokens import SqliteSeatTokens
-from services.bootstrap import Adapters
+from services.bootstrap import Adapters, adapters_on
 
 __all__ = ["free_port", "fresh_database", "run_async"]
 
@@ -62,14 +62,14 @@ def sqlite_store(path: str | os.PathLike[str] = ":memory:") -> SqliteEventStore:
 async def postgres_adapters(url: str, hints: HintBus | None = None) -> Adapters:
     """Adapters on a PostgreSQL database (migrated here) and the given hint bus."""
     store = await open_postgres_store(url)
-    return Adapters(store, PostgresSeatTokens(store.pool), hints or InProcessHintBus())
+    return adapters_on(store, PostgresSeatTokens(store.pool), hints or InProcessHintBus())
 
 
 async def sqlite_adapters(
     path: str | os.PathLike[str] = ":memory:", hints: HintBus | None = None
 ) -> Adapters:
     database = await SqliteDatabase.open(os.fspath(path))
-    return Adapters(
+    return adapters_on(
         SqliteEventStore(database), SqliteSeatTokens(database), hints or InProcessHintBus()
     )
 

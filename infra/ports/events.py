@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
@@ -79,6 +80,25 @@ class AppendResult(msgspec.Struct, frozen=True):
 # A catch-up reader's place in the global order: (tx_id, position) of the last event read.
 Checkpoint = tuple[int, int]
 START: Checkpoint = (0, 0)
+
+
+_CHECKPOINT = re.compile(r"([0-9]{1,19}):([0-9]{1,19})")
+
+
+def checkpoint_text(checkpoint: Checkpoint) -> str:
+    """The checkpoint as the API writes it: "<tx_id>:<position>"."""
+    return f"{checkpoint[0]}:{checkpoint[1]}"
+
+
+def parse_checkpoint(text: str) -> Checkpoint:
+    """A checkpoint written by checkpoint_text; ValueError for anything else."""
+    found = _CHECKPOINT.fullmatch(text.strip())
+    if found is None:
+        raise ValueError(f"{text!r} is no checkpoint: write <tx_id>:<position>, e.g. 0:0")
+    checkpoint = (int(found[1]), int(found[2]))
+    if max(checkpoint) >= 2**63:
+        raise ValueError(f"{text!r} is beyond any checkpoint")
+    return checkpoint
 
 
 class Conflict(Exception):

@@ -56,7 +56,7 @@ def _chain_old_streams(db: sqlite3.Connection) -> None:
 
 
 def _index_games(db: sqlite3.Connection) -> None:
-    """Step 3: the games index (infra/ports/games.py), with every game written before it,
+    """Step 4: the games index (infra/ports/games.py), with every game written before it,
     read from its first event (and its last, if it has finished)."""
     db.execute(
         """
@@ -137,6 +137,64 @@ SCHEMA: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     ) WITHOUT ROWID;
     """,
     _chain_old_streams,
+    # Step 3: webhooks (PostgreSQL migration 005); times are seconds since 1970, UTC.
+    """
+    CREATE TABLE leases (
+        name        TEXT PRIMARY KEY,
+        holder      TEXT NOT NULL,
+        expires_at  REAL NOT NULL,
+        acquired_at REAL NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE feed_checkpoints (
+        name       TEXT    PRIMARY KEY,
+        tx_id      INTEGER NOT NULL,
+        position   INTEGER NOT NULL,
+        updated_at REAL    NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE webhook_endpoints (
+        id          TEXT PRIMARY KEY,
+        url         TEXT NOT NULL,
+        secret      TEXT NOT NULL,
+        events      TEXT NOT NULL,
+        source      TEXT NOT NULL CHECK (source IN ('api', 'config')),
+        description TEXT,
+        created_at  REAL NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE webhook_deliveries (
+        seq             INTEGER PRIMARY KEY AUTOINCREMENT,
+        id              TEXT    NOT NULL UNIQUE,
+        endpoint_id     TEXT    NOT NULL,
+        url             TEXT    NOT NULL,
+        type            TEXT    NOT NULL,
+        game_id         TEXT    NOT NULL,
+        version         INTEGER NOT NULL,
+        tx_id           INTEGER NOT NULL,
+        position        INTEGER NOT NULL,
+        recorded_at     REAL    NOT NULL,
+        body            BLOB    NOT NULL,
+        state           TEXT    NOT NULL DEFAULT 'pending'
+                        CHECK (state IN ('pending', 'delivered', 'failed', 'cancelled')),
+        attempts        INTEGER NOT NULL DEFAULT 0,
+        created_at      REAL    NOT NULL,
+        next_attempt_at REAL    NOT NULL,
+        last_attempt_at REAL,
+        last_status     INTEGER,
+        last_error      TEXT,
+        delivered_at    REAL
+    );
+    CREATE INDEX webhook_deliveries_pending
+        ON webhook_deliveries (endpoint_id, game_id, tx_id, position) WHERE state = 'pending';
+    CREATE INDEX webhook_deliveries_game ON webhook_deliveries (game_id, seq);
+    CREATE TABLE webhook_attempts (
+        delivery_id TEXT    NOT NULL,
+        number      INTEGER NOT NULL,
+        at          REAL    NOT NULL,
+        status      INTEGER,
+        error       TEXT,
+        seconds     REAL    NOT NULL,
+        PRIMARY KEY (delivery_id, number)
+    ) WITHOUT ROWID;
+    """,
     _index_games,
 )
 

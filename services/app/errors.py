@@ -19,5 +19,21 @@ class Forbidden(Exception):
     """A real token, but not for this game or this act."""
 
 
+class NotFound(Exception):
+    """No such webhook endpoint or delivery: `code` says which."""
+
+    def __init__(self, code: str, detail: str) -> None:
+        super().__init__(detail)
+        self.code = code
+
+
+class Refused(Exception):
+    """An operator's request that cannot be done as asked (409): `code` says why."""
+
+    def __init__(self, code: str, detail: str) -> None:
+        super().__init__(detail)
+        self.code = code
+
+
 class BadCursor(ValueError):
     """A list cursor this server did not give."""

@@ -3,6 +3,7 @@ export and import."""
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 
 import msgspec
@@ -16,7 +17,7 @@ from infra.ports.events import EventStore, Metadata, RecordedEvent
 from infra.ports.games import AlreadyRematched
 from services import bootstrap, config
 from services.app.codec import from_recorded, to_new
-from services.cli.errors import FAILED, NOT_FOUND, CliError
+from services.cli.errors import FAILED, NOT_FOUND, UNAVAILABLE, CliError
 from services.cli.progress import Progress
 from services.cli.table_text import render
 
@@ -35,7 +36,15 @@ class ExportedEvent(msgspec.Struct, frozen=True):
     command_id: str | None = None
 
 
-async def _store(settings: config.Settings) -> EventStore:
+async def _store(settings: config.Settings, *, existing: bool = True) -> EventStore:
+    """The store the settings name; for reading, an embedded file that is not there is an
+    error (opening it would only create an empty one)."""
+    if existing and not settings.database_url and not os.path.exists(settings.sqlite_path):
+        raise CliError(
+            f"no store at {os.path.abspath(settings.sqlite_path)}: set BURA_SQLITE_PATH to the "
+            "file the server uses (or BURA_DATABASE_URL)",
+            UNAVAILABLE,
+        )
     store, _ = await bootstrap.open_store(settings)
     return store
 
@@ -143,7 +152,7 @@ async def cmd_import(settings: config.Settings, path: str) -> int:
     started, last = events[0], events[-1]
     if not isinstance(started, GameStarted):
         raise CliError(f"{path}: the first event is {lines[0].type}, not game_started", FAILED)
-    store = await _store(settings)
+    store = await _store(settings, existing=False)
     try:
         if await store.version(game_id):
             raise CliError(f"the store already has game {game_id}: nothing imported", FAILED)

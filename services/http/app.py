@@ -15,11 +15,13 @@ from services.config import Settings
 from services.http.commands import CommandsController
 from services.http.deps import DEPENDENCIES
 from services.http.errors import HANDLERS
+from services.http.feed import FeedController
 from services.http.games import GamesController
 from services.http.health import HealthController, prometheus
 from services.http.middleware import request_middleware
 from services.http.reviews import ReviewsController
 from services.http.streams import StreamController
+from services.http.webhooks import WebhooksController
 from services.metrics import Metrics
 
 DESCRIPTION = """Event-sourced server for the card game Bura («бура», «тридцать одно»).
@@ -50,6 +52,8 @@ def create_app(settings: Settings, adapters: bootstrap.Adapters | None = None) -
             CommandsController,
             StreamController,
             ReviewsController,
+            FeedController,
+            WebhooksController,
             HealthController,
             prometheus,
         ],

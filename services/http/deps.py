@@ -13,9 +13,11 @@ from services.app.callers import Caller
 from services.app.games import GameService
 from services.app.listing import Listing
 from services.app.reviews import Reviews
+from services.app.webhooks import Webhooks
 from services.bootstrap import Runtime
 from services.live.attendance import Attendance
 from services.live.projector import Projector
+from services.live.timeline import Timeline
 
 
 def bearer(request: Request[Any, Any, Any]) -> str | None:
@@ -43,6 +45,14 @@ def _projector(runtime: NamedDependency[Runtime]) -> Projector:
     return runtime.projector
 
 
+def _timeline(runtime: NamedDependency[Runtime]) -> Timeline:
+    return runtime.timeline
+
+
+def _webhooks(runtime: NamedDependency[Runtime]) -> Webhooks:
+    return runtime.webhooks
+
+
 def _listing(runtime: NamedDependency[Runtime]) -> Listing:
     return runtime.listing
 
@@ -67,6 +77,8 @@ DEPENDENCIES: dict[str, Provide] = {
     "games": Provide(_games, sync_to_thread=False),
     "reviews": Provide(_reviews, sync_to_thread=False),
     "projector": Provide(_projector, sync_to_thread=False),
+    "timeline": Provide(_timeline, sync_to_thread=False),
+    "webhooks": Provide(_webhooks, sync_to_thread=False),
     "listing": Provide(_listing, sync_to_thread=False),
     "attendance": Provide(_attendance, sync_to_thread=False),
     "caller": Provide(_caller),

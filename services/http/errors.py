@@ -13,7 +13,14 @@ from litestar.openapi import ResponseSpec
 
 from domain.errors import BadSetup, RuleViolation
 from infra.ports.events import StoreUnavailable
-from services.app.errors import BadCursor, Forbidden, GameNotFound, Unauthorized
+from services.app.errors import (
+    BadCursor,
+    Forbidden,
+    GameNotFound,
+    NotFound,
+    Refused,
+    Unauthorized,
+)
 
 
 class ErrorBody(msgspec.Struct, frozen=True):
@@ -38,12 +45,16 @@ ERRORS: dict[int, ResponseSpec] = {
     ),
     401: _spec("No token, or a token nobody issued (`unauthorized`)"),
     403: _spec("A token of another game, or the wrong role (`forbidden`)"),
-    404: _spec("No such game (`game_not_found`)"),
+    404: _spec(
+        "No such game (`game_not_found`), webhook endpoint (`webhook_not_found`) or "
+        "delivery (`delivery_not_found`)"
+    ),
     409: _spec(
         "A broken rule: the code names it (`not_your_turn`, `card_not_in_hand`, "
         "`wrong_card_count`, `mixed_suits`, `duplicate_cards`, `dave_pending`, "
         "`game_over`, `idempotency_key_reused`, `out_of_time`, `not_paused`, "
-        "`game_not_finished`, `rematch_exists`, ...)"
+        "`game_not_finished`, `rematch_exists`, ...; for webhooks `webhook_configured`, "
+        "`delivery_not_failed`)"
     ),
     413: _spec("Body larger than BURA_MAX_BODY_BYTES (`body_too_large`)"),
     503: _spec(
@@ -99,6 +110,8 @@ HANDLERS: dict[Any, Handler] = {
     RuleViolation: lambda r, e: error(409, e.code, e.detail),
     BadSetup: _setup,
     GameNotFound: lambda r, e: error(404, "game_not_found", str(e)),
+    NotFound: lambda r, e: error(404, e.code, str(e)),
+    Refused: lambda r, e: error(409, e.code, str(e)),
     BadCursor: lambda r, e: error(400, "bad_cursor", str(e)),
     Unauthorized: lambda r, e: error(401, "unauthorized", str(e)),
     Forbidden: lambda r, e: error(403, "forbidden", str(e)),

@@ -40,7 +40,7 @@ class Server(uvicorn.Server):
         # work to the loop rather than touch its objects from here.
         runtime = getattr(self.app.state, "runtime", None)
         if runtime is not None and self.loop is not None:
-            self.loop.call_soon_threadsafe(runtime.projector.drain)
+            self.loop.call_soon_threadsafe(runtime.drain)
         if self.should_exit and sig == signal.SIGINT:
             self.force_exit = True
         else:

@@ -215,6 +215,6 @@ def cards_in(payload: Any) -> Iterator[str]:
     elif isinstance(payload, dict):
         for value in payload.values():
             yield from cards_in(value)
-    elif isinstance(payload, list):
+    elif isinstance(payload, list | tuple):
         for value in payload:
             yield from cards_in(value)

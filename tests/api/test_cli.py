@@ -158,6 +158,7 @@ def test_the_command_line_says_when_there_is_no_such_game(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     _, empty = stores
+    assert rows(empty, "anything-at-all") == []  # the store exists, and is empty
     for name, value in empty.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("BURA_DATABASE_URL", raising=False)
@@ -232,3 +233,17 @@ def test_long_runs_draw_a_progress_bar_on_a_terminal_only() -> None:
     assert screen.getvalue().endswith("\rexport [" + "#" * 30 + "] 100/100\n")
     assert screen.getvalue().count("\r") <= 31  # redrawn only as the bar grows
     assert pipe.getvalue() == ""
+
+
+def test_run_outside_the_repository_the_command_line_says_where_it_looked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in ("BURA_DATABASE_URL", "BURA_SQLITE_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    capsys.readouterr()
+    assert cli.main(["audit", "some-game"]) == 3
+    said = capsys.readouterr().err
+    assert said.count("\n") == 1 and "Traceback" not in said
+    assert said.startswith("bura audit: no store at ") and "BURA_SQLITE_PATH" in said
+    assert not (tmp_path / "var").exists()  # reading never creates an empty store

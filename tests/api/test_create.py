@@ -16,7 +16,7 @@ from infra.ports.events import EventStore
 from infra.postgres.store import PostgresEventStore
 from infra.postgres.tokens import PostgresSeatTokens
 from infra.sqlite.store import SqliteEventStore
-from services.bootstrap import Adapters
+from services.bootstrap import adapters_on
 from tests import servers
 from tests.api.conftest import OPERATOR, THIRTY_ONE_DECK, Api, app_on, serving
 
@@ -121,6 +121,7 @@ async def stored_text(store: EventStore, game_id: str) -> str:
                     "SELECT name FROM sqlite_master WHERE "
                     "type = 'table' AND name NOT LIKE 'sqlite_%'"
                 )
+                if any(c[1] == "stream_id" for c in db.execute(f"PRAGMA table_info({r[0]})"))
             ]
             rows = [
                 row
@@ -154,7 +155,7 @@ async def test_a_store_that_cannot_be_reached_is_a_503_that_says_so(tmp_path: An
     closed_file = await servers.sqlite_adapters(str(tmp_path / "gone.db"))
     await closed_file.close()
     closed = [
-        Adapters(closed_port, PostgresSeatTokens(closed_port.pool), InProcessHintBus()),
+        adapters_on(closed_port, PostgresSeatTokens(closed_port.pool), InProcessHintBus()),
         closed_file,
     ]
     for adapters in closed:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from schemathesis.python import asgi
 
 from services.config import Settings
 from services.http.app import create_app
+from tests import servers
 from tests.api.conftest import (
     FIRST_TRICK,
     OPERATOR,
@@ -38,15 +40,25 @@ ROLES = ("operator", "seat0", "seat1", "spectator", "other_game", "forged", "nob
 @pytest.fixture(params=["sqlite", "postgres"])
 def app(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Litestar]:
     """The app opening its own store, as in production: schemathesis runs it on an event
-    loop of its own, in another thread."""
-    if request.param == "sqlite":
-        where = Settings(operator_key=OPERATOR_KEY, sqlite_path=str(tmp_path / "events.db"))
-    else:
-        where = Settings(
-            operator_key=OPERATOR_KEY, database_url=request.getfixturevalue("database_url")
-        )
-    yield create_app(where)
-    asgi.shutdown_lifespans()
+    loop of its own, in another thread. Generated requests register webhook endpoints at
+    made-up URLs: this replica never delivers, and its database is its own, so no other
+    test's replica ever sends to them."""
+    with ExitStack() as stack:
+        if request.param == "sqlite":
+            where = Settings(
+                operator_key=OPERATOR_KEY,
+                sqlite_path=str(tmp_path / "events.db"),
+                webhook_delivery=False,
+            )
+        else:
+            admin = request.getfixturevalue("postgres_admin_url")
+            where = Settings(
+                operator_key=OPERATOR_KEY,
+                database_url=stack.enter_context(servers.fresh_database(admin)),
+                webhook_delivery=False,
+            )
+        yield create_app(where)
+        asgi.shutdown_lifespans()
 
 
 class Tables:
@@ -169,6 +181,8 @@ def exercise(
     )
     @given(cases)
     def run(case: schemathesis.Case) -> None:
+        if case.operation.path == "/events":
+            case.query = {**(case.query or {}), "follow": "false"}  # a live feed never ends
         response = case.call()
         seen[case.operation.label, response.status_code] += 1
         case.validate_response(response, checks=[not_a_server_error])

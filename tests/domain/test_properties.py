@@ -2,13 +2,15 @@
 every variant of docs/rules.md §8 among them (and each variant surely on, in the last test).
 
 Cards are conserved and never in two places, every game ends, a replay (also through JSON)
-rebuilds the live state, decide accepts exactly what legal_commands lists, and no viewer
-learns a card it may not see, from its view or from its redacted events.
+rebuilds the live state, decide accepts exactly what legal_commands lists and what a seat's
+view offers (its `moves`), and no viewer learns a card it may not see, from its view or
+from its redacted events.
 """
 
 from __future__ import annotations
 
 import random
+from functools import partial
 from itertools import combinations
 
 import msgspec
@@ -50,7 +52,8 @@ from domain.events import (
     TrumpTurned,
 )
 from domain.evolve import replay
-from domain.legal import legal_commands
+from domain.legal import combination_offers, legal_commands
+from domain.moves import commands
 from domain.rules import hand_sizes
 from domain.state import Game
 from domain.views import ARBITER, SPECTATOR, Viewer, redact_all, review, view
@@ -209,6 +212,23 @@ def check_face_down_stays_hidden(played: Played, chance: random.Random) -> None:
     event("face-down cards checked")
 
 
+def check_audit(played: Played) -> None:
+    """Every viewer gets every finding, but the cards a seat took by a faulty draw or was
+    judged on (a false bura) only if it may see that seat's hand: its own, an open seat,
+    or anyone's once a classic game is over (its seed shows every card)."""
+    rules = played.state.rules
+    full = audit(played.events, ARBITER)
+    disclosed = played.state.finished and not rules.closed_discard
+    for viewer in [*range(len(played.start.seats)), SPECTATOR]:
+        seen = audit(played.events, viewer)
+        assert len(seen) == len(full)
+        for mine, whole in zip(seen, full, strict=True):
+            shown = disclosed or mine.seat == viewer or mine.seat in rules.open_seats
+            assert mine.cards == (whole.cards if shown else None)
+            assert mine.hand == (whole.hand if shown else None)
+            assert (mine.rule, mine.seat, mine.versions) == (whole.rule, whole.seat, whole.versions)
+
+
 def check_views(played: Played, chance: random.Random) -> None:
     moments = chance.sample(played.states, min(3, len(played.states)))
     for state in moments:
@@ -261,6 +281,7 @@ def test_redacted_events_never_show_a_viewer_a_card_it_may_not_see(
     played = play_game(start, style, chance, nothing)
     check_redaction(played)
     check_face_down_stays_hidden(played, chance)
+    check_audit(played)
 
 
 def hidden_shuffled(state: Game, viewer: Viewer, chance: random.Random) -> Game:
@@ -342,6 +363,50 @@ def candidates(state: Game, seat: int, chance: random.Random) -> list[PlayerComm
     ]
 
 
+def same(command: PlayerCommand) -> object:
+    """A command with its cards as a set: a lead of AS KS is a lead of KS AS."""
+    if isinstance(command, Lead | Respond):
+        return (type(command), frozenset(command.cards))
+    return command
+
+
+def check_moves(played: Played, chance: random.Random) -> None:
+    """The moves of each seat's view against decide: every offer is accepted, except a
+    contested combination, which may only be refused for precedence; the offers decide
+    accepts are exactly legal_commands; nothing outside the offer is accepted. Besides a
+    few random moments, every moment a Czech combination is on offer (they are rare)."""
+    moments = chance.sample(played.states, min(4, len(played.states)))
+    offers = [
+        s for s in played.states if any(map(partial(combination_offers, s), range(len(s.seats))))
+    ]
+    for state in [*moments, *offers[:30], played.state]:
+        deal = state.deal
+        assert deal is not None
+        for seat in range(len(played.start.seats)):
+            shown = view(state, seat).moves
+            assert shown is not None
+            offered = commands(shown, deal.hands[seat])
+            assert len({same(c) for c in offered}) == len(offered), "an offer listed twice"
+            contested = {frozenset(c.cards) for c in shown.combinations if c.contested}
+            taken = []
+            for command in offered:
+                try:
+                    decide(state, command, seat)
+                except RuleViolation as refusal:
+                    assert isinstance(command, Lead), command
+                    assert frozenset(command.cards) in contested, command
+                    assert refusal.code == "combination_outranked", refusal
+                    event("a contested combination refused")
+                    continue
+                taken.append(command)
+            assert {same(c) for c in taken} == {same(c) for c in legal_commands(state, seat)}
+            for command in candidates(state, seat, chance):
+                if accepted(state, command, seat):
+                    assert same(command) in {same(c) for c in offered}, command
+            if state.finished:
+                assert offered == []
+
+
 def listed(command: PlayerCommand, legal: list[PlayerCommand]) -> bool:
     if isinstance(command, Lead | Respond):
         return any(
@@ -367,6 +432,14 @@ def test_decide_accepts_exactly_the_commands_legal_commands_lists(
     check_legal(play_game(start, style, chance, nothing), chance)
 
 
+@PROPERTY
+@given(tables(), styles, chances)
+def test_a_seat_view_offers_exactly_what_decide_accepts(
+    start: StartGame, style: Style, chance: random.Random
+) -> None:
+    check_moves(play_game(start, style, chance, nothing), chance)
+
+
 # -- every variant of docs/rules.md §8, each surely on ------------------------------------
 
 
@@ -381,5 +454,7 @@ def test_every_invariant_holds_in_each_variant(variant: str, data: st.DataObject
     check_replay(played, chance)
     check_redaction(played)
     check_face_down_stays_hidden(played, chance)
+    check_audit(played)
     check_views(played, chance)
     check_legal(played, chance)
+    check_moves(played, chance)

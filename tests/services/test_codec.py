@@ -1,40 +1,82 @@
-"""Old rows stay readable: a game_started written before the clock options and the rematch
-link existed decodes at the same schema version, with their defaults."""
+"""Old rows stay readable: when an event's shape changes its schema version is bumped and an
+upcaster lifts the old payloads, one version at a time, before they are decoded."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from domain.events import GameStarted
+import msgspec
+import pytest
+
+from domain.events import CardsLed, GameStarted
 from domain.rules import Rules
 from infra.ports.events import Metadata, RecordedEvent
-from services.app.codec import SCHEMA_VERSIONS, from_recorded
-
-# A game_started row exactly as the server wrote it before (no clock, no rematch_of).
-OLD = (
-    b'{"type":"game_started","seats":["ann","bob"],"rules":{"game":"bura","deck":36,'
-    b'"hand_size":null,"trumps":true,"first_lead_compensation":0,"penalties":"enforce",'
-    b'"short_stock":"draw_in_order","declare_on":"lead","no_claim":"void",'
-    b'"show_own_points":false,"dave":null,"dave_max_multiplier":64,"stake":2,'
-    b'"match_target":1,"closed_discard":false,"false_declaration":"lose","open_seats":[],'
-    b'"compensation":0,"combinations":"none","teams":null,"target_points":31},"seed":"s"}'
-)
+from services.app import codec
 
 
-def test_a_game_started_row_from_before_clocks_and_rematches_decodes_unchanged() -> None:
-    row = RecordedEvent(
-        stream_id="old",
+def row(type_: str, schema_version: int, payload: dict[str, object]) -> RecordedEvent:
+    return RecordedEvent(
+        stream_id="g",
         version=1,
-        type="game_started",
-        data=OLD,
-        schema_version=1,
+        type=type_,
+        data=msgspec.json.encode(payload),
+        schema_version=schema_version,
         metadata=Metadata(),
         recorded_at=datetime.now(UTC),
         tx_id=0,
         position=1,
     )
-    assert SCHEMA_VERSIONS.get("game_started", 1) == 1
-    event = from_recorded(row)
+
+
+@pytest.fixture
+def cards_led_v3(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As if `cards_led` had changed shape twice: v1 named the seat `by` and held the cards as
+    one string; v2 had `seat` but still the string; v3 is today's."""
+    monkeypatch.setitem(codec.SCHEMA_VERSIONS, "cards_led", 3)
+    monkeypatch.setitem(
+        codec.UPCASTERS,
+        ("cards_led", 1),
+        lambda p: {k if k != "by" else "seat": v for k, v in p.items()},
+    )
+    monkeypatch.setitem(
+        codec.UPCASTERS,
+        ("cards_led", 2),
+        lambda p: {**p, "cards": str(p["cards"]).split()},
+    )
+
+
+@pytest.mark.usefixtures("cards_led_v3")
+def test_an_old_row_is_lifted_through_every_version_to_the_current_shape() -> None:
+    old = row("cards_led", 1, {"type": "cards_led", "by": 1, "cards": "AS KS"})
+    middle = row("cards_led", 2, {"type": "cards_led", "seat": 1, "cards": "AS KS"})
+    assert codec.from_recorded(old) == codec.from_recorded(middle) == CardsLed(1, ("AS", "KS"))
+
+
+@pytest.mark.usefixtures("cards_led_v3")
+def test_new_rows_are_written_at_the_current_version() -> None:
+    written = codec.to_new(CardsLed(0, ("10H",)))
+    assert written.schema_version == 3
+    assert codec.from_recorded(row("cards_led", 3, msgspec.json.decode(written.data))) == (
+        CardsLed(0, ("10H",))
+    )
+
+
+def test_a_row_at_the_current_version_is_decoded_as_it_is() -> None:
+    current = row("cards_led", 1, {"type": "cards_led", "seat": 0, "cards": ["QD"]})
+    assert codec.from_recorded(current) == CardsLed(0, ("QD",))
+
+
+def test_a_game_started_row_from_before_clocks_and_rematches_decodes_unchanged() -> None:
+    """Written before the clock options and the rematch link existed: both are optional with
+    their defaults, so the row decodes at schema version 1 with no upcaster."""
+    old = {
+        "type": "game_started",
+        "seats": ["ann", "bob"],
+        "rules": {"game": "bura", "deck": 36, "stake": 2, "match_target": 1},
+        "seed": "s",
+    }
+    assert codec.SCHEMA_VERSIONS.get("game_started", 1) == 1
+    event = codec.from_recorded(row("game_started", 1, old))
     assert event == GameStarted(seats=("ann", "bob"), rules=Rules(stake=2), seed="s")
     assert isinstance(event, GameStarted) and event.rematch_of is None
     assert event.rules.turn_seconds is None and event.rules.on_timeout == "lose_deal"

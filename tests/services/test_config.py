@@ -32,6 +32,15 @@ def test_every_variable_is_read():
         "BURA_SSE_KEEPALIVE_SECONDS": "1.5",
         "BURA_FEED_POLL_SECONDS": "0.5",
         "BURA_READY_REQUIRES_BUS": "false",
+        "BURA_WEBHOOK_URL": "https://platform.test/bura",
+        "BURA_WEBHOOK_SECRET": "s" * 16,
+        "BURA_WEBHOOK_EVENTS": "deal_ended, timeout",
+        "BURA_WEBHOOK_DELIVERY": "false",
+        "BURA_WEBHOOK_TIMEOUT_SECONDS": "3",
+        "BURA_WEBHOOK_RETRY_SECONDS": "0.5",
+        "BURA_WEBHOOK_RETRY_MAX_SECONDS": "60",
+        "BURA_WEBHOOK_MAX_ATTEMPTS": "5",
+        "BURA_WEBHOOK_LEASE_SECONDS": "4",
     }
     assert set(env) == set(VARIABLES)
     settings = load(env)
@@ -39,6 +48,9 @@ def test_every_variable_is_read():
     assert settings.operator_key == "k" * 32 and not settings.operator_key_generated
     assert settings.sse_keepalive_seconds == 1.5 and settings.feed_poll_seconds == 0.5
     assert settings.ready_requires_bus is False
+    assert settings.webhook_url == "https://platform.test/bura"
+    assert settings.webhook_events == "deal_ended, timeout" and not settings.webhook_delivery
+    assert (settings.webhook_retry_seconds, settings.webhook_max_attempts) == (0.5, 5)
 
 
 @pytest.mark.parametrize(
@@ -53,11 +65,23 @@ def test_every_variable_is_read():
         ("BURA_MAX_BODY_BYTES", "0"),
         ("BURA_COMMAND_RETRIES", "-1"),
         ("BURA_READY_REQUIRES_BUS", "maybe"),
+        ("BURA_WEBHOOK_URL", "ftp://platform.test"),
+        ("BURA_WEBHOOK_URL", "https://platform.test"),  # and no secret
+        ("BURA_WEBHOOK_EVENTS", "deal_ended,deal_won"),
+        ("BURA_WEBHOOK_DELIVERY", "sometimes"),
+        ("BURA_WEBHOOK_RETRY_SECONDS", "0"),
+        ("BURA_WEBHOOK_LEASE_SECONDS", "-2"),
+        ("BURA_WEBHOOK_MAX_ATTEMPTS", "0"),
     ],
 )
 def test_a_bad_setting_stops_start_up_naming_it(name, value):
     with pytest.raises(ConfigError, match=name):
         load({name: value})
+
+
+def test_a_short_webhook_secret_stops_start_up():
+    with pytest.raises(ConfigError, match="BURA_WEBHOOK_SECRET"):
+        load({"BURA_WEBHOOK_URL": "https://platform.test", "BURA_WEBHOOK_SECRET": "short"})
 
 
 def test_the_readme_documents_every_setting():

@@ -1,0 +1,202 @@
+"""The operator's webhooks: register, list and remove endpoints; read the delivery log;
+queue a failed delivery again. The sending is services/live/dispatcher.py."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime
+from typing import Annotated, Any
+
+import msgspec
+
+from infra.ports.events import checkpoint_text
+from infra.ports.webhooks import Delivery, DeliveryState, Endpoint, Source, WebhookStore
+from services.app.errors import NotFound, Refused
+from services.app.notices import WEBHOOK_TYPES, WebhookType
+from services.config import Settings
+
+CONFIG_ENDPOINT = "config"
+
+
+def configured_endpoint(settings: Settings) -> Endpoint | None:
+    """The endpoint BURA_WEBHOOK_URL names, if it does."""
+    if not settings.webhook_url or not settings.webhook_secret:
+        return None
+    events = tuple(e.strip() for e in settings.webhook_events.split(",") if e.strip())
+    return Endpoint(
+        id=CONFIG_ENDPOINT,
+        url=settings.webhook_url,
+        secret=settings.webhook_secret,
+        events=tuple(dict.fromkeys(events)) or WEBHOOK_TYPES,
+        source="config",
+        description="BURA_WEBHOOK_URL",
+    )
+
+
+class RegisterWebhook(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    url: Annotated[str, msgspec.Meta(pattern=r"^https?://[^\s/?#]+[^\s]*$", max_length=2048)]
+    events: Annotated[tuple[WebhookType, ...], msgspec.Meta(min_length=1)] = WEBHOOK_TYPES
+    # generated when left out (and then shown once, in the answer)
+    secret: Annotated[str, msgspec.Meta(min_length=16, max_length=256)] | None = None
+    description: Annotated[str, msgspec.Meta(max_length=256)] | None = None
+
+
+class WebhookEndpoint(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    url: str
+    events: tuple[str, ...]
+    source: Source  # api, or config (BURA_WEBHOOK_URL)
+    description: str | None
+    created_at: datetime | None  # it hears of events recorded from then on
+    secret: str | None = None  # only in the answer to its registration
+
+
+class AttemptRecord(msgspec.Struct, frozen=True, kw_only=True):
+    number: int
+    at: datetime
+    status: int | None  # the receiver's HTTP status; null when none came
+    error: str | None
+    seconds: float
+
+
+class DeliveryRecord(msgspec.Struct, frozen=True, kw_only=True):
+    id: str  # as in the Bura-Delivery header and the body's `id`
+    endpoint_id: str
+    url: str  # the endpoint's URL when it was queued
+    type: str
+    game_id: str
+    version: int
+    checkpoint: str  # the event's place in the global order (GET /events)
+    state: DeliveryState
+    attempts: int
+    recorded_at: datetime  # when the event was recorded
+    created_at: datetime  # when the delivery was queued
+    next_attempt_at: datetime | None  # pending only
+    last_attempt_at: datetime | None
+    last_status: int | None
+    last_error: str | None
+    delivered_at: datetime | None
+
+
+class DeliveryDetail(DeliveryRecord, frozen=True, kw_only=True):
+    body: Any  # the JSON body every attempt sends
+    tries: list[AttemptRecord]
+
+
+class DeliveryPage(msgspec.Struct, frozen=True):
+    deliveries: list[DeliveryRecord]
+    next: int | None  # pass as `before` for the page after this one; null at the end
+
+
+def shown(endpoint: Endpoint, secret: str | None = None) -> WebhookEndpoint:
+    return WebhookEndpoint(
+        id=endpoint.id,
+        url=endpoint.url,
+        events=endpoint.events,
+        source=endpoint.source,
+        description=endpoint.description,
+        created_at=endpoint.created_at,
+        secret=secret,
+    )
+
+
+def _fields(d: Delivery) -> dict[str, Any]:
+    return {
+        "id": d.id,
+        "endpoint_id": d.endpoint_id,
+        "url": d.url,
+        "type": d.type,
+        "game_id": d.game_id,
+        "version": d.version,
+        "checkpoint": checkpoint_text((d.tx_id, d.position)),
+        "state": d.state,
+        "attempts": d.attempts,
+        "recorded_at": d.recorded_at,
+        "created_at": d.created_at,
+        "next_attempt_at": d.next_attempt_at,
+        "last_attempt_at": d.last_attempt_at,
+        "last_status": d.last_status,
+        "last_error": d.last_error,
+        "delivered_at": d.delivered_at,
+    }
+
+
+def record(d: Delivery) -> DeliveryRecord:
+    return DeliveryRecord(**_fields(d))
+
+
+class Webhooks:
+    def __init__(self, store: WebhookStore) -> None:
+        self.store = store
+
+    async def register(self, spec: RegisterWebhook) -> WebhookEndpoint:
+        secret = spec.secret or "whsec_" + secrets.token_urlsafe(24)
+        endpoint = await self.store.save_endpoint(
+            Endpoint(
+                id="whk_" + secrets.token_hex(8),
+                url=spec.url,
+                secret=secret,
+                events=tuple(dict.fromkeys(spec.events)),
+                source="api",
+                description=spec.description,
+            )
+        )
+        return shown(endpoint, secret)
+
+    async def endpoints(self) -> list[WebhookEndpoint]:
+        return [shown(e) for e in await self.store.endpoints()]
+
+    async def endpoint(self, endpoint_id: str) -> WebhookEndpoint:
+        found = await self.store.endpoint(endpoint_id)
+        if found is None:
+            raise NotFound("webhook_not_found", f"no webhook endpoint {endpoint_id}")
+        return shown(found)
+
+    async def remove(self, endpoint_id: str) -> None:
+        if endpoint_id == CONFIG_ENDPOINT and await self.store.endpoint(endpoint_id):
+            raise Refused(
+                "webhook_configured",
+                "this endpoint comes from BURA_WEBHOOK_URL: unset it and restart instead",
+            )
+        if not await self.store.remove_endpoint(endpoint_id):
+            raise NotFound("webhook_not_found", f"no webhook endpoint {endpoint_id}")
+
+    async def log(
+        self,
+        *,
+        endpoint_id: str | None,
+        state: DeliveryState | None,
+        game_id: str | None,
+        before: int | None,
+        limit: int,
+    ) -> DeliveryPage:
+        rows = await self.store.deliveries(
+            endpoint_id=endpoint_id, state=state, game_id=game_id, before=before, limit=limit
+        )
+        more = len(rows) == limit
+        return DeliveryPage([record(r) for r in rows], rows[-1].seq if rows and more else None)
+
+    async def delivery(self, delivery_id: str) -> DeliveryDetail:
+        found = await self.store.delivery(delivery_id)
+        if found is None:
+            raise NotFound("delivery_not_found", f"no webhook delivery {delivery_id}")
+        tries = [
+            AttemptRecord(
+                number=a.number, at=a.at, status=a.status, error=a.error, seconds=a.seconds
+            )
+            for a in await self.store.attempts(delivery_id)
+        ]
+        return DeliveryDetail(**_fields(found), body=msgspec.json.decode(found.body), tries=tries)
+
+    async def retry(self, delivery_id: str) -> DeliveryRecord:
+        if not await self.store.redeliver(delivery_id):
+            found = await self.store.delivery(delivery_id)
+            if found is None:
+                raise NotFound("delivery_not_found", f"no webhook delivery {delivery_id}")
+            raise Refused(
+                "delivery_not_failed",
+                f"delivery {delivery_id} is {found.state}: only a failed one is sent again",
+            )
+        found = await self.store.delivery(delivery_id)
+        assert found is not None
+        return record(found)

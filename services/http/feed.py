@@ -1,0 +1,134 @@
+"""/events: the operator's feed of every game's events, in the store's global order, as
+Server-Sent Events or NDJSON, resumable from a checkpoint."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Literal
+
+import msgspec
+from litestar import Controller, Request, get
+from litestar.di import NamedDependency
+from litestar.exceptions import ServiceUnavailableException, ValidationException
+from litestar.openapi import ResponseSpec
+from litestar.params import HeaderParameter, QueryParameter
+from litestar.response import Stream
+
+from infra.ports.events import START, Checkpoint, parse_checkpoint
+from services.app.callers import Caller
+from services.app.feed import FeedEntry, entry
+from services.http.errors import ERRORS
+from services.live.sse import KEEPALIVE, SHUTDOWN
+from services.live.timeline import Timeline
+
+_encode = msgspec.json.Encoder().encode
+Format = Literal["sse", "ndjson"]
+NDJSON = "application/x-ndjson"
+
+_RESPONSES: dict[int, ResponseSpec] = {
+    200: ResponseSpec(
+        data_container=FeedEntry,
+        media_type=NDJSON,
+        generate_examples=False,
+        description="One entry per event, in the global order: as NDJSON one JSON object a "
+        "line (an empty line is a keep-alive), or as text/event-stream messages whose `id` "
+        "is the entry's checkpoint and whose data is the entry (`: keep-alive` comments; "
+        "`event: shutdown` when the server stops: reconnect with Last-Event-ID).",
+    ),
+    **{status: spec for status, spec in ERRORS.items() if status in (400, 401, 403, 503)},
+}
+
+
+def _start(after: str | None, last_event_id: str | None) -> Checkpoint:
+    """Last-Event-ID (an EventSource reconnecting) wins over `after` (its first URL)."""
+    for name, text in (("Last-Event-ID", last_event_id), ("after", after)):
+        if text is not None and text.strip():
+            try:
+                return parse_checkpoint(text)
+            except ValueError as error:
+                raise ValidationException(f"{name}: {error}") from None
+    return START
+
+
+def _format(chosen: Format | None, request: Request[Any, Any, Any]) -> Format:
+    if chosen is not None:
+        return chosen
+    return "sse" if "text/event-stream" in request.headers.get("accept", "") else "ndjson"
+
+
+class FeedController(Controller):
+    path = "/events"
+    tags = ("operator",)
+
+    @get("/", responses=_RESPONSES, summary="Every game's events in the global order (operator)")
+    async def feed(
+        self,
+        request: Request[Any, Any, Any],
+        operator: NamedDependency[Caller],
+        timeline: NamedDependency[Timeline],
+        after: Annotated[
+            str | None,
+            QueryParameter(
+                max_length=40,
+                description="Start after this checkpoint (`<tx_id>:<position>`, from an "
+                "entry); from the beginning if left out",
+            ),
+        ] = None,
+        chosen: Annotated[
+            Format | None,
+            QueryParameter(
+                name="format",
+                description="sse or ndjson; left out, text/event-stream in Accept chooses "
+                "sse, anything else ndjson",
+            ),
+        ] = None,
+        follow: Annotated[
+            bool,
+            QueryParameter(
+                description="Stay open and send each new event as it is recorded (true), or "
+                "end once caught up (false)"
+            ),
+        ] = True,
+        limit: Annotated[
+            int | None,
+            QueryParameter(ge=1, le=1_000_000, description="End after this many entries"),
+        ] = None,
+        last_event_id: Annotated[
+            str | None, HeaderParameter(name="Last-Event-ID", required=False, max_length=40)
+        ] = None,
+    ) -> Stream:
+        """The arbiter's record of every game (hidden cards and all), one entry per event:
+        `checkpoint`, `game_id`, `version`, `type`, `event`, `recorded_at`, `seat`,
+        `command_id`, `request_id`. Resume from the last checkpoint you processed
+        (`after`, or Last-Event-ID for an EventSource): nothing is missed or repeated,
+        whichever replica answers."""
+        start = _start(after, last_event_id)
+        kind = _format(chosen, request)
+        if timeline.draining.is_set():
+            raise ServiceUnavailableException("the server is shutting down; reconnect")
+        await timeline.store.ping()  # a store that is down is a 503 now, not a cut stream
+        return Stream(
+            _framed(timeline, start, kind, follow, limit),
+            media_type="text/event-stream" if kind == "sse" else NDJSON,
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+
+async def _framed(
+    timeline: Timeline, start: Checkpoint, kind: Format, follow: bool, limit: int | None
+) -> AsyncIterator[bytes]:
+    timeline.open_streams += 1
+    try:
+        async for row in timeline.follow(start, live=follow, limit=limit):
+            if row is None:
+                yield KEEPALIVE if kind == "sse" else b"\n"
+                continue
+            item = entry(row)
+            if kind == "sse":
+                yield b"id: %s\ndata: %s\n\n" % (item.checkpoint.encode(), _encode(item))
+            else:
+                yield _encode(item) + b"\n"
+        if kind == "sse" and timeline.draining.is_set():
+            yield SHUTDOWN
+    finally:
+        timeline.open_streams -= 1

@@ -1,0 +1,114 @@
+"""/webhooks: the operator's endpoints and the delivery log (services/app/webhooks.py)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from litestar import Controller, delete, get, post
+from litestar.di import NamedDependency
+from litestar.params import FromPath, JSONBody, Parameter, QueryParameter
+
+from infra.ports.webhooks import DeliveryState
+from services.app.callers import Caller
+from services.app.webhooks import (
+    DeliveryDetail,
+    DeliveryPage,
+    DeliveryRecord,
+    RegisterWebhook,
+    WebhookEndpoint,
+    Webhooks,
+)
+from services.http.errors import ERRORS
+from services.http.schemas import LAST_VERSION
+
+
+class WebhooksController(Controller):
+    path = "/webhooks"
+    tags = ("webhooks",)
+
+    @post("/", responses=ERRORS, status_code=201, summary="Register a webhook endpoint (operator)")
+    async def register(
+        self,
+        operator: NamedDependency[Caller],
+        webhooks: NamedDependency[Webhooks],
+        data: JSONBody[RegisterWebhook],
+    ) -> WebhookEndpoint:
+        """The endpoint hears of the events of the types it names (all four if it names
+        none) recorded from now on. The answer shows the signing secret, once: keep it (a
+        secret is generated when none is given)."""
+        return await webhooks.register(data)
+
+    @get("/", responses=ERRORS, summary="The webhook endpoints (operator)")
+    async def endpoints(
+        self, operator: NamedDependency[Caller], webhooks: NamedDependency[Webhooks]
+    ) -> list[WebhookEndpoint]:
+        return await webhooks.endpoints()
+
+    @get("/deliveries", responses=ERRORS, summary="The delivery log, newest first (operator)")
+    async def deliveries(
+        self,
+        operator: NamedDependency[Caller],
+        webhooks: NamedDependency[Webhooks],
+        endpoint: Annotated[str | None, Parameter(max_length=64)] = None,
+        kind: Annotated[DeliveryState | None, QueryParameter(name="state")] = None,
+        game_id: Annotated[str | None, Parameter(max_length=64)] = None,
+        before: Annotated[
+            int | None,
+            Parameter(ge=1, le=LAST_VERSION, description="The `next` of the page before"),
+        ] = None,
+        limit: Annotated[int, Parameter(ge=1, le=500)] = 50,
+    ) -> DeliveryPage:
+        """Each delivery's state (pending, delivered, failed, cancelled), attempts and last
+        answer; filter by endpoint, state or game, page on with `before`."""
+        return await webhooks.log(
+            endpoint_id=endpoint, state=kind, game_id=game_id, before=before, limit=limit
+        )
+
+    @get(
+        "/deliveries/{delivery_id:str}",
+        responses=ERRORS,
+        summary="One delivery: its body and every attempt (operator)",
+    )
+    async def delivery(
+        self,
+        delivery_id: FromPath[str],
+        operator: NamedDependency[Caller],
+        webhooks: NamedDependency[Webhooks],
+    ) -> DeliveryDetail:
+        return await webhooks.delivery(delivery_id)
+
+    @post(
+        "/deliveries/{delivery_id:str}/retry",
+        responses=ERRORS,
+        status_code=200,
+        summary="Send a failed delivery again (operator)",
+    )
+    async def retry(
+        self,
+        delivery_id: FromPath[str],
+        operator: NamedDependency[Caller],
+        webhooks: NamedDependency[Webhooks],
+    ) -> DeliveryRecord:
+        """Queues it again at once, under the same id and body; 409 `delivery_not_failed`
+        for one that is pending, delivered or cancelled."""
+        return await webhooks.retry(delivery_id)
+
+    @get("/{endpoint_id:str}", responses=ERRORS, summary="One webhook endpoint (operator)")
+    async def endpoint(
+        self,
+        endpoint_id: FromPath[str],
+        operator: NamedDependency[Caller],
+        webhooks: NamedDependency[Webhooks],
+    ) -> WebhookEndpoint:
+        return await webhooks.endpoint(endpoint_id)
+
+    @delete("/{endpoint_id:str}", responses=ERRORS, status_code=204, summary="Remove an endpoint")
+    async def remove(
+        self,
+        endpoint_id: FromPath[str],
+        operator: NamedDependency[Caller],
+        webhooks: NamedDependency[Webhooks],
+    ) -> None:
+        """Its pending deliveries are cancelled; the log keeps them. The endpoint of
+        BURA_WEBHOOK_URL is removed by unsetting it (409 `webhook_configured`)."""
+        await webhooks.remove(endpoint_id)

@@ -1,0 +1,424 @@
+"""Webhooks through the API on both stores, delivered to a receiver on 127.0.0.1: the
+endpoints, signed deliveries, retries with the same id, order per game, the delivery log
+and the metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+import msgspec
+import pytest
+
+from harness.receiver import Received, Receiver
+from infra.ports.events import NewEvent
+from services.app.signing import verify
+from services.bootstrap import Adapters
+from services.config import Settings
+from services.http.app import create_app
+from tests.api.conftest import (
+    FIRST_TRICK,
+    OPERATOR,
+    OPERATOR_KEY,
+    THIRTY_ONE_GAME,
+    Api,
+    Body,
+    serving,
+)
+
+SECRET = "whsec_test_secret_of_the_api_tests"
+T = TypeVar("T")
+
+
+@asynccontextmanager
+async def app(adapters: Adapters, **settings: Any) -> AsyncIterator[Api]:
+    """The app with quick retries and a short lease; every endpoint it registered is
+    removed afterwards (the PostgreSQL database is shared by the session's tests)."""
+    options: dict[str, Any] = {
+        "operator_key": OPERATOR_KEY,
+        "webhook_retry_seconds": 0.05,
+        "webhook_lease_seconds": 2.0,
+        "feed_poll_seconds": 0.2,
+        **settings,
+    }
+    made = create_app(Settings(**options), adapters)
+    async with serving(made) as client:
+        api = Api(client, made, adapters)
+        try:
+            yield api
+        finally:
+            for endpoint in (await client.get("/webhooks", headers=OPERATOR)).json():
+                if endpoint["source"] == "api":
+                    await client.delete(f"/webhooks/{endpoint['id']}", headers=OPERATOR)
+
+
+async def until(check: Callable[[], Awaitable[T]], timeout: float = 30.0) -> T:
+    """The first truthy answer of check(), asked again and again; fails after the timeout."""
+    async with asyncio.timeout(timeout):
+        while not (answer := await check()):
+            await asyncio.sleep(0.05)
+    return answer
+
+
+async def register(api: Api, receiver: Receiver, **fields: Any) -> Body:
+    answer = await api.client.post(
+        "/webhooks", json={"url": receiver.url, "secret": SECRET, **fields}, headers=OPERATOR
+    )
+    assert answer.status_code == 201, answer.text
+    made: Body = answer.json()
+    return made
+
+
+async def play(api: Api, steps: list[tuple[int, Body]]) -> str:
+    table = await api.create()
+    for seat, command in steps:
+        await api.play(table, seat, command)
+    return table.game_id
+
+
+def of_game(receiver: Receiver, game_id: str) -> list[Received]:
+    return [r for r in receiver.requests() if r.json["game_id"] == game_id]
+
+
+def signed_as_documented(request: Received, secret: str) -> bool:
+    """The receiver's check as the README gives it, written out with hmac alone."""
+    fields = dict(part.split("=", 1) for part in request.headers["bura-signature"].split(","))
+    signed = fields["t"].encode() + b"." + request.body
+    expected = hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected, fields["v1"]) and abs(time.time() - int(fields["t"])) < 300
+
+
+# --- endpoints ------------------------------------------------------------------------------
+
+
+async def test_an_endpoint_is_registered_listed_shown_and_removed(adapters: Adapters) -> None:
+    async with app(adapters) as api:
+        made = (
+            await api.client.post(
+                "/webhooks",
+                json={"url": "https://platform.test/bura", "events": ["game_finished"]},
+                headers=OPERATOR,
+            )
+        ).json()
+        assert made["id"].startswith("whk_") and made["secret"].startswith("whsec_")
+        assert (made["events"], made["source"]) == (["game_finished"], "api")
+
+        listed = await api.get("/webhooks")
+        assert {**made, "secret": None} in listed
+        shown = await api.get(f"/webhooks/{made['id']}")
+        assert shown == {**made, "secret": None}
+
+        assert (
+            await api.client.delete(f"/webhooks/{made['id']}", headers=OPERATOR)
+        ).status_code == 204
+        gone = await api.client.get(f"/webhooks/{made['id']}", headers=OPERATOR)
+        assert (gone.status_code, gone.json()["code"]) == (404, "webhook_not_found")
+        again = await api.client.delete(f"/webhooks/{made['id']}", headers=OPERATOR)
+        assert again.status_code == 404
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"url": "ftp://platform.test/x"},
+        {"url": "platform.test/x"},
+        {"url": "https://platform.test/x", "events": ["deal_won"]},
+        {"url": "https://platform.test/x", "events": []},
+        {"url": "https://platform.test/x", "secret": "short"},
+        {"url": "https://platform.test/x", "colour": "red"},
+    ],
+)
+async def test_a_bad_registration_is_a_400_naming_the_field(adapters: Adapters, body: Body) -> None:
+    async with app(adapters) as api:
+        answer = await api.client.post("/webhooks", json=body, headers=OPERATOR)
+        assert answer.status_code == 400, answer.text
+        assert answer.json()["code"] == "bad_request"
+
+
+async def test_only_the_operator_manages_webhooks(adapters: Adapters) -> None:
+    async with app(adapters) as api:
+        table = await api.create()
+        calls = [
+            ("post", "/webhooks"),
+            ("get", "/webhooks"),
+            ("get", "/webhooks/deliveries"),
+            ("get", "/webhooks/whk_x"),
+            ("delete", "/webhooks/whk_x"),
+            ("post", "/webhooks/deliveries/dlv_x/retry"),
+        ]
+        for method, path in calls:
+            for headers, status in (({}, 401), (table.seat(0), 403), (table.watcher, 403)):
+                answer = await api.client.request(
+                    method, path, headers=headers, json={"url": "https://x.test/"}
+                )
+                assert answer.status_code == status, (method, path, answer.text)
+
+
+async def test_the_settings_endpoint_is_listed_and_removed_only_by_the_settings(
+    adapters: Adapters,
+) -> None:
+    async with app(
+        adapters,
+        webhook_url="https://platform.test/from-settings",
+        webhook_secret=SECRET,
+        webhook_events="game_finished, deal_ended",
+    ) as api:
+
+        async def configured_listed() -> bool:  # the dispatcher writes it as it starts
+            return any(e["id"] == "config" for e in await api.get("/webhooks"))
+
+        await until(configured_listed)
+        configured = await api.get("/webhooks/config")
+        assert configured["url"] == "https://platform.test/from-settings"
+        assert configured["events"] == ["game_finished", "deal_ended"]
+        assert (configured["source"], configured["secret"]) == ("config", None)
+        refused = await api.client.delete("/webhooks/config", headers=OPERATOR)
+        assert (refused.status_code, refused.json()["code"]) == (409, "webhook_configured")
+    async with app(adapters) as again:  # started again without it: gone
+
+        async def configured_gone() -> bool:
+            return all(e["id"] != "config" for e in await again.get("/webhooks"))
+
+        await until(configured_gone)
+
+
+# --- deliveries -----------------------------------------------------------------------------
+
+
+async def test_a_finished_game_is_delivered_signed_with_a_stable_id_in_header_and_body(
+    adapters: Adapters,
+) -> None:
+    with Receiver() as receiver:
+        async with app(adapters) as api:
+            hook = await register(api, receiver)
+            game_id = await play(api, THIRTY_ONE_GAME)
+            await receiver.wait_for(lambda r: len(of_game(r, game_id)) == 2)
+
+        deal, end = of_game(receiver, game_id)
+        for request in (deal, end):
+            assert verify(SECRET, request.headers["bura-signature"], request.body)
+            assert signed_as_documented(request, SECRET)
+            assert not verify(
+                "another-secret-entirely", request.headers["bura-signature"], request.body
+            )
+            assert request.headers["bura-delivery"] == request.json["id"]
+            assert request.headers["bura-event"] == request.json["type"]
+            assert request.headers["content-type"] == "application/json"
+            assert request.path == "/hooks"
+        assert deal.json["type"] == "deal_ended" and end.json["type"] == "game_finished"
+        assert deal.json["version"] < end.json["version"]
+        assert deal.json["data"] == {
+            "deal": 1,
+            "winners": [0],
+            "losers": [1],
+            "reason": "thirty_one",
+            "stake": 2,
+            "multiplier": 2,
+            "payments": [2, -2],
+        }
+        assert (deal.json["seats"], deal.json["score"]) == (["p0", "p1"], [2, -2])
+        assert deal.json["event"] == {"type": "deal_won", "seat": 0, "reason": "thirty_one"}
+        assert end.json["status"] == "finished"
+        assert end.json["data"]["winners"] == [0] and end.json["data"]["reason"] == "thirty_one"
+        assert len(end.json["data"]["deals"]) == 1
+        assert {"game_id", "checkpoint", "recorded_at"} <= set(end.json)
+        assert hook["id"] not in (deal.json["id"], end.json["id"])
+
+
+async def test_a_receiver_that_fails_three_times_gets_the_delivery_once_more_with_the_same_id(
+    adapters: Adapters,
+) -> None:
+    with Receiver(lambda request, count: 500 if count <= 3 else 200) as receiver:
+        async with app(adapters) as api:
+            await register(api, receiver, events=["game_finished"])
+            game_id = await play(api, THIRTY_ONE_GAME)
+            await receiver.wait_for(lambda r: len(r.delivered()) == 1)
+            (delivered,) = receiver.delivered()
+            log = await api.get(f"/webhooks/deliveries/{delivered}")
+            metrics = (await api.client.get("/metrics")).text
+
+        tries = of_game(receiver, game_id)
+        assert len(tries) == 4
+        assert {t.delivery_id for t in tries} == {delivered}
+        assert len({t.body for t in tries}) == 1  # the same bytes every time
+        assert len({t.headers["bura-signature"] for t in tries}) >= 1
+        assert all(verify(SECRET, t.headers["bura-signature"], t.body) for t in tries)
+        assert (log["state"], log["attempts"], log["last_status"]) == ("delivered", 4, 200)
+        assert [t["status"] for t in log["tries"]] == [500, 500, 500, 200]
+        assert [t["error"] for t in log["tries"]] == ["HTTP 500"] * 3 + [None]
+        assert log["body"] == tries[0].json
+        assert 'outcome="retry"} 3.0' in metrics and 'outcome="delivered"} 1.0' in metrics
+
+
+async def test_a_penalty_and_its_deal_reach_the_receiver_in_the_game_s_order_with_no_card(
+    adapters: Adapters,
+) -> None:
+    # seat 0 took the first trick and is due to draw; seat 1 draws first
+    faulty = [*FIRST_TRICK, (1, {"type": "draw"})]
+    with Receiver() as receiver:
+        async with app(adapters) as api:
+            await register(api, receiver)
+            game_id = await play(api, faulty)
+            await receiver.wait_for(lambda r: len(of_game(r, game_id)) == 3)
+
+        penalty, deal, end = of_game(receiver, game_id)
+        assert [r.json["type"] for r in (penalty, deal, end)] == [
+            "penalty_applied",
+            "deal_ended",
+            "game_finished",
+        ]
+        assert penalty.json["version"] < deal.json["version"] < end.json["version"]
+        assert penalty.json["data"] == {
+            "deal": 1,
+            "seat": 1,
+            "rule": "out_of_turn_draw",
+            "due": 0,
+            "count": 1,
+        }
+        assert penalty.json["event"]["cards"] is None  # the cards taken stay hidden
+        assert (
+            deal.json["data"]["losers"] == [1] and deal.json["data"]["reason"] == "out_of_turn_draw"
+        )
+
+
+async def test_deliveries_of_one_game_wait_for_the_earlier_one(adapters: Adapters) -> None:
+    order: list[str] = []
+
+    def answer(request: Received, count: int) -> int:
+        if request.json["type"] == "deal_ended" and count <= 2:
+            return 503
+        order.append(request.json["type"])
+        return 200
+
+    with Receiver(answer) as receiver:
+        async with app(adapters) as api:
+            await register(api, receiver)
+            await play(api, THIRTY_ONE_GAME)
+            await receiver.wait_for(lambda r: len(r.delivered()) == 2)
+        assert order == ["deal_ended", "game_finished"]
+        kinds = [r.json["type"] for r in receiver.requests()]
+        assert kinds == ["deal_ended", "deal_ended", "deal_ended", "game_finished"]
+
+
+async def test_a_delivery_given_up_is_logged_failed_and_may_be_sent_again(
+    adapters: Adapters,
+) -> None:
+    failing = True
+    with Receiver(lambda request, count: 500 if failing else 200) as receiver:
+        async with app(adapters, webhook_max_attempts=2) as api:
+            hook = await register(api, receiver, events=["game_finished"])
+            await play(api, THIRTY_ONE_GAME)
+            await receiver.wait_for(lambda r: len(r.requests()) == 2)
+
+            async def failed_listed() -> list[Body]:
+                page = await api.get("/webhooks/deliveries", endpoint=hook["id"], state="failed")
+                listed: list[Body] = page["deliveries"]
+                return listed
+
+            (failed,) = await until(failed_listed)
+            assert (failed["attempts"], failed["last_error"]) == (2, "HTTP 500")
+            assert failed["next_attempt_at"] is None
+
+            failing = False
+            again = await api.client.post(
+                f"/webhooks/deliveries/{failed['id']}/retry", headers=OPERATOR
+            )
+            assert again.status_code == 200 and again.json()["state"] == "pending"
+            await receiver.wait_for(lambda r: len(r.delivered()) == 1)
+            assert list(receiver.delivered()) == [failed["id"]]
+
+            twice = await api.client.post(
+                f"/webhooks/deliveries/{failed['id']}/retry", headers=OPERATOR
+            )
+            assert twice.status_code == 409 and twice.json()["code"] == "delivery_not_failed"
+            unknown = await api.client.post("/webhooks/deliveries/dlv_none/retry", headers=OPERATOR)
+            assert unknown.status_code == 404 and unknown.json()["code"] == "delivery_not_found"
+            metrics = (await api.client.get("/metrics")).text
+            assert f'endpoint="{hook["id"]}",outcome="failed"}} 1.0' in metrics
+
+
+async def test_an_endpoint_hears_only_its_types_and_only_what_is_recorded_after_it(
+    adapters: Adapters,
+) -> None:
+    with Receiver() as receiver:
+        async with app(adapters) as api:
+            before = await play(api, THIRTY_ONE_GAME)
+            await register(api, receiver, events=["game_finished"])
+            after = await play(api, THIRTY_ONE_GAME)
+            await receiver.wait_for(lambda r: len(of_game(r, after)) == 1)
+            assert of_game(receiver, before) == []
+            assert of_game(receiver, after)[0].json["type"] == "game_finished"
+
+
+async def test_the_log_lists_deliveries_by_endpoint_state_and_game(adapters: Adapters) -> None:
+    with Receiver() as receiver:
+        async with app(adapters) as api:
+            hook = await register(api, receiver)
+            game_id = await play(api, THIRTY_ONE_GAME)
+            await receiver.wait_for(lambda r: len(r.delivered()) == 2)
+
+            async def both_delivered() -> list[Body]:
+                page = await api.get("/webhooks/deliveries", game_id=game_id, state="delivered")
+                listed: list[Body] = page["deliveries"]
+                return listed if len(listed) == 2 else []
+
+            end, deal = await until(both_delivered)
+            assert (end["type"], deal["type"]) == ("game_finished", "deal_ended")
+            assert end["endpoint_id"] == hook["id"] and end["url"] == receiver.url
+            first = await api.get("/webhooks/deliveries", endpoint=hook["id"], limit=1)
+            assert [d["id"] for d in first["deliveries"]] == [end["id"]]
+            rest = await api.get("/webhooks/deliveries", endpoint=hook["id"], before=first["next"])
+            assert [d["id"] for d in rest["deliveries"]] == [deal["id"]]
+            none = await api.client.get("/webhooks/deliveries/dlv_none", headers=OPERATOR)
+            assert none.status_code == 404
+            bad = await api.client.get(
+                "/webhooks/deliveries", params={"state": "lost"}, headers=OPERATOR
+            )
+            assert bad.status_code == 400
+
+
+async def test_an_event_written_by_a_newer_server_is_delivered_with_its_type_alone(
+    adapters: Adapters,
+) -> None:
+    with Receiver() as receiver:
+        async with app(adapters) as api:
+            await register(api, receiver, events=["timeout"])
+            table = await api.create()
+            version = await api.version(table)
+            future = {"type": "timed_out", "from_a_newer_server": True, "seat": 0}
+            await adapters.store.append(
+                table.game_id, version, [NewEvent("timed_out", msgspec.json.encode(future))]
+            )
+            await api.service._publish(table.game_id, version + 1)
+            await receiver.wait_for(lambda r: len(of_game(r, table.game_id)) == 1)
+        (notice,) = of_game(receiver, table.game_id)
+        assert notice.json["type"] == "timeout" and notice.json["version"] == version + 1
+        assert notice.json["event"] == {"type": "timed_out"}
+        assert notice.json["data"] is None
+
+
+@pytest.mark.slow
+async def test_a_seat_timed_out_is_sent_as_a_timeout_webhook_with_its_clock(
+    adapters: Adapters,
+) -> None:
+    with Receiver() as receiver:
+        async with app(adapters) as api:
+            await register(api, receiver, events=["timeout"])
+            table = await api.create(rules={"turn_seconds": 1})
+            await receiver.wait_for(lambda r: len(of_game(r, table.game_id)) == 1)
+        (notice,) = of_game(receiver, table.game_id)
+        assert signed_as_documented(notice, SECRET)
+        data = notice.json["data"]
+        assert notice.json["type"] == "timeout" and notice.json["event"]["type"] == "timed_out"
+        assert (data["deal"], data["seat"], data["clock"], data["verdict"]) == (
+            1,
+            0,
+            "turn",
+            "lose_deal",
+        )
+        assert data["at"] >= data["deadline"] == notice.json["event"]["deadline"]
