@@ -159,9 +159,10 @@ def test_the_command_line_says_when_there_is_no_such_game(
 ) -> None:
     _, empty = stores
     assert rows(empty, "anything-at-all") == []  # the store exists, and is empty
+    for name in ("BURA_DATABASE_URL", "BURA_SQLITE_PATH"):  # only the empty store's own
+        monkeypatch.delenv(name, raising=False)
     for name, value in empty.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.delenv("BURA_DATABASE_URL", raising=False)
     capsys.readouterr()
     code = cli.main(["replay", "nope"])
     said = capsys.readouterr().err

@@ -391,7 +391,7 @@ def check_moves(played: Played, chance: random.Random) -> None:
             taken = []
             for command in offered:
                 try:
-                    decide(state, command, seat)
+                    decide(state, command, seat, now=in_time(state))
                 except RuleViolation as refusal:
                     assert isinstance(command, Lead), command
                     assert frozenset(command.cards) in contested, command
