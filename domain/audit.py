@@ -8,11 +8,11 @@ from typing import cast
 import msgspec
 
 from domain.cards import Card
-from domain.events import DealLost, Declared, Event, PenaltyApplied, PotPaid
+from domain.events import DealLost, Declared, Event, PauseEnded, PenaltyApplied, PotPaid, TimedOut
 from domain.evolve import evolve
 from domain.state import NEW_GAME, Deal, Game
 from domain.views import ARBITER, Viewer, disclosed_to, sees_hand
-from domain.vocabulary import Claim, FindingRule, Phase
+from domain.vocabulary import Claim, ClockKind, FindingRule, Phase
 
 RULE_TEXT: dict[FindingRule, str] = {
     "double_draw": "docs/rules.md §4: taking two cards at once («двойной подъём») loses the deal",
@@ -23,6 +23,11 @@ RULE_TEXT: dict[FindingRule, str] = {
     "false_declaration": "docs/rules.md §5: declaring 31 without the points, or bura without three "
     "trumps (Kozel: four aces without four aces), loses the deal; with pay_pot (docs/rules.md §8) "
     "a false 31 instead adds a stake for every other side to the pot",
+    "timeout": "docs/rules.md §13: a seat due to act whose time (its turn, then its bank) ran "
+    "out loses the deal at a table with on_timeout: lose_deal, or when the operator so rules "
+    "after a pause",
+    "abandoned": "docs/rules.md §13: a seat due to act that had no live stream open for "
+    "abandon_seconds loses the deal",
 }
 
 
@@ -44,6 +49,10 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     pile: tuple[Card, ...] | None = None  # a declaration of 31: the tricks that were counted
     hidden: int = 0  # cards of that pile played face down by others, left out for this viewer
     hand: tuple[Card, ...] | None = None  # bura or four aces: the hand it was judged on
+    clock: ClockKind | None = None  # a timeout: the turn clock, or the absence allowed
+    deadline: int | None = None  # a timeout: when the time ran out (ms since 1970, UTC)
+    at: int | None = None  # a timeout: when it was judged (a ruling: when the operator ruled)
+    away_since: int | None = None  # an abandonment: since when the seat had no live stream
     before_version: int  # the table state the verdict was judged on
     versions: tuple[int, ...]  # the events that prove it: the act and the verdict
 
@@ -109,6 +118,10 @@ def _findings(events: Iterable[Event], viewer: Viewer) -> tuple[list[Finding], G
                     before_version=before.version,
                     act=state.version,
                 )
+            case TimedOut(verdict="lose_deal") | PauseEnded(verdict="lose_deal") if (
+                deal is not None and before.clock is not None
+            ):
+                pending = _timeout(event, before, deal)
             case DealLost(seat=seat) | PotPaid(seat=seat) if (
                 pending is not None and pending["seat"] == seat
             ):
@@ -122,6 +135,27 @@ def _findings(events: Iterable[Event], viewer: Viewer) -> tuple[list[Finding], G
                 )
                 pending = None
     return findings, state
+
+
+def _timeout(event: TimedOut | PauseEnded, before: Game, deal: Deal) -> dict[str, object]:
+    assert before.clock is not None
+    abandoned = isinstance(event, TimedOut) and event.clock == "abandon"
+    return dict(
+        rule="abandoned" if abandoned else "timeout",
+        deal=deal.number,
+        seat=event.seat,
+        due=event.seat,
+        turn=deal.turn,
+        phase=deal.phase,
+        hand_sizes=tuple(len(h) for h in deal.hands),
+        stock_count=len(deal.stock),
+        clock=event.clock if isinstance(event, TimedOut) else "turn",
+        deadline=event.deadline if isinstance(event, TimedOut) else before.clock.deadline,
+        at=event.at,
+        away_since=event.away_since if isinstance(event, TimedOut) else None,
+        before_version=before.version,
+        act=before.version + 1,
+    )
 
 
 def _pile(deal: Deal, seat: int, viewer: Viewer) -> tuple[Card, ...]:

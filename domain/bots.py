@@ -26,7 +26,7 @@ from domain.commands import (
 )
 from domain.legal import legal_commands, seeding_seats
 from domain.state import Deal, Game
-from domain.table import known_points
+from domain.table import known_points, lead_limit
 
 T = TypeVar("T")
 
@@ -119,3 +119,27 @@ def _best_lead(state: Game, deal: Deal, legal: list[PlayerCommand]) -> Lead:
         return (bura, sum(POINTS[c] for c in lead.cards), -_cost(lead.cards, deal.trump)[0])
 
     return max((m for m in legal if isinstance(m, Lead)), key=worth)
+
+
+def safest_act(state: Game, seat: int) -> PlayerCommand:
+    """What the server plays for a seat whose time ran out (`on_timeout: "auto_play"`,
+    docs/rules.md §13.3): the act the table waits for, risking as little as it can. A draw
+    when one is due; the cheapest answer (the cheapest that beats, if any does); the lowest
+    single card to lead; a pass when nothing can be led; a dave declined, since accepting
+    would double the stake of a deal nobody is there to play. It never claims, offers a dave
+    or concedes: those are the player's own decisions."""
+    deal = state.deal
+    assert deal is not None and deal.turn == seat
+    hand = deal.hands[seat]
+    match deal.phase:
+        case "draw":
+            return Draw(1)
+        case "dave_answer":
+            return DaveAnswer(False)
+        case "respond":
+            return Respond(_cheapest_answer(deal, hand))
+        case "lead" if lead_limit(state, deal) == 0:
+            return Pass()
+        case "lead":
+            return Lead((min(hand, key=lambda c: _cost((c,), deal.trump)),))
+    raise ValueError(f"nothing is due in phase {deal.phase}")

@@ -9,7 +9,7 @@ import msgspec
 from domain.cards import Card
 from domain.naming import snake
 from domain.rules import Rules
-from domain.vocabulary import Claim
+from domain.vocabulary import Claim, PauseVerdict
 
 
 class Command(msgspec.Struct, frozen=True, tag_field="type", tag=snake, forbid_unknown_fields=True):
@@ -22,6 +22,7 @@ class StartGame(Command, frozen=True, kw_only=True):
     seed: str
     dealer: int | None = None
     deck: tuple[Card, ...] | None = None  # the first deal's full pack in dealing order
+    rematch_of: str | None = None  # the finished game whose seats and rules these are
 
 
 # A seat's seed: printable ASCII, so that every language reads the same bytes from it.
@@ -95,5 +96,24 @@ class Concede(Command, frozen=True):
     """Give up the deal on your turn: you lose it."""
 
 
+class TimeOut(Command, frozen=True, kw_only=True):
+    """The server's, never a player's: the seat due let its time run out (docs/rules.md
+    §13), or, with `away_since`, has been away that long while due (abandonment). Judged on
+    the table at `version` and nothing later: if anything happened since, the table changed."""
+
+    seat: int
+    version: int
+    at: int  # when it was judged: milliseconds since 1970-01-01 UTC
+    away_since: int | None = None  # the seat has had no live stream since then
+
+
+class EndPause(Command, frozen=True):
+    """The operator's: end the pause a timeout made (`on_timeout: "pause"`), giving the
+    seat due a fresh turn (`play_on`) or ruling the deal lost on time (`lose_deal`)."""
+
+    verdict: PauseVerdict = "play_on"
+
+
 PlayerCommand = Draw | Lead | Respond | Declare | Dave | DaveAnswer | Pass | Concede | Seed
-AnyCommand = StartGame | CloseSeeding | PlayerCommand
+ServerCommand = TimeOut | EndPause | CloseSeeding
+AnyCommand = StartGame | PlayerCommand | ServerCommand

@@ -1,7 +1,10 @@
 """decide(state, command, actor, now) -> events: every rule of docs/rules.md, and no I/O.
 
 Time enters only as `now` (milliseconds since 1970-01-01 UTC, read by the caller) and as
-the time a CloseSeeding command carries; deadlines are stamped on the events here."""
+the time a server's command (TimeOut, CloseSeeding) carries. Deadlines are stamped on the
+events here: a seeding's (the seats' shuffle), and on a table with a clock the turn's —
+an act after its deadline is refused, and every accepted act ends with the clock started
+for the seat due next (domain/clock.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from msgspec.structs import replace
 
 from domain import cards as pack
 from domain.cards import SUIT_OF, Card, count_trumps, covers
+from domain.clock import check_in_time, restart
 from domain.combinations import can_beat, combination, open_to_combinations, outranked
 from domain.commands import (
     SEED_PATTERN,
@@ -22,11 +26,15 @@ from domain.commands import (
     DaveAnswer,
     Declare,
     Draw,
+    EndPause,
     Lead,
     Pass,
+    PlayerCommand,
     Respond,
     Seed,
+    ServerCommand,
     StartGame,
+    TimeOut,
 )
 from domain.dealing import close_seeding, deal_cards, start_deal
 from domain.errors import BadSetup, RuleViolation
@@ -52,11 +60,12 @@ from domain.events import (
     TrickTaken,
 )
 from domain.evolve import fold
-from domain.rules import Rules, check, dave_enabled, hand_sizes
+from domain.rules import Rules, check, clocked, dave_enabled, hand_sizes
 from domain.settlement import count_up, end_deal
 from domain.shuffle import draw_lot
 from domain.state import Deal, Game, Shuffle
 from domain.table import claim_points, lead_limit, next_seat
+from domain.timeouts import end_pause, time_out
 from domain.vocabulary import Combination, PenaltyRule
 
 __all__ = ["deal_cards", "decide", "end_deal"]
@@ -68,7 +77,9 @@ def decide(
     """The events `command` by `actor` (a seat, or None for the server's own commands)
     brings about at `now`; a seeding it opens gets its deadline from `now` (none without)."""
     if isinstance(command, StartGame):
-        return _stamped(_start(state, command), command.rules, now)
+        events = _start(state, command)
+        events = events + restart(state, events, _time(command.rules, now))
+        return _stamped(events, command.rules, now)
     return _stamped(_decide(state, command, actor, now), state.rules, now)
 
 
@@ -79,18 +90,25 @@ def _stamped(events: list[Event], rules: Rules, now: int | None) -> list[Event]:
     return [replace(e, deadline=deadline) if isinstance(e, SeedingOpened) else e for e in events]
 
 
-def _decide(state: Game, command: AnyCommand, actor: int | None, now: int | None) -> list[Event]:
+def _decide(
+    state: Game, command: PlayerCommand | ServerCommand, actor: int | None, now: int | None
+) -> list[Event]:
     if not state.started:
         raise RuleViolation("not_started", "the game has not been started")
     if state.finished:
         raise RuleViolation("game_over", f"the game is over: {state.reason}")
-    if isinstance(command, CloseSeeding):
-        return _close_seeding(state, command.at)
+    match command:
+        case CloseSeeding(at=at):
+            return _clocked(state, _close_seeding(state, at), at)
+        case TimeOut():
+            return time_out(state, command, _play)
+        case EndPause():
+            return end_pause(state, command, _time(state.rules, now))
     if actor is None or not 0 <= actor < len(state.seats):
         raise RuleViolation("not_a_seat", f"seat {actor} does not play at this table")
     seeding = state.seeding
     if isinstance(command, Seed):
-        return _seed(state, seeding, actor, command.value, now)
+        return _clocked(state, _seed(state, seeding, actor, command.value, now), now)
     if seeding is not None:
         waiting = [s for s in range(len(state.seats)) if s not in seeding.sent]
         raise RuleViolation(
@@ -100,7 +118,33 @@ def _decide(state: Game, command: AnyCommand, actor: int | None, now: int | None
         )
     if state.deal is None:
         raise RuleViolation("not_started", "the game has not been started")
+    if not clocked(state.rules):
+        return _play(state, command, actor)
+    at = _time(state.rules, now)
+    check_in_time(state, at)
+    events = _play(state, command, actor)
+    return events + restart(state, events, at)
+
+
+def _clocked(state: Game, events: list[Event], now: int | None) -> list[Event]:
+    """Seeding closed and the deal dealt: on a table with a clock, the leader's turn starts."""
+    if not clocked(state.rules):
+        return events
+    return events + restart(state, events, _time(state.rules, now))
+
+
+def _time(rules: Rules, now: int | None) -> int:
+    if now is None:
+        if clocked(rules):
+            raise ValueError("a table with a clock is decided at a time: pass now")
+        return 0
+    return now
+
+
+def _play(state: Game, command: PlayerCommand, actor: int) -> list[Event]:
+    """The rules of play, clock aside."""
     deal = state.deal
+    assert deal is not None
     match command:
         case Draw(count=count):
             return _draw(state, deal, actor, count)
@@ -137,13 +181,18 @@ def _start(state: Game, command: StartGame) -> list[Event]:
     if command.dealer is not None and not 0 <= command.dealer < seats:
         raise BadSetup(f"dealer must be a seat 0 to {seats - 1}", code="bad_dealer")
     order = None if command.deck is None else _check_deck(command.deck, pack.deck(rules.deck))
-    events: list[Event] = [GameStarted(seats=command.seats, rules=rules, seed=command.seed)]
+    events: list[Event] = [
+        GameStarted(
+            seats=command.seats, rules=rules, seed=command.seed, rematch_of=command.rematch_of
+        )
+    ]
     if command.dealer is None:
         dealer = draw_lot(command.seed, seats)
         events.append(DealerChosen(dealer, "lot"))
     else:
         dealer = command.dealer
-        events.append(DealerChosen(dealer, "operator"))
+        # a rematch is dealt by the winner of the game it follows (docs/rules.md §14)
+        events.append(DealerChosen(dealer, "winner" if command.rematch_of else "operator"))
     if order is not None and rules.shuffle == "seats":
         raise BadSetup(
             "the seats shuffle this table (shuffle: seats): an operator's deck cannot be dealt",

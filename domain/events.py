@@ -11,7 +11,18 @@ import msgspec
 from domain.cards import Card
 from domain.naming import snake
 from domain.rules import Rules
-from domain.vocabulary import Claim, Combination, CompensationWhy, DealerBy, PenaltyRule, Reason
+from domain.vocabulary import (
+    Claim,
+    ClockKind,
+    Combination,
+    CompensationWhy,
+    DealerBy,
+    Due,
+    OnTimeout,
+    PauseVerdict,
+    PenaltyRule,
+    Reason,
+)
 
 
 class Event(msgspec.Struct, frozen=True, tag_field="type", tag=snake, forbid_unknown_fields=True):
@@ -22,6 +33,9 @@ class GameStarted(Event, frozen=True, kw_only=True):
     seats: tuple[str, ...]
     rules: Rules
     seed: str | None  # secret until GameFinished reveals it
+    # A rematch names the game it follows. Optional with a default, so the rows written
+    # before it existed decode unchanged (no schema version bump).
+    rematch_of: str | None = None
 
 
 class DealerChosen(Event, frozen=True):
@@ -193,6 +207,39 @@ class GameFinished(Event, frozen=True, kw_only=True):
     seed: str | None
 
 
+class ClockStarted(Event, frozen=True, kw_only=True):
+    """On a table with a clock, after every act: the clock now runs for `seat`, the seat due
+    (docs/rules.md §13). Times are milliseconds since 1970-01-01 UTC, the server's clock
+    when it decided the act, so a replay shows the same deadlines the players had."""
+
+    seat: int
+    at: int  # when the seat became due
+    turn_ends: int  # at + turn_seconds
+    deadline: int  # turn_ends + the seat's bank: when its time runs out
+    banks: tuple[int, ...]  # each seat's time bank left this deal
+
+
+class TimedOut(Event, frozen=True, kw_only=True):
+    """The seat due ran out of time (`clock: "turn"`), or was away from the table for
+    abandon_seconds while due (`clock: "abandon"`); the verdict says what followed."""
+
+    seat: int
+    clock: ClockKind
+    phase: Due  # what the seat was due to do
+    deadline: int  # when its time (or the allowed absence) ran out
+    at: int  # when the timeout was judged
+    verdict: OnTimeout  # abandonment always loses the deal
+    away_since: int | None = None  # abandonment: since when the seat had no live stream
+
+
+class PauseEnded(Event, frozen=True, kw_only=True):
+    """The operator ended a clock pause: play on with a fresh turn, or the deal lost."""
+
+    seat: int
+    verdict: PauseVerdict
+    at: int
+
+
 AnyEvent = (
     GameStarted
     | DealerChosen
@@ -223,5 +270,8 @@ AnyEvent = (
     | DealVoid
     | StakeSettled
     | GameFinished
+    | ClockStarted
+    | TimedOut
+    | PauseEnded
 )
 EVENT_TYPES: dict[str, type[Event]] = {snake(t.__name__): t for t in AnyEvent.__args__}

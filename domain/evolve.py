@@ -13,6 +13,7 @@ from domain.events import (
     CardDrawn,
     CardsLed,
     CardsResponded,
+    ClockStarted,
     CompensationGiven,
     Conceded,
     DaveAccepted,
@@ -29,6 +30,7 @@ from domain.events import (
     GameFinished,
     GameStarted,
     Passed,
+    PauseEnded,
     PenaltyApplied,
     PotPaid,
     SeedingClosed,
@@ -36,11 +38,12 @@ from domain.events import (
     SeedRevealed,
     SeedSent,
     StakeSettled,
+    TimedOut,
     TrickTaken,
     TrumpTurned,
 )
 from domain.rules import hand_sizes
-from domain.state import NEW_GAME, Deal, DealResult, Game, Response, Shuffle, Trick
+from domain.state import NEW_GAME, Clock, Deal, DealResult, Game, Response, Shuffle, Trick
 from domain.table import draw_order, next_seat, remove, replace_at, team_of
 from domain.vocabulary import Reason
 
@@ -208,7 +211,9 @@ def evolve(state: Game, event: Event) -> Game:
                 deadline=deadline,
                 seeds=(None,) * len(state.seats),
             )
-            return replace(state, version=version, deal=None, shuffle=shuffle)
+            # no turn is timed while the seats send their seeds (the seeding has its own
+            # deadline): the clock starts again once the deal is dealt
+            return replace(state, version=version, deal=None, shuffle=shuffle, clock=None)
         case SeedSent(seat=seat, value=value):
             assert state.shuffle is not None
             shuffle = state.shuffle
@@ -230,7 +235,7 @@ def evolve(state: Game, event: Event) -> Game:
                 for d in state.deals
             )
             return replace(state, version=version, shuffle=revealed, deals=deals)
-        case GameStarted(seats=seats, rules=rules, seed=seed):
+        case GameStarted(seats=seats, rules=rules, seed=seed, rematch_of=rematch_of):
             return replace(
                 state,
                 version=version,
@@ -239,9 +244,23 @@ def evolve(state: Game, event: Event) -> Game:
                 seed=seed or "",
                 score=(0,) * len(seats),
                 started=True,
+                rematch_of=rematch_of,
             )
         case GameFinished(winners=winners, reason=reason):
-            return replace(state, version=version, winners=winners, reason=reason)
+            return replace(state, version=version, winners=winners, reason=reason, clock=None)
+        case ClockStarted(seat=seat, at=at, turn_ends=turn_ends, deadline=deadline, banks=banks):
+            clock = Clock(
+                seat=seat, started=at, turn_ends=turn_ends, deadline=deadline, banks=banks
+            )
+            return replace(state, version=version, clock=clock)
+        case TimedOut(verdict="pause"):
+            assert state.clock is not None
+            return replace(state, version=version, clock=replace(state.clock, paused=True))
+        case PauseEnded():
+            assert state.clock is not None
+            return replace(state, version=version, clock=replace(state.clock, paused=False))
+        case TimedOut():
+            return replace(state, version=version)
         case BuraShown() | FourAcesShown() | Declared() | Passed() | Conceded() | DaveDeclined():
             return replace(state, version=version)
         case _:

@@ -7,6 +7,10 @@ from typing import Literal
 import msgspec
 
 from domain.errors import BadOption
+from domain.vocabulary import OnTimeout
+
+# The longest any clock may be set to: a day. Longer is no clock at all.
+LONGEST_CLOCK = 86_400
 
 
 class Rules(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -33,6 +37,12 @@ class Rules(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
     target_points: int = 31
     shuffle: Literal["server", "seats"] = "server"
     seeding_seconds: int = 30  # shuffle "seats": how long the seats have to send their seeds
+    # The clock (docs/rules.md §13): seconds for each act, an optional bank per seat per
+    # deal, what a timeout does, and how long a seat due to act may be away.
+    turn_seconds: int | None = None
+    time_bank_seconds: int = 0
+    on_timeout: OnTimeout = "lose_deal"
+    abandon_seconds: int | None = None
 
 
 def dave_enabled(rules: Rules, seats: int) -> bool:
@@ -43,6 +53,11 @@ def hand_sizes(rules: Rules, seats: int) -> tuple[int, ...]:
     if rules.hand_size is not None:
         return rules.hand_size
     return (4 if rules.game == "kozel" else 3,) * seats
+
+
+def clocked(rules: Rules) -> bool:
+    """The table has a clock: every act is timed, and the events record its deadlines."""
+    return rules.turn_seconds is not None
 
 
 def check(rules: Rules, seats: int) -> Rules:
@@ -61,6 +76,7 @@ def check(rules: Rules, seats: int) -> Rules:
     _check_hands(rules, seats)
     _check_closed_discard(rules)
     _check_shuffle(rules)
+    _check_clock(rules)
     if rules.game == "kozel":
         _check_kozel(rules, seats)
     if rules.teams is not None:
@@ -132,6 +148,25 @@ def _check_shuffle(rules: Rules) -> None:
         raise BadOption(
             "seeding_seconds", "is the seats' time to send their seeds: set shuffle: seats"
         )
+
+
+def _check_clock(rules: Rules) -> None:
+    if rules.turn_seconds is not None and not 1 <= rules.turn_seconds <= LONGEST_CLOCK:
+        raise BadOption("turn_seconds", f"must be 1 to {LONGEST_CLOCK} seconds")
+    if not 0 <= rules.time_bank_seconds <= LONGEST_CLOCK:
+        raise BadOption("time_bank_seconds", f"must be 0 to {LONGEST_CLOCK} seconds")
+    if rules.abandon_seconds is not None and not 1 <= rules.abandon_seconds <= LONGEST_CLOCK:
+        raise BadOption("abandon_seconds", f"must be 1 to {LONGEST_CLOCK} seconds")
+    if rules.turn_seconds is not None:
+        return
+    # Without a clock nothing is timed: an option that would do nothing is a mistake.
+    for option, given in (
+        ("time_bank_seconds", rules.time_bank_seconds != 0),
+        ("on_timeout", rules.on_timeout != "lose_deal"),
+        ("abandon_seconds", rules.abandon_seconds is not None),
+    ):
+        if given:
+            raise BadOption(option, "times the table's clock: set turn_seconds too")
 
 
 def _check_kozel(rules: Rules, seats: int) -> None:

@@ -16,7 +16,7 @@ from domain.events import (
 from domain.rules import Rules
 from domain.shuffle import deal_seed
 from domain.state import Deal, Game
-from domain.table import claim_points, next_seat, sides, team_of
+from domain.table import claim_points, clockwise, next_seat, sides, team_of
 from domain.vocabulary import DealerBy, Reason
 
 
@@ -98,3 +98,10 @@ def count_up(game: Game, deal: Deal) -> list[Event]:
     if totals.count(best) > 1:
         return end_deal(game, deal, reason="no_claim")
     return end_deal(game, deal, winner=teams[totals.index(best)][0], reason="most_points")
+
+
+def rematch_dealer(game: Game) -> int:
+    """Who deals the rematch of a finished game (docs/rules.md §14): its winner; of several
+    winners, the first clockwise from the last dealer (that dealer itself, if it won)."""
+    assert game.winners and game.dealer is not None
+    return next(s for s in clockwise(game.dealer, len(game.seats)) if s in game.winners)

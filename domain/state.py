@@ -74,6 +74,18 @@ class Deal(msgspec.Struct, frozen=True, kw_only=True):
     refuted: tuple[int, ...] = ()  # seats whose 31 was found false since the last trick
 
 
+class Clock(msgspec.Struct, frozen=True, kw_only=True):
+    """The table's clock (docs/rules.md §13), as the last `clock_started` set it. Times are
+    milliseconds since 1970-01-01 UTC, taken by the server when it decided the act."""
+
+    seat: int  # the seat it runs for: the one due to act
+    started: int  # when that seat became due
+    turn_ends: int  # started + turn_seconds: then the seat's bank starts to run
+    deadline: int  # turn_ends + the seat's bank: its time runs out
+    banks: tuple[int, ...]  # each seat's bank left this deal, before the running turn
+    paused: bool = False  # on_timeout "pause": no clock runs until an act or the operator
+
+
 class Game(msgspec.Struct, frozen=True, kw_only=True):
     seats: tuple[str, ...] = ()
     rules: Rules = Rules()
@@ -87,6 +99,8 @@ class Game(msgspec.Struct, frozen=True, kw_only=True):
     reason: Reason | None = None
     started: bool = False
     shuffle: Shuffle | None = None  # the current deal's seeds, at a seat-shuffled table
+    clock: Clock | None = None
+    rematch_of: str | None = None  # the finished game this one is the rematch of
 
     @property
     def finished(self) -> bool:

@@ -6,13 +6,14 @@ this module, so a hidden card has one place to stay hidden.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 import msgspec
 from msgspec.structs import replace
 
 from domain.cards import Card
+from domain.clock import abandon_deadline, bank_left, running
 from domain.events import (
     CardDealt,
     CardDrawn,
@@ -27,13 +28,21 @@ from domain.events import (
 )
 from domain.moves import Moves, moves
 from domain.rules import Rules
-from domain.state import Deal, DealResult, Game, Shuffle
+from domain.state import Clock, Deal, DealResult, Game, Shuffle
 from domain.table import seat_points
 from domain.vocabulary import Combination, Due, Reason, Status, ViewerKind, ViewPhase
 
 ARBITER: Literal["arbiter"] = "arbiter"
 SPECTATOR: Literal["spectator"] = "spectator"
 Viewer = int | Literal["arbiter", "spectator"]
+
+
+class Presence(msgspec.Struct, frozen=True):
+    """Whether a seat has a live stream open, and since when it has (or has not): the
+    server's observation, never a game event (docs/rules.md §13.5). Times in ms since 1970."""
+
+    connected: bool
+    since: int | None = None  # None: no stream of this seat was ever seen
 
 
 class SeatView(msgspec.Struct, frozen=True, kw_only=True):
@@ -46,6 +55,17 @@ class SeatView(msgspec.Struct, frozen=True, kw_only=True):
     hand: tuple[Card, ...] | None = None  # own seat, open seats, or the arbiter
     points: int | None = None  # own with show_own_points, or the arbiter
     pile: tuple[Card, ...] | None = None  # the arbiter only: tricks are face down
+    # The clock (docs/rules.md §13), times in ms since 1970-01-01 UTC: for the seat due, when
+    # its time runs out and how much is left as of the view's `now`; for every seat, its bank.
+    deadline: int | None = None
+    time_left: int | None = None
+    time_bank: int | None = None
+    # Presence: a live stream open (`connected`), and since when it is or is not; for the
+    # seat due while away, when it will have been away abandon_seconds (`abandon_at`).
+    connected: bool | None = None
+    away_since: int | None = None
+    connected_since: int | None = None
+    abandon_at: int | None = None
 
 
 class ResponseView(msgspec.Struct, frozen=True, kw_only=True):
@@ -98,6 +118,16 @@ class Result(msgspec.Struct, frozen=True):
     reason: Reason
 
 
+class ClockView(msgspec.Struct, frozen=True, kw_only=True):
+    """The table's clock: whom it runs for, since and until when (ms since 1970, UTC)."""
+
+    seat: int
+    started: int
+    turn_ends: int  # then the seat's bank runs
+    deadline: int | None  # None while paused
+    paused: bool
+
+
 class View(msgspec.Struct, frozen=True, kw_only=True):
     viewer: ViewerKind
     seat: int | None
@@ -127,6 +157,10 @@ class View(msgspec.Struct, frozen=True, kw_only=True):
     # a seat's own view: every command it may send now (domain/moves.py); else None
     moves: Moves | None = None
     shuffle: ShuffleView | None = None  # shuffle "seats": the current deal's seeds
+    clock: ClockView | None = None  # a table with a clock, while the game is on
+    now: int | None = None  # a table with a clock: the server's time of the view (ms, UTC)
+    rematch_of: str | None = None  # the game this one is the rematch of
+    rematch: str | None = None  # the rematch that followed this game, once there is one
 
 
 def sees_hand(viewer: Viewer, seat: int, rules: Rules) -> bool:
@@ -140,7 +174,16 @@ def sees_seed(viewer: Viewer, rules: Rules) -> bool:
     return viewer == ARBITER or not rules.closed_discard
 
 
-def view(state: Game, viewer: Viewer) -> View:
+def view(
+    state: Game,
+    viewer: Viewer,
+    *,
+    now: int | None = None,
+    presence: Sequence[Presence] | None = None,
+    rematch: str | None = None,
+) -> View:
+    """What `viewer` sees. The server adds what is not in the events: the time (`now`, for
+    time left), each seat's presence, and the rematch that followed a finished game."""
     deal = state.deal
     rules = state.rules
     arbiter = viewer == ARBITER
@@ -158,7 +201,15 @@ def view(state: Game, viewer: Viewer) -> View:
     if seeding is not None and seat is not None and seat not in seeding.sent:
         due = "seed"
     number = deal.number if deal else (state.shuffle.number if state.shuffle else 0)
-    seats = tuple(_seat_view(state, deal, s, viewer) for s in range(len(state.seats)))
+    seats = tuple(
+        _timed(
+            state,
+            _seat_view(state, deal, s, viewer),
+            now,
+            presence[s] if presence is not None and s < len(presence) else None,
+        )
+        for s in range(len(state.seats))
+    )
     trump_in_stock = deal is not None and bool(deal.stock) and deal.stock[-1] == deal.trump_card
     return View(
         viewer="arbiter" if arbiter else ("spectator" if seat is None else "seat"),
@@ -194,6 +245,10 @@ def view(state: Game, viewer: Viewer) -> View:
         rules=rules,
         pot=deal.pot if deal else (),
         moves=moves(state, seat) if seat is not None else None,
+        clock=_clock_view(state.clock) if state.clock is not None and not state.finished else None,
+        now=now if state.clock is not None else None,
+        rematch_of=state.rematch_of,
+        rematch=rematch,
         shuffle=_shuffle_view(state.shuffle, viewer, rules) if state.shuffle else None,
     )
 
@@ -221,6 +276,44 @@ def _shuffle_view(shuffle: Shuffle, viewer: Viewer, rules: Rules) -> ShuffleView
         missing=shuffle.missing,
         server_seed=shuffle.server_seed if sees_seed(viewer, rules) else None,
     )
+
+
+def _clock_view(clock: Clock) -> ClockView:
+    return ClockView(
+        seat=clock.seat,
+        started=clock.started,
+        turn_ends=clock.turn_ends,
+        deadline=None if clock.paused else clock.deadline,
+        paused=clock.paused,
+    )
+
+
+def _timed(state: Game, shown: SeatView, now: int | None, presence: Presence | None) -> SeatView:
+    """The seat's clock and presence, as of `now`."""
+    clock = state.clock
+    s = shown.seat
+    changes: dict[str, object] = {}
+    if clock is not None and not state.finished:
+        due = running(state) is not None and clock.seat == s
+        if due:
+            changes["deadline"] = clock.deadline
+            if now is not None:
+                changes["time_left"] = max(0, clock.deadline - now)
+        if state.rules.time_bank_seconds:
+            changes["time_bank"] = (
+                bank_left(clock, now) if now is not None and due else clock.banks[s]
+            )
+    if presence is not None:
+        changes["connected"] = presence.connected
+        if presence.connected:
+            changes["connected_since"] = presence.since
+        else:
+            changes["away_since"] = presence.since
+            if clock is not None and running(state) is not None and clock.seat == s:
+                changes["abandon_at"] = abandon_deadline(
+                    state.rules, clock, presence.since if presence.since is not None else 0
+                )
+    return replace(shown, **changes) if changes else shown
 
 
 def disclosed_to(state: Game, viewer: Viewer) -> Viewer:

@@ -23,7 +23,9 @@ Claim = Literal["thirty_one", "bura", "four_aces"]
 Combination = Literal["bura", "three_aces", "molodka"]
 PenaltyRule = Literal["double_draw", "extra_card", "out_of_turn_draw"]
 # What an audit finding is about: a faulty draw, or a false claim.
-FindingRule = Literal["double_draw", "extra_card", "out_of_turn_draw", "false_declaration"]
+FindingRule = Literal[
+    "double_draw", "extra_card", "out_of_turn_draw", "false_declaration", "timeout", "abandoned"
+]
 # Why a deal (and a game) ended.
 Reason = Literal[
     "thirty_one",
@@ -37,6 +39,14 @@ Reason = Literal[
     "dave_declined",
     "no_claim",
     "most_points",
+    "timeout",
+    "abandoned",
 ]
 DealerBy = Literal["lot", "operator", "winner", "same_dealer"]
 CompensationWhy = Literal["open_seat", "first_lead"]
+
+# The table's clock (docs/rules.md §13): what happens when a seat's time runs out, which
+# clock ran out (its turn time and bank, or its absence), and the operator's ruling on a pause.
+OnTimeout = Literal["lose_deal", "auto_play", "pause"]
+ClockKind = Literal["turn", "abandon"]
+PauseVerdict = Literal["play_on", "lose_deal"]

@@ -1,4 +1,5 @@
-"""The composition root: settings -> adapters -> seating, game service, reviews, projector.
+"""The composition root: settings -> adapters -> seating, game service, reviews, projector,
+presence and the clocks' timers.
 
 The server, the CLI and the tests all build the application here: PostgreSQL and Redis
 when the settings name them, else the embedded SQLite file and the in-process bus.
@@ -12,29 +13,52 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 from infra.memory.limits import InProcessRateCounters
+from infra.memory.presence import InProcessPresence
 from infra.memory.tickets import InProcessStreamTickets
 from infra.ports.events import EventStore
+from infra.ports.games import GameIndex
 from infra.ports.hints import HintBus
 from infra.ports.leases import Leases
 from infra.ports.limits import RateCounters
+from infra.ports.presence import PresenceBoard
 from infra.ports.tickets import StreamTickets
 from infra.ports.tokens import SeatTokens
 from infra.ports.webhooks import WebhookStore
 from services.app.callers import Seating
 from services.app.games import GameService
+from services.app.listing import Listing
 from services.app.reviews import Reviews
 from services.app.tickets import Tickets
 from services.app.webhooks import Webhooks
 from services.config import Settings
+from services.live.attendance import Attendance
 from services.live.dispatcher import Dispatcher
 from services.live.projector import Projector
 from services.live.timeline import Timeline
+from services.live.timers import Timers
 from services.metrics import Metrics
+
+
+def index_on(store: EventStore) -> GameIndex:
+    """The games index in the event store's own database."""
+    from infra.postgres.store import PostgresEventStore
+
+    if isinstance(store, PostgresEventStore):
+        from infra.postgres.games import PostgresGameIndex
+
+        return PostgresGameIndex(store.pool)
+    from infra.sqlite.games import SqliteGameIndex
+    from infra.sqlite.store import SqliteEventStore
+
+    assert isinstance(store, SqliteEventStore)
+    return SqliteGameIndex(store.db)
 
 
 @dataclass
 class Adapters:
-    """Open connections to the outside world; close() releases them."""
+    """Open connections to the outside world; close() releases them. The games index
+    lives in the event store's database (it is found there when not given); presence is
+    in-process unless a Redis board is given."""
 
     store: EventStore
     tokens: SeatTokens
@@ -45,7 +69,20 @@ class Adapters:
     tickets: StreamTickets = field(default_factory=InProcessStreamTickets)
     counters: RateCounters = field(default_factory=InProcessRateCounters)
 
+    index: GameIndex | None = None
+    presence: PresenceBoard = field(default_factory=InProcessPresence)
+
+    def __post_init__(self) -> None:
+        if self.index is None:
+            self.index = index_on(self.store)
+
+    @property
+    def games(self) -> GameIndex:
+        assert self.index is not None
+        return self.index
+
     async def close(self) -> None:
+        await self.presence.close()
         await self.counters.close()
         await self.tickets.close()
         await self.hints.close()
@@ -83,20 +120,30 @@ async def open_hints(settings: Settings) -> HintBus:
     return InProcessHintBus()
 
 
+async def open_presence(settings: Settings) -> PresenceBoard:
+    if settings.redis_url:
+        from infra.redis.presence import RedisPresence
+
+        return await RedisPresence.open(settings.redis_url)
+    return InProcessPresence()
+
+
 def adapters_on(
     store: EventStore,
     tokens: SeatTokens,
     hints: HintBus,
     tickets: StreamTickets | None = None,
     counters: RateCounters | None = None,
+    presence: PresenceBoard | None = None,
 ) -> Adapters:
-    """The adapters around an open event store: the webhook store and the leases live in
-    the same database, on the same pool or file; stream tickets and rate counters are the
-    given ones (Redis) or this process's."""
+    """The adapters around an open event store: the webhook store, the leases and the
+    games index live in the same database, on the same pool or file; stream tickets, rate
+    counters and the presence board are the given ones (Redis) or this process's."""
     tickets = tickets or InProcessStreamTickets()
     counters = counters or InProcessRateCounters()
     from infra.sqlite.store import SqliteEventStore
 
+    board = presence if presence is not None else InProcessPresence()
     if isinstance(store, SqliteEventStore):
         from infra.sqlite.leases import SqliteLeases
         from infra.sqlite.webhooks import SqliteWebhookStore
@@ -109,6 +156,8 @@ def adapters_on(
             SqliteLeases(store.db),
             tickets,
             counters,
+            index_on(store),
+            board,
         )
     from infra.postgres.leases import PostgresLeases
     from infra.postgres.store import PostgresEventStore
@@ -124,6 +173,8 @@ def adapters_on(
         PostgresLeases(store.pool),
         tickets,
         counters,
+        index_on(store),
+        board,
     )
 
 
@@ -143,13 +194,17 @@ async def open_shared(settings: Settings) -> tuple[StreamTickets, RateCounters]:
 
 async def open_adapters(settings: Settings) -> Adapters:
     store, tokens = await open_store(settings)
+    hints: HintBus | None = None
     try:
         hints = await open_hints(settings)
         tickets, counters = await open_shared(settings)
+        presence = await open_presence(settings)
     except BaseException:
+        if hints is not None:
+            await hints.close()
         await store.close()
         raise
-    return adapters_on(store, tokens, hints, tickets, counters)
+    return adapters_on(store, tokens, hints, tickets, counters, presence)
 
 
 @dataclass
@@ -167,6 +222,9 @@ class Runtime:
     webhooks: Webhooks
     dispatcher: Dispatcher
     tickets: Tickets
+    attendance: Attendance
+    timers: Timers
+    listing: Listing
 
     def drain(self) -> None:
         """SIGTERM: end every live stream and feed with word to reconnect elsewhere."""
@@ -184,12 +242,15 @@ def assemble(settings: Settings, adapters: Adapters, metrics: Metrics | None = N
         retries=settings.command_retries,
         cache=settings.cache_games,
         metrics=metrics,
+        index=adapters.games,
     )
+    attendance = Attendance(adapters.presence, now=games.now)
     projector = Projector(
         games,
         adapters.hints,
         poll_seconds=settings.feed_poll_seconds,
         keepalive_seconds=settings.sse_keepalive_seconds,
+        attendance=attendance,
     )
     timeline = Timeline(
         adapters.store,
@@ -200,9 +261,12 @@ def assemble(settings: Settings, adapters: Adapters, metrics: Metrics | None = N
     dispatcher = Dispatcher(
         adapters.store, adapters.webhooks, adapters.leases, timeline, metrics, settings
     )
+    timers = Timers(games, adapters.hints, adapters.games, attendance)
     metrics.open_streams.set_function(lambda: projector.open_streams)
     metrics.projector_lag.set_function(lambda: projector.lag)
-    metrics.redis_errors.set_function(lambda: getattr(adapters.hints, "errors", 0))
+    metrics.redis_errors.set_function(
+        lambda: getattr(adapters.hints, "errors", 0) + attendance.errors
+    )
     metrics.feed_streams.set_function(lambda: timeline.open_streams)
     tickets = Tickets(adapters.tickets, settings.stream_ticket_seconds)
     return Runtime(
@@ -217,6 +281,9 @@ def assemble(settings: Settings, adapters: Adapters, metrics: Metrics | None = N
         Webhooks(adapters.webhooks),
         dispatcher,
         tickets,
+        attendance,
+        timers,
+        Listing(adapters.games, games),
     )
 
 
@@ -230,16 +297,20 @@ async def running(
     adapters = adapters if adapters is not None else await open_adapters(settings)
     try:
         runtime = assemble(settings, adapters, metrics)
+        runtime.attendance.start()
         runtime.projector.start()
         runtime.timeline.start()
         runtime.dispatcher.start()
+        runtime.timers.start()
         try:
             yield runtime
         finally:
+            await runtime.timers.stop()
             await runtime.dispatcher.stop()
             await runtime.timeline.stop()
             await runtime.projector.stop()
             await runtime.games.seeding.stop()
+            await runtime.attendance.stop()
     finally:
         if opened:
             await adapters.close()

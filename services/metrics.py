@@ -49,6 +49,13 @@ class Metrics:
         self.deals_ended = Counter(
             "bura_deals_ended", "Deals ended by result reason", ["reason"], registry=r
         )
+        self.timeouts = Counter(
+            "bura_timeouts",
+            "Timeouts appended by this replica's timers, by clock (turn, abandon) and verdict",
+            ["clock", "verdict"],
+            registry=r,
+        )
+        self.timers = Gauge("bura_timers", "Games this replica keeps a clock timer for", registry=r)
         self.open_streams = Gauge("bura_sse_streams", "Open SSE streams", registry=r)
         self.projector_lag = Gauge(
             "bura_projector_lag_versions",
@@ -62,7 +69,7 @@ class Metrics:
         )
         self.redis_errors = Gauge(
             "bura_redis_errors",
-            "Redis calls that failed since start (publish, cache, pub/sub)",
+            "Redis calls that failed since start (publish, pub/sub, presence)",
             registry=r,
         )
         self.webhook_queued = Counter(

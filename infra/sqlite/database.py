@@ -15,6 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import TypeVar
 
+import msgspec
+
 from domain.chain import GENESIS, canonical, link
 from infra.ports.events import StoreUnavailable, micros
 
@@ -50,6 +52,55 @@ def _chain_old_streams(db: sqlite3.Connection) -> None:
         db.execute(
             "UPDATE events SET hash = ? WHERE stream_id = ? AND version = ?",
             (previous, stream_id, version),
+        )
+
+
+def _index_games(db: sqlite3.Connection) -> None:
+    """Step 4: the games index (infra/ports/games.py), with every game written before it,
+    read from its first event (and its last, if it has finished)."""
+    db.execute(
+        """
+        CREATE TABLE games (
+            stream_id  TEXT    PRIMARY KEY,
+            seats      TEXT    NOT NULL,
+            rules      TEXT    NOT NULL,
+            clocked    INTEGER NOT NULL DEFAULT 0,
+            status     TEXT    NOT NULL DEFAULT 'in_progress',
+            winners    TEXT,
+            reason     TEXT,
+            created_us INTEGER NOT NULL,
+            rematch_of TEXT    UNIQUE,
+            rematch    TEXT
+        )
+        """
+    )
+    db.execute("CREATE INDEX games_by_creation ON games (created_us, stream_id)")
+    db.execute("CREATE INDEX games_in_progress ON games (status, clocked)")
+    started = db.execute(
+        "SELECT stream_id, data, recorded_at FROM events"
+        " WHERE version = 1 AND type = 'game_started'"
+    ).fetchall()
+    for stream_id, data, at in started:
+        payload = msgspec.json.decode(bytes(data))
+        rules = payload.get("rules") or {}
+        db.execute(
+            "INSERT INTO games (stream_id, seats, rules, clocked, created_us)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (
+                stream_id,
+                msgspec.json.encode(payload["seats"]).decode(),
+                msgspec.json.encode(rules).decode(),
+                rules.get("turn_seconds") is not None,
+                micros(datetime.fromisoformat(at)),
+            ),
+        )
+    for stream_id, data in db.execute(
+        "SELECT stream_id, data FROM events WHERE type = 'game_finished'"
+    ).fetchall():
+        payload = msgspec.json.decode(bytes(data))
+        db.execute(
+            "UPDATE games SET status = 'finished', winners = ?, reason = ? WHERE stream_id = ?",
+            (msgspec.json.encode(payload["winners"]).decode(), payload["reason"], stream_id),
         )
 
 
@@ -144,6 +195,7 @@ SCHEMA: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
         PRIMARY KEY (delivery_id, number)
     ) WITHOUT ROWID;
     """,
+    _index_games,
 )
 
 

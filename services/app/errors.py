@@ -41,3 +41,7 @@ class Refused(Exception):
     def __init__(self, code: str, detail: str) -> None:
         super().__init__(detail)
         self.code = code
+
+
+class BadCursor(ValueError):
+    """A list cursor this server did not give."""

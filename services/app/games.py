@@ -11,15 +11,28 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
 from domain.chain import GENESIS
-from domain.commands import CloseSeeding, PlayerCommand, StartGame
+from domain.commands import CloseSeeding, EndPause, PlayerCommand, StartGame, TimeOut
 from domain.decide import decide
 from domain.errors import RuleViolation
-from domain.events import DealLost, DealVoid, DealWon, Declared, Event, PenaltyApplied
+from domain.events import (
+    DealLost,
+    DealVoid,
+    DealWon,
+    Declared,
+    Event,
+    GameFinished,
+    GameStarted,
+    PenaltyApplied,
+    TimedOut,
+)
 from domain.evolve import fold
 from domain.rules import Rules
+from domain.settlement import rematch_dealer
 from domain.state import NEW_GAME, Game
 from domain.views import ARBITER, Viewer, redact, view
+from domain.vocabulary import PauseVerdict
 from infra.ports.events import Conflict, EventStore, Metadata, RecordedEvent, StoreUnavailable
+from infra.ports.games import AlreadyRematched, GameIndex
 from infra.ports.hints import Hint, HintBus
 from services.app.callers import GAME_ID, Seating
 from services.app.codec import from_recorded, to_new, type_of_command
@@ -36,6 +49,15 @@ def _named(game_id: str) -> None:
         raise GameNotFound(game_id)
 
 
+def wall_clock() -> int:
+    """The server's time in milliseconds since 1970-01-01 UTC: what the clocks are judged by."""
+    return time.time_ns() // 1_000_000
+
+
+# Told of every state this process appends: the timers follow their games with it.
+Observer = Callable[[str, Game], None]
+
+
 class GameService:
     def __init__(
         self,
@@ -46,22 +68,24 @@ class GameService:
         retries: int = 8,
         cache: int = 4096,
         metrics: Metrics | None = None,
-        clock: Callable[[], float] = time.time,
+        index: GameIndex | None = None,
+        now: Callable[[], int] = wall_clock,
     ) -> None:
         self.metrics = metrics or Metrics()
         self.store = store
         self.seating = seating
         self.hints = hints
         self.retries = retries
-        self.clock = clock
+        self.index = index
+        self.now = now
         # each game's state and the chain hash of its version (the chain head)
         self._cache: OrderedDict[str, tuple[Game, bytes]] = OrderedDict()
         self._cache_size = cache
+        self._observers: list[Observer] = []
         self.seeding = SeedingTimers(self.current, self.now)
 
-    def now(self) -> int:
-        """The time the rules are given: milliseconds since 1970-01-01 UTC."""
-        return int(self.clock() * 1000)
+    def observe(self, observer: Observer) -> None:
+        self._observers.append(observer)
 
     async def create(
         self,
@@ -72,24 +96,38 @@ class GameService:
         dealer: int | None = None,
         deck: Sequence[str] | None = None,
         correlation_id: str | None = None,
+        rematch_of: str | None = None,
     ) -> CreatedGame:
+        """Deal a new game. Its row in the games index is written first, so a game never
+        exists unlisted (a row whose game was never appended is repaired at start-up)."""
         start = StartGame(
             seats=tuple(names),
             rules=rules,
             seed=seed or secrets.token_hex(16),
             dealer=dealer,
             deck=tuple(deck) if deck is not None else None,
+            rematch_of=rematch_of,
         )
         events = decide(NEW_GAME, start, None, self.now())
+        started = events[0]
+        assert isinstance(started, GameStarted)
         game_id = uuid.uuid4().hex
-        tokens, spectator = await self.seating.issue(game_id, len(names))
-        result = await self.store.append(
-            game_id, 0, [to_new(e) for e in events], Metadata(correlation_id=correlation_id)
-        )
+        if self.index is not None:
+            await self.index.add(game_id, names, started.rules, rematch_of=rematch_of)
+        try:
+            tokens, spectator = await self.seating.issue(game_id, len(names))
+            result = await self.store.append(
+                game_id, 0, [to_new(e) for e in events], Metadata(correlation_id=correlation_id)
+            )
+        except StoreUnavailable:
+            # nothing was written: the row (and a rematch link to it) would name no game
+            if self.index is not None:
+                with contextlib.suppress(Exception):
+                    await self.index.remove(game_id)
+            raise
         state = fold(NEW_GAME, events)
-        self._remember(game_id, state, result.last_hash)
         self.metrics.games_created.inc()
-        await self._publish(game_id, result.last_version)
+        await self._appended(game_id, state, events, result.last_version, result.last_hash)
         seats = [SeatToken(i, n, t) for i, (n, t) in enumerate(zip(names, tokens, strict=True))]
         shown = view(state, ARBITER)
         _, sealed = heads(state, ARBITER, result.last_hash)
@@ -102,7 +140,30 @@ class GameService:
             receipt=sealed,
             commitment=shown.commitment,
             shuffle=shown.shuffle,
+            rematch_of=rematch_of,
         )
+
+    async def rematch(
+        self, game_id: str, *, seed: str | None = None, correlation_id: str | None = None
+    ) -> CreatedGame:
+        """A new game with the finished game's seats and rules, dealt by its winner
+        (docs/rules.md §14), linked both ways; a game has one rematch at most."""
+        old = await self.load(game_id)
+        if not old.finished:
+            raise RuleViolation("game_not_finished", "a rematch follows a finished game")
+        try:
+            return await self.create(
+                old.seats,
+                old.rules,
+                seed=seed,
+                dealer=rematch_dealer(old),
+                correlation_id=correlation_id,
+                rematch_of=game_id,
+            )
+        except AlreadyRematched as already:
+            raise RuleViolation(
+                "rematch_exists", f"game {game_id} already has its rematch: {already.existing}"
+            ) from None
 
     async def load(self, game_id: str) -> Game:
         """The current state: the cached one brought up to date with what it lacks."""
@@ -172,10 +233,11 @@ class GameService:
         the seat may see them."""
         kind = type_of_command(command)
         started = time.perf_counter()
+        now = self.now()  # the moment the act reached the table, whatever the retries
         outcome_label = "error"
         try:
             version, events, duplicate, head = await self._execute(
-                game_id, seat, command, command_id, correlation_id
+                game_id, seat, command, command_id, correlation_id, now
             )
             outcome_label = "duplicate" if duplicate else "ok"
         except RuleViolation as violation:
@@ -225,6 +287,8 @@ class GameService:
                     self.metrics.penalties.labels("false_declaration").inc()
                 case DealWon(reason=reason) | DealLost(reason=reason) | DealVoid(reason=reason):
                     self.metrics.deals_ended.labels(reason).inc()
+                case TimedOut(clock=clock, verdict=verdict):
+                    self.metrics.timeouts.labels(clock, verdict).inc()
 
     async def _execute(
         self,
@@ -233,6 +297,7 @@ class GameService:
         command: PlayerCommand,
         command_id: str | None,
         correlation_id: str | None,
+        now: int,
     ) -> tuple[int, list[tuple[int, Event]], bool, bytes]:
         metadata = Metadata(command_id=command_id, actor=seat, correlation_id=correlation_id)
         cached = self._cache.get(game_id)
@@ -241,7 +306,7 @@ class GameService:
             if attempt:
                 self.metrics.retries.inc()
             try:
-                events = decide(state, command, seat, self.now())
+                events = decide(state, command, seat, now)
             except RuleViolation as violation:
                 fresh = await self.load(game_id)
                 previous = await self._previous(game_id, seat, command_id)
@@ -249,6 +314,10 @@ class GameService:
                     return previous
                 if fresh.version == state.version:
                     violation.version = fresh.version  # so the client can resynchronise
+                    if violation.code == "out_of_time":
+                        # The seat due's time ran out before this act: judge it now, as the
+                        # timers would a moment later, so a game never waits on them.
+                        await self.time_out(game_id, fresh, now)
                     raise
                 state = fresh
                 continue
@@ -265,8 +334,7 @@ class GameService:
                 assert previous is not None
                 return previous
             state = fold(state, events)
-            self._remember(game_id, state, result.last_hash)
-            await self._publish(game_id, result.last_version)
+            await self._appended(game_id, state, events, result.last_version, result.last_hash)
             first = result.first_version
             shown = [(first + i, e) for i, e in enumerate(events)]
             return result.last_version, shown, False, result.last_hash
@@ -281,7 +349,8 @@ class GameService:
             seeding = state.seeding
             if seeding is None or not overdue(state, self.now()):
                 return await self._caught_up(game_id)
-            events = decide(state, CloseSeeding(at=self.now()), None, self.now())
+            at = self.now()
+            events = decide(state, CloseSeeding(at=at), None, at)
             closing = Metadata(command_id=f"seeding-closed/{seeding.number}")
             try:
                 result = await self.store.append(
@@ -294,14 +363,100 @@ class GameService:
             if result.duplicate:
                 return await self._caught_up(game_id)
             state = fold(state, events)
-            self._remember(game_id, state, result.last_hash)
-            await self._publish(game_id, result.last_version)
+            await self._appended(game_id, state, events, result.last_version, result.last_hash)
             log.info(
                 "seeding closed at its deadline",
                 extra={"game_id": game_id, "version": result.last_version},
             )
             return state, result.last_hash
         return await self._caught_up(game_id)
+
+    async def time_out(
+        self, game_id: str, state: Game, at: int, away_since: int | None = None
+    ) -> bool:
+        """Time out the seat due on `state`, judged `at`: appended after `state.version` or
+        not at all, so of any number of timers (on any number of replicas) racing for the
+        same turn exactly one appends it, and none once the seat has acted. True when this
+        call appended it."""
+        clock = state.clock
+        if clock is None:
+            return False
+        command = TimeOut(seat=clock.seat, version=state.version, at=at, away_since=away_since)
+        try:
+            events = decide(state, command, None, now=at)
+        except RuleViolation:
+            return False
+        try:
+            result = await self.store.append(
+                game_id,
+                state.version,
+                [to_new(e) for e in events],
+                Metadata(correlation_id="timer"),
+            )
+        except Conflict:
+            return False  # the table changed first: the seat acted, or another timer won
+        after = fold(state, events)
+        await self._appended(game_id, after, events, result.last_version, result.last_hash)
+        self._count([(0, e) for e in events])
+        timed = events[0]
+        assert isinstance(timed, TimedOut)
+        log.info(
+            "seat %s timed out (%s): %s",
+            timed.seat,
+            timed.clock,
+            timed.verdict,
+            extra={"game_id": game_id, "version": result.first_version, "seat": timed.seat},
+        )
+        return True
+
+    async def end_pause(
+        self, game_id: str, verdict: PauseVerdict, correlation_id: str | None = None
+    ) -> Outcome:
+        """The operator's ruling on a clock paused by a timeout."""
+        now = self.now()
+        for _ in range(self.retries + 1):
+            state = await self.load(game_id)
+            events = decide(state, EndPause(verdict), None, now=now)
+            try:
+                result = await self.store.append(
+                    game_id,
+                    state.version,
+                    [to_new(e) for e in events],
+                    Metadata(correlation_id=correlation_id),
+                )
+            except Conflict:
+                self.metrics.conflicts.inc()
+                continue
+            after = fold(state, events)
+            await self._appended(game_id, after, events, result.last_version, result.last_hash)
+            self._count([(0, e) for e in events])
+            first = result.first_version
+            shown = [recorded(first + i, e) for i, e in enumerate(events)]
+            return Outcome(
+                result.last_version, False, shown, *heads(after, ARBITER, result.last_hash)
+            )
+        raise RuleViolation(
+            "busy", f"the game changed {self.retries + 1} times while deciding; send it again"
+        )
+
+    async def _appended(
+        self, game_id: str, state: Game, events: Sequence[Event], version: int, head: bytes
+    ) -> None:
+        """After an append: the cache (with the chain head), the hint, the index once the
+        game is over, and whoever observes this process's games (the timers)."""
+        self._remember(game_id, state, head)
+        await self._publish(game_id, version)
+        finished = next((e for e in events if isinstance(e, GameFinished)), None)
+        if finished is not None and self.index is not None:
+            try:
+                await self.index.finish(game_id, finished.winners, finished.reason)
+            except StoreUnavailable:
+                log.warning(
+                    "the games index missed a finished game; repaired at the next start",
+                    extra={"game_id": game_id},
+                )
+        for observer in self._observers:
+            observer(game_id, state)
 
     async def _previous(
         self, game_id: str, seat: int, command_id: str | None

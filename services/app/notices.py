@@ -25,11 +25,12 @@ from domain.events import (
     GameFinished,
     PenaltyApplied,
     StakeSettled,
+    TimedOut,
 )
 from domain.evolve import evolve
 from domain.state import NEW_GAME, Game
 from domain.views import SPECTATOR, DealView, redact
-from domain.vocabulary import PenaltyRule, Reason, Status
+from domain.vocabulary import ClockKind, OnTimeout, PenaltyRule, Reason, Status
 from infra.ports.events import EventStore, RecordedEvent, checkpoint_text
 from services.app.codec import from_recorded
 
@@ -73,7 +74,16 @@ class PenaltyTaken(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ClockRanOut(msgspec.Struct, frozen=True, kw_only=True):
+    """A seat's time ran out (docs/rules.md §13): `clock` "turn" (its turn and bank) or
+    "abandon" (away too long while due), and what followed (`verdict`); times in ms since
+    1970-01-01 UTC."""
+
     deal: int
+    seat: int | None = None
+    clock: ClockKind | None = None
+    verdict: OnTimeout | None = None
+    deadline: int | None = None
+    at: int | None = None
 
 
 class Notice(msgspec.Struct, frozen=True, kw_only=True):
@@ -187,6 +197,10 @@ def _notice(row: RecordedEvent, state: Game, event: Event, after: Event | None) 
             )
         case PenaltyApplied(seat=seat, rule=rule, due=due, count=count):
             data = PenaltyTaken(deal=deal, seat=seat, rule=rule, due=due, count=count)
+        case TimedOut(seat=seat, clock=clock, verdict=verdict, deadline=deadline, at=at):
+            data = ClockRanOut(
+                deal=deal, seat=seat, clock=clock, verdict=verdict, deadline=deadline, at=at
+            )
         case _:
             data = ClockRanOut(deal=deal)
     return Notice(

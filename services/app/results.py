@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import cast
 
 import msgspec
@@ -10,8 +11,10 @@ from domain.audit import Finding
 from domain.chain import ChainCheck, receipt, receipt_key
 from domain.events import AnyEvent, Event
 from domain.fairness import DealCheck
+from domain.rules import Rules
 from domain.state import Game
-from domain.views import ARBITER, ShuffleView, View, Viewer, disclosed_to
+from domain.views import ARBITER, Result, ShuffleView, View, Viewer, disclosed_to
+from domain.vocabulary import Status
 
 
 class Recorded(msgspec.Struct, frozen=True):
@@ -84,6 +87,7 @@ class CreatedGame(msgspec.Struct, frozen=True):
     receipt: str  # the receipt of that head, as the seats' answers carry (fairness.md §4)
     commitment: str | None  # shuffle "server": the first deal's, published before play
     shuffle: ShuffleView | None  # shuffle "seats": the server's commitment and the deadline
+    rematch_of: str | None = None  # a rematch: the finished game it follows
 
 
 class Replay(msgspec.Struct, frozen=True):
@@ -106,3 +110,23 @@ class Verification(msgspec.Struct, frozen=True):
     deals: list[DealCheck]
     chain: ChainCheck
     unreadable_version: int | None = None  # the first row whose payload is no event
+
+
+class GameSummary(msgspec.Struct, frozen=True, kw_only=True):
+    """One game of the operator's list."""
+
+    game_id: str
+    seats: tuple[str, ...]  # the seats' names, in seat order
+    rules: Rules
+    version: int
+    status: Status
+    result: Result | None  # once finished: the winners and the reason
+    created: datetime
+    updated: datetime  # when its last event was recorded
+    rematch_of: str | None = None
+    rematch: str | None = None
+
+
+class GamePage(msgspec.Struct, frozen=True):
+    games: list[GameSummary]
+    next_cursor: str | None  # pass it as `cursor` for the next page; null on the last

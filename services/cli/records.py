@@ -10,10 +10,11 @@ from datetime import UTC, datetime
 import msgspec
 
 from domain.audit import audit
-from domain.events import Event
+from domain.events import Event, GameFinished, GameStarted
 from domain.evolve import replay
 from domain.views import ARBITER, view
 from infra.ports.events import EventStore, Metadata, RecordedEvent
+from infra.ports.games import AlreadyRematched
 from services import bootstrap, config
 from services.app.bundle import Bundle, make_bundle
 from services.app.bundle_check import BundleReport, check_bundle
@@ -202,8 +203,21 @@ async def cmd_import(settings: config.Settings, path: str) -> int:
     game_id = lines[0].game_id
     # Decode every line first, so a corrupt file never lands half-way.
     events = [from_recorded_line(e) for e in lines]
+    started, last = events[0], events[-1]
+    if not isinstance(started, GameStarted):
+        raise CliError(f"{path}: the first event is {lines[0].type}, not game_started", FAILED)
     store = await _store(settings, existing=False)
     try:
+        if await store.version(game_id):
+            raise CliError(f"the store already has game {game_id}: nothing imported", FAILED)
+        # the game joins the operator's list (GET /games), as if created here; a row left
+        # by an import that failed before its first append goes first
+        index = bootstrap.index_on(store)
+        await index.remove(game_id)
+        try:
+            await index.add(game_id, started.seats, started.rules, rematch_of=started.rematch_of)
+        except AlreadyRematched:  # that game has another rematch here: list it unlinked
+            await index.add(game_id, started.seats, started.rules)
         progress = Progress("import", len(lines))
         done = 0
         for batch in _commands(list(zip(lines, events, strict=True))):
@@ -220,6 +234,8 @@ async def cmd_import(settings: config.Settings, path: str) -> int:
             )
             done += len(batch)
             progress(done)
+        if isinstance(last, GameFinished):
+            await index.finish(game_id, last.winners, last.reason)
     finally:
         await store.close()
     print(f"imported {len(lines)} events as game {game_id}")

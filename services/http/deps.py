@@ -11,10 +11,12 @@ from litestar.params import FromPath, QueryParameter
 
 from services.app.callers import Caller
 from services.app.games import GameService
+from services.app.listing import Listing
 from services.app.reviews import Reviews
 from services.app.tickets import Tickets
 from services.app.webhooks import Webhooks
 from services.bootstrap import Runtime
+from services.live.attendance import Attendance
 from services.live.projector import Projector
 from services.live.timeline import Timeline
 
@@ -50,6 +52,14 @@ def _timeline(runtime: NamedDependency[Runtime]) -> Timeline:
 
 def _webhooks(runtime: NamedDependency[Runtime]) -> Webhooks:
     return runtime.webhooks
+
+
+def _listing(runtime: NamedDependency[Runtime]) -> Listing:
+    return runtime.listing
+
+
+def _attendance(runtime: NamedDependency[Runtime]) -> Attendance:
+    return runtime.attendance
 
 
 async def _caller(
@@ -96,6 +106,8 @@ DEPENDENCIES: dict[str, Provide] = {
     "projector": Provide(_projector, sync_to_thread=False),
     "timeline": Provide(_timeline, sync_to_thread=False),
     "webhooks": Provide(_webhooks, sync_to_thread=False),
+    "listing": Provide(_listing, sync_to_thread=False),
+    "attendance": Provide(_attendance, sync_to_thread=False),
     "caller": Provide(_caller),
     "watcher": Provide(_watcher),
     "tickets": Provide(_tickets, sync_to_thread=False),

@@ -13,6 +13,7 @@ from litestar.exceptions import HTTPException, SerializationException, Validatio
 from domain.errors import BadSetup, RuleViolation
 from infra.ports.events import StoreUnavailable
 from services.app.errors import (
+    BadCursor,
     Forbidden,
     GameNotFound,
     NotFound,
@@ -115,6 +116,7 @@ HANDLERS: dict[Any, Handler] = {
     GameNotFound: lambda r, e: problem("game_not_found", str(e), instance=_instance(r)),
     NotFound: lambda r, e: problem(e.code, str(e), instance=_instance(r)),
     Refused: lambda r, e: problem(e.code, str(e), instance=_instance(r)),
+    BadCursor: lambda r, e: problem("bad_cursor", str(e), instance=_instance(r)),
     Unauthorized: _unauthorized,
     TicketInvalid: _ticket,
     Forbidden: lambda r, e: problem("forbidden", str(e), instance=_instance(r)),

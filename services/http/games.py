@@ -1,21 +1,39 @@
-"""/games: create a game, the caller's view of it, its events."""
+"""/games: create a game, the operator's list, the caller's view of a game, its events, a
+rematch, and the ruling on a clock pause."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated
 
 from litestar import Controller, get, post
 from litestar.di import NamedDependency
-from litestar.params import FromPath, JSONBody, Parameter
+from litestar.params import FromPath, FromQuery, JSONBody, Parameter, QueryParameter
 
 from domain.cards import parse_cards
 from domain.views import view
+from domain.vocabulary import Status
 from services.app.callers import Caller
+from services.app.errors import Forbidden
 from services.app.games import GameService
-from services.app.results import CreatedGame, EventPage, TableView, with_head
+from services.app.listing import Listing
+from services.app.results import CreatedGame, EventPage, GamePage, Outcome, TableView, with_head
 from services.http.errors import responses
 from services.http.middleware import request_id
-from services.http.schemas import LAST_VERSION, CreateGame
+from services.http.schemas import LAST_VERSION, CreateGame, EndPauseBody, RematchBody
+from services.live.attendance import Attendance
+
+
+def _utc(at: datetime | None) -> datetime | None:
+    """A time without a zone is read as UTC."""
+    if at is None or at.tzinfo is not None:
+        return at
+    return at.replace(tzinfo=UTC)
+
+
+def _operator(caller: Caller) -> None:
+    if caller.role != "operator":
+        raise Forbidden("only the operator key may do this")
 
 
 class GamesController(Controller):
@@ -51,6 +69,36 @@ class GamesController(Controller):
         )
 
     @get(
+        "/",
+        operation_id="listGames",
+        responses=responses(400, 401, 403, 429, 503),
+        summary="List games (operator key)",
+    )
+    async def list_games(
+        self,
+        operator: NamedDependency[Caller],
+        listing: NamedDependency[Listing],
+        status: FromQuery[Status | None] = None,
+        created_since: FromQuery[datetime | None] = None,
+        updated_since: FromQuery[datetime | None] = None,
+        cursor: Annotated[str | None, QueryParameter(max_length=200)] = None,
+        limit: Annotated[int, QueryParameter(ge=1, le=200)] = 50,
+    ) -> GamePage:
+        """Games in the order they were created, each with its seats, rules, version,
+        status, result, when it was created and last changed, and its rematch links.
+        Filters: `status`, `created_since`, `updated_since` (RFC 3339; a time without a zone
+        is UTC). A page holds `limit` games; pass its `next_cursor` as `cursor` for the next
+        (null on the last page). To follow what changed, keep the time of your last sync and
+        list with `updated_since` from it."""
+        return await listing.page(
+            status=status,
+            created_since=_utc(created_since),
+            updated_since=_utc(updated_since),
+            cursor=cursor,
+            limit=limit,
+        )
+
+    @get(
         "/{game_id:str}",
         operation_id="getView",
         responses=responses(400, 401, 403, 404, 429, 503),
@@ -61,11 +109,19 @@ class GamesController(Controller):
         game_id: FromPath[str],
         caller: NamedDependency[Caller],
         games: NamedDependency[GameService],
+        attendance: NamedDependency[Attendance],
+        listing: NamedDependency[Listing],
     ) -> TableView:
-        """`chain_head` is the record's hash at `version`, for whoever may see the whole
-        record; everyone gets its `receipt` (docs/fairness.md §4)."""
+        """The table as the caller may see it, with the clock as of the view's `now` (each
+        seat's `deadline`, `time_left`, `time_bank`), each seat's presence, and the
+        rematch links. `chain_head` is the record's hash at `version`, for whoever may see
+        the whole record; everyone gets its `receipt` (docs/fairness.md §4)."""
         state, head = await games.current(game_id)
-        return with_head(view(state, caller.viewer), state, caller.viewer, head)
+        now = games.now()
+        presence = await attendance.presence(game_id, len(state.seats), now)
+        rematch = await listing.rematch(game_id, state)
+        shown = view(state, caller.viewer, now=now, presence=presence, rematch=rematch)
+        return with_head(shown, state, caller.viewer, head)
 
     @get(
         "/{game_id:str}/events",
@@ -84,3 +140,50 @@ class GamesController(Controller):
         ] = 0,
     ) -> EventPage:
         return await games.page(game_id, caller.viewer, after)
+
+    @post(
+        "/{game_id:str}/rematch",
+        operation_id="startRematch",
+        responses=responses(400, 401, 403, 404, 409, 429, 503),
+        status_code=201,
+        summary="Start the rematch of a finished game (operator key)",
+    )
+    async def rematch(
+        self,
+        game_id: FromPath[str],
+        caller: NamedDependency[Caller],
+        games: NamedDependency[GameService],
+        data: JSONBody[RematchBody | None] = None,
+    ) -> CreatedGame:
+        """A new game with the same seats and rules, dealt by the winner (of several
+        winners, the first clockwise from the last dealer), linked both ways: its
+        `rematch_of` names this game, and this game's view and list entry name it as
+        `rematch`. New tokens for every seat, shown once. 409 `game_not_finished` while
+        the game is on, 409 `rematch_exists` once it has its rematch."""
+        _operator(caller)
+        return await games.rematch(
+            game_id, seed=data.seed if data else None, correlation_id=request_id.get()
+        )
+
+    @post(
+        "/{game_id:str}/resume",
+        operation_id="resumeGame",
+        responses=responses(400, 401, 403, 404, 409, 429, 503),
+        status_code=200,
+        summary="Rule on a clock paused by a timeout (operator key)",
+    )
+    async def resume(
+        self,
+        game_id: FromPath[str],
+        caller: NamedDependency[Caller],
+        games: NamedDependency[GameService],
+        data: JSONBody[EndPauseBody | None] = None,
+    ) -> Outcome:
+        """At a table with `on_timeout: "pause"` a timeout stops the clock and judges
+        nothing. `{"verdict": "play_on"}` (the default) gives the seat due a fresh turn;
+        `{"verdict": "lose_deal"}` rules the deal lost on time (reason `timeout`). A seat
+        that acts during the pause ends it too. 409 `not_paused` when no timeout awaits a
+        ruling."""
+        _operator(caller)
+        verdict = data.verdict if data else "play_on"
+        return await games.end_pause(game_id, verdict, correlation_id=request_id.get())

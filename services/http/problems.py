@@ -46,6 +46,12 @@ PROBLEMS: dict[str, Problem] = {
         "lists each one.",
         "Unsupported type: <class 'str'> - at `$.count`",
     ),
+    "bad_cursor": Problem(
+        400,
+        "Bad list cursor",
+        "`cursor` must be a `next_cursor` this server gave (GET /games).",
+        "no such cursor: start again without one",
+    ),
     "malformed_json": Problem(
         400,
         "Body is not JSON",
@@ -179,6 +185,52 @@ PROBLEMS: dict[str, Problem] = {
         "The server closed a seeding before its deadline (the server's own command; the API "
         "never lets a player send it).",
         "the seeding of deal 1 is due at 1764583200000, not at 1764583190000",
+    ),
+    "out_of_time": _rule(
+        "The seat due's time ran out before this act (docs/rules.md §13.2): the timeout is "
+        "judged first, and the act is not taken.",
+        "seat 1's time ran out 0.4 s ago: the timeout is judged first",
+    ),
+    "not_paused": _rule(
+        "No timeout awaits the operator's ruling: the clock is not paused (docs/rules.md "
+        "§13.3).",
+        "the clock is not paused: no timeout awaits a ruling",
+    ),
+    "game_not_finished": _rule(
+        "A rematch follows a finished game (docs/rules.md §14).",
+        "a rematch follows a finished game",
+    ),
+    "rematch_exists": _rule(
+        "The game already has its rematch: a game has one at most (docs/rules.md §14).",
+        "game 4f1c... already has its rematch: 9b07...",
+    ),
+    "table_changed": _rule(
+        "The command was judged on a version of the table that has passed: nothing was "
+        "judged; look at the table again (`version` says where it is now).",
+        "the timeout was judged on version 41; the table is at 42",
+    ),
+    "still_in_time": _rule(
+        "A timeout before the deadline (the server's own command; the API never lets a "
+        "player send it).",
+        "seat 0 still has 3.2 s to act",
+    ),
+    "not_due": _rule(
+        "A timeout of a seat the clock does not run for (the server's own command).",
+        "the clock runs for seat 1, not 0",
+    ),
+    "clock_paused": _rule(
+        "A timeout while the clock is paused for the operator's ruling (the server's own "
+        "command).",
+        "the clock is paused after a timeout: the operator decides",
+    ),
+    "no_clock": _rule(
+        "A timeout at a table without a clock (the server's own command).",
+        "this table has no clock (rules.turn_seconds)",
+    ),
+    "no_abandonment": _rule(
+        "An abandonment at a table that does not judge it (`abandon_seconds` unset; the "
+        "server's own command).",
+        "this table does not judge abandonment",
     ),
     "stock_empty": _rule(
         "A draw from an empty stock (docs/rules.md §4).",

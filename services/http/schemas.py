@@ -7,6 +7,7 @@ from typing import Annotated
 import msgspec
 
 from domain.rules import Rules
+from domain.vocabulary import PauseVerdict
 
 # Versions are bigint in the stores, and a browser reads JSON numbers as doubles: a larger
 # number than a double holds exactly is no version, refuse it at the edge.
@@ -23,6 +24,14 @@ class CreateGame(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     seed: Annotated[str, msgspec.Meta(min_length=1, max_length=256)] | None = None
     dealer: Annotated[int, msgspec.Meta(ge=0, le=5)] | None = None
     deck: Annotated[list[str], msgspec.Meta(max_length=52)] | None = None
+
+
+class RematchBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    seed: Annotated[str, msgspec.Meta(min_length=1, max_length=256)] | None = None
+
+
+class EndPauseBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    verdict: PauseVerdict = "play_on"
 
 
 # One example per command type, named by its `type` (tests/api/test_contract.py checks
@@ -76,8 +85,13 @@ WEBHOOK_EXAMPLES: dict[str, dict[str, object]] = {
         "description": "pay-outs",
     },
 }
-REQUEST_EXAMPLES = {
+REQUEST_EXAMPLES: dict[str, dict[str, dict[str, object]]] = {
     "sendCommand": COMMAND_EXAMPLES,
     "createGame": CREATE_EXAMPLES,
     "registerWebhook": WEBHOOK_EXAMPLES,
+    "startRematch": {"a fresh shuffle": {}, "a seed of the operator's": {"seed": "final-2"}},
+    "resumeGame": {
+        "a fresh turn": {"verdict": "play_on"},
+        "lose on time": {"verdict": "lose_deal"},
+    },
 }

@@ -17,14 +17,15 @@ from typing import Any
 from domain.events import Event
 from domain.evolve import evolve
 from domain.state import Game
-from domain.views import Viewer
+from domain.views import Presence, Viewer
 from infra.ports.events import StoreUnavailable
 from infra.ports.hints import Hint, HintBus
 from services.app.codec import from_recorded
 from services.app.errors import GameNotFound
 from services.app.games import GameService
 from services.app.seeding import overdue
-from services.live.sse import END, KEEPALIVE, SHUTDOWN, message
+from services.live.attendance import Attendance
+from services.live.sse import END, KEEPALIVE, SHUTDOWN, message, presence_message
 
 log = logging.getLogger("bura.projector")
 
@@ -49,6 +50,7 @@ class Feed:
         self.wanted = False
         self.lazy = False  # the refresher is waiting UNWATCHED_DELAY before it reads
         self.refresher: asyncio.Task[None] | None = None
+        self.presence: tuple[Presence, ...] | None = None  # the seats', as last read
 
     def announce(self) -> None:
         changed, self.changed = self.changed, asyncio.Event()
@@ -64,9 +66,13 @@ class Projector:
         poll_seconds: float = 2.0,
         keepalive_seconds: float = 15.0,
         idle_seconds: float = 30.0,
+        attendance: Attendance | None = None,
     ) -> None:
         self.service = service
         self.bus = bus
+        self.attendance = attendance
+        if attendance is not None:
+            attendance.observe(self._presence_changed)
         self.poll = poll_seconds
         self.keepalive = keepalive_seconds
         self.idle = idle_seconds
@@ -154,12 +160,16 @@ class Projector:
             for game_id, feed in list(self.feeds.items()):
                 if feed.watchers == 0 and (feed.state.finished or now - feed.used > self.idle):
                     del self.feeds[game_id]
-                elif overdue(feed.state, self.service.now()):
+                    continue
+                if overdue(feed.state, self.service.now()):
                     # watched, and its seeding deadline passed: close it (a process that
                     # restarted has no timer for it), then wake the streams
                     self._spawn(self._close_seeding(feed))
                 elif now - feed.refreshed >= self.poll / 2:
                     self._catch_up(feed)
+                if feed.watchers:
+                    # a seat may connect or go away on another replica: no hint says so
+                    self._spawn(self._read_presence(feed))
 
     async def _close_seeding(self, feed: Feed) -> None:
         with contextlib.suppress(StoreUnavailable, GameNotFound):
@@ -214,6 +224,22 @@ class Projector:
             feed.state, feed.head = state, rows[-1].hash
         feed.announce()
 
+    # --- presence ----------------------------------------------------------------------
+
+    def _presence_changed(self, game_id: str) -> None:
+        feed = self.feeds.get(game_id)
+        if feed is not None and not self.draining.is_set():
+            self._spawn(self._read_presence(feed))
+
+    async def _read_presence(self, feed: Feed) -> None:
+        """The seats' presence from the board; the feed's streams are woken if it changed."""
+        if self.attendance is None or feed.state.finished:
+            return
+        presence = await self.attendance.presence(feed.game_id, len(feed.state.seats))
+        if presence is not None and presence != feed.presence:
+            feed.presence = presence
+            feed.announce()
+
     # --- streams -----------------------------------------------------------------------
 
     async def stream(
@@ -224,12 +250,19 @@ class Projector:
         feed = await self.feed(game_id)
         feed.watchers += 1
         self.open_streams += 1
+        present: str | None = None
         try:
+            if self.attendance is not None and isinstance(viewer, int):
+                present = await self.attendance.arrive(game_id, viewer)
+                await self._read_presence(feed)
+            elif feed.presence is None:
+                await self._read_presence(feed)
             # Start from what the store has now, not from a feed a hint has yet to wake.
             await self._refresh(feed)
+            shown = feed.presence
             if last_id is None or last_id > feed.state.version:
                 sent = feed.state.version
-                yield message(sent, None, feed.state, viewer, feed.head)
+                yield message(sent, None, feed.state, viewer, feed.head, self.service.now(), shown)
             else:
                 sent = last_id
             while True:
@@ -239,6 +272,7 @@ class Projector:
                     return
                 if feed.state.version > sent:
                     try:
+                        shown = feed.presence
                         async for version, chunk in self._since(feed, sent, viewer):
                             sent = version
                             yield chunk
@@ -248,6 +282,10 @@ class Projector:
                 elif feed.state.finished:
                     yield END
                     return
+                elif feed.presence != shown:
+                    shown = feed.presence
+                    yield presence_message(feed.state, viewer, self.service.now(), shown)
+                    continue
                 try:
                     async with asyncio.timeout(self.keepalive):
                         await changed.wait()
@@ -257,16 +295,20 @@ class Projector:
             feed.watchers -= 1
             feed.used = time.monotonic()
             self.open_streams -= 1
+            if present is not None and self.attendance is not None:
+                # a task of its own: this generator may be closing under a cancellation
+                self._spawn(self.attendance.leave(present))
 
     async def _since(
         self, feed: Feed, sent: int, viewer: Viewer
     ) -> AsyncIterator[tuple[int, bytes]]:
         """Messages for every version after `sent`, from the feed's history or the store."""
         history = list(feed.history)
+        now, presence = self.service.now(), feed.presence
         if history and history[0][0] <= sent + 1:
             for version, event, state, head in history:
                 if version > sent:
-                    yield version, message(version, event, state, viewer, head)
+                    yield version, message(version, event, state, viewer, head, now, presence)
             return
         until = feed.state.version
         rows = await self.service.store.read(feed.game_id, after=0, until=until)
@@ -275,4 +317,7 @@ class Projector:
             event = from_recorded(row)
             state = evolve(state, event)
             if row.version > sent:
-                yield row.version, message(row.version, event, state, viewer, row.hash)
+                yield (
+                    row.version,
+                    message(row.version, event, state, viewer, row.hash, now, presence),
+                )

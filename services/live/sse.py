@@ -5,13 +5,14 @@ documented in the OpenAPI and AsyncAPI documents."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 import msgspec
 
 from domain.events import AnyEvent, Event
 from domain.state import Game
-from domain.views import View, Viewer, redact, view
+from domain.views import Presence, View, Viewer, redact, view
 from services.app.results import with_head
 
 _encode = msgspec.json.Encoder().encode
@@ -51,9 +52,45 @@ END = b"event: end\ndata: %s\n\n" % _encode(EndMessage())
 SHUTDOWN = b"event: shutdown\ndata: %s\n\n" % _encode(ShutdownMessage())
 
 
-def message(version: int, event: Event | None, state: Game, viewer: Viewer, head: bytes) -> bytes:
-    """One SSE message: the version as its id, the redacted event and the viewer's view."""
+def message(
+    version: int,
+    event: Event | None,
+    state: Game,
+    viewer: Viewer,
+    head: bytes,
+    now: int | None = None,
+    presence: Sequence[Presence] | None = None,
+) -> bytes:
+    """One SSE message: the version as its id, the redacted event and the viewer's view
+    (with the record's chain head at that version, the clock as of `now` and the seats'
+    presence)."""
     shown = redact(event, viewer, state.rules) if event is not None else None
-    seen = with_head(view(state, viewer), state, viewer, head)
+    seen = with_head(view(state, viewer, now=now, presence=presence), state, viewer, head)
     data = _encode({"version": version, "event": shown, "view": seen})
     return b"id: %d\nevent: view\ndata: %s\n\n" % (version, data)
+
+
+def presence_message(
+    state: Game, viewer: Viewer, now: int, presence: Sequence[Presence] | None
+) -> bytes:
+    """A seat connected or went away: each seat's presence (and, for the seat due while
+    away, when it will be abandoned). No id: it is no version of the game, so a client
+    resuming with Last-Event-ID is not moved by it."""
+    seats = view(state, viewer, now=now, presence=presence).seats
+    data = _encode(
+        {
+            "version": state.version,
+            "now": now,
+            "seats": [
+                {
+                    "seat": s.seat,
+                    "connected": s.connected,
+                    "connected_since": s.connected_since,
+                    "away_since": s.away_since,
+                    "abandon_at": s.abandon_at,
+                }
+                for s in seats
+            ],
+        }
+    )
+    return b"event: presence\ndata: %s\n\n" % data

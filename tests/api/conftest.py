@@ -24,6 +24,9 @@ from services.config import Settings
 from services.http.app import create_app
 from services.http.problems import PROBLEM_JSON, PROBLEMS
 from tests.decks import dealing_order
+from tests.views import table_only
+
+__all__ = ["table_only"]
 
 OPERATOR_KEY = "operator-key-of-the-api-tests"
 OPERATOR = {"Authorization": f"Bearer {OPERATOR_KEY}"}
@@ -99,6 +102,7 @@ class Api:
         self.app = app
         self.adapters = adapters
         self.store: EventStore = adapters.store
+        self.clocked: list[Table] = []  # games with a clock, ended when the test is over
 
     @property
     def runtime(self) -> Runtime:
@@ -125,12 +129,26 @@ class Api:
         answer = await self.client.post("/games", json=body, headers=OPERATOR)
         assert answer.status_code == 201, answer.text
         created = answer.json()
-        return Table(
+        table = Table(
             created["game_id"],
             [s["token"] for s in created["seats"]],
             created["spectator_token"],
             created["version"],
         )
+        if rules and rules.get("turn_seconds"):
+            self.clocked.append(table)
+        return table
+
+    async def end_clocked(self) -> None:
+        """Concede every game with a clock this test left going: the PostgreSQL database is
+        the session's, and any later server's timers would go on timing its seats out."""
+        for table in self.clocked:
+            for _ in range(20):
+                shown = await self.view(table)
+                if shown["status"] == "finished":
+                    break
+                # 409 when a timer moved the table first: look again
+                await self.send(table, shown["turn"], {"type": "concede"})
 
     async def send(
         self, table: Table, seat: int, command: Body, key: str | None = None
@@ -225,7 +243,9 @@ async def api(adapters: Adapters) -> AsyncIterator[Api]:
     """The app on each database (tests/conftest.py `adapters`) and the in-process bus."""
     app = app_on(adapters)
     async with serving(app) as client:
-        yield Api(client, app, adapters)
+        api = Api(client, app, adapters)
+        yield api
+        await api.end_clocked()
 
 
 def cards_in(payload: Any) -> Iterator[str]:

@@ -11,6 +11,7 @@ import pytest
 from domain.evolve import replay
 from domain.views import ARBITER, view
 from infra.ports.events import RecordedEvent
+from infra.ports.games import IndexedGame
 from services import cli
 from services.app.codec import from_recorded
 from services.bootstrap import Adapters
@@ -116,6 +117,20 @@ def test_export_then_import_into_an_empty_store_replays_the_same_game(
         assert before.strip() == render(view(replay(events[:version]), ARBITER))
     _, latest = bura(monkeypatch, capsys, empty, "replay", game)
     assert "result: winners [0] (thirty_one)" in latest
+    indexed = listed(empty, game)
+    assert indexed is not None and (indexed.status, indexed.version) == ("finished", len(source))
+    assert indexed.winners == (0,) and indexed.seats == ("p0", "p1")
+
+
+def listed(where: Where, game_id: str) -> IndexedGame | None:
+    async def get() -> IndexedGame | None:
+        adapters = await opened(where)
+        try:
+            return await adapters.games.get(game_id)
+        finally:
+            await adapters.close()
+
+    return servers.run_async(get)
 
 
 def test_audit_and_verify_on_the_command_line(
@@ -145,7 +160,8 @@ def test_the_command_line_says_when_there_is_no_such_game(
 ) -> None:
     _, empty = stores
     assert rows(empty, "anything-at-all") == []  # the store exists, and is empty
-    monkeypatch.delenv("BURA_DATABASE_URL", raising=False)
+    for name in ("BURA_DATABASE_URL", "BURA_SQLITE_PATH"):  # only the empty store's own
+        monkeypatch.delenv(name, raising=False)
     for name, value in empty.items():
         monkeypatch.setenv(name, value)
     capsys.readouterr()

@@ -15,7 +15,7 @@ from domain.state import Game
 from infra.memory.hints import InProcessHintBus
 from services.app.codec import from_recorded
 from services.app.games import GameService
-from tests.api.conftest import FIRST_TRICK, THIRTY_ONE_GAME, Api, Body, Table
+from tests.api.conftest import FIRST_TRICK, THIRTY_ONE_GAME, Api, Body, Table, table_only
 
 DRAW: Body = {"type": "draw"}
 
@@ -165,7 +165,7 @@ async def test_both_seats_racing_never_corrupt_the_game(api: Api) -> None:
     assert api.service.metrics.registry.get_sample_value("bura_append_conflicts_total") > 0
     live = await api.view(table)
     replayed = await api.get(f"/games/{table.game_id}/replay", version=live["version"])
-    assert replayed["view"] == live
+    assert table_only(replayed["view"]) == table_only(live)
     assert live["status"] == "finished"
 
 

@@ -400,3 +400,25 @@ async def test_an_event_written_by_a_newer_server_is_delivered_with_its_type_alo
         assert notice.json["type"] == "timeout" and notice.json["version"] == version + 1
         assert notice.json["event"] == {"type": "timed_out"}
         assert notice.json["data"] is None
+
+
+@pytest.mark.slow
+async def test_a_seat_timed_out_is_sent_as_a_timeout_webhook_with_its_clock(
+    adapters: Adapters,
+) -> None:
+    with Receiver() as receiver:
+        async with app(adapters) as api:
+            await register(api, receiver, events=["timeout"])
+            table = await api.create(rules={"turn_seconds": 1})
+            await receiver.wait_for(lambda r: len(of_game(r, table.game_id)) == 1)
+        (notice,) = of_game(receiver, table.game_id)
+        assert signed_as_documented(notice, SECRET)
+        data = notice.json["data"]
+        assert notice.json["type"] == "timeout" and notice.json["event"]["type"] == "timed_out"
+        assert (data["deal"], data["seat"], data["clock"], data["verdict"]) == (
+            1,
+            0,
+            "turn",
+            "lose_deal",
+        )
+        assert data["at"] >= data["deadline"] == notice.json["event"]["deadline"]

@@ -16,7 +16,7 @@ from domain.decide import decide
 from domain.errors import RuleViolation
 from domain.events import Event
 from domain.evolve import fold
-from domain.rules import Rules
+from domain.rules import Rules, clocked
 from domain.state import NEW_GAME, Deal, Game
 from domain.table import lead_limit
 from tests.decks import dealing_order
@@ -53,7 +53,9 @@ def start(
         dealer=dealer,
         deck=None if order is None else tuple(order),
     )
-    events = decide(NEW_GAME, command, None, now)
+    events = decide(
+        NEW_GAME, command, None, now if now is not None or not clocked(command.rules) else 0
+    )
     return fold(NEW_GAME, events), events
 
 
@@ -109,11 +111,17 @@ def record(state: Game, events: list[Event], *steps: tuple[int, PlayerCommand]) 
 
 
 def act(
-    state: Game, seat: int, command: PlayerCommand, now: int | None = None
+    state: Game, seat: int | None, command: AnyCommand, now: int | None = None
 ) -> tuple[Game, list[Event]]:
-    """The command decided (at `now`) and folded: the new state and the events it produced."""
-    events = decide(state, command, seat, now)
+    """The command decided and folded: the new state and the events it produced. At a table
+    with a clock it is made `now`, by default the moment the seat became due (in time)."""
+    events = decide(state, command, seat, in_time(state) if now is None else now)
     return fold(state, events), events
+
+
+def in_time(state: Game) -> int:
+    """A moment at which the seat due is surely in time: when its clock started."""
+    return state.clock.started if state.clock is not None else 0
 
 
 def play(state: Game, *steps: tuple[int, PlayerCommand]) -> Game:
@@ -168,7 +176,7 @@ def play_out(state: Game, stop: Callable[[Deal], bool] | None = None) -> Game:
 def refused(state: Game, seat: int | None, command: AnyCommand, now: int | None = None) -> str:
     """The code of the RuleViolation the command is refused with (it must be refused)."""
     try:
-        decide(state, command, seat, now)
+        decide(state, command, seat, in_time(state) if now is None else now)
     except RuleViolation as violation:
         return violation.code
     raise AssertionError(f"{command} by seat {seat} was accepted")

@@ -1,5 +1,10 @@
 """Random games for the property tests: legal moves chosen by a Hypothesis-driven Random,
-now and then a claim, a concession or a faulty draw, and checks after every command."""
+now and then a claim, a concession or a faulty draw, and checks after every command.
+
+A table may have a clock (docs/rules.md §13): then time passes between commands by random
+steps, and whenever the seat due's deadline has passed the game's timer times it out first,
+as the server's would; now and then an absent seat is judged abandoned, and a pause is ended
+by the operator or by the seat's own act."""
 
 from __future__ import annotations
 
@@ -13,27 +18,33 @@ from msgspec.structs import replace
 
 from domain.bots import greedy_bot, random_bot
 from domain.cards import Card
+from domain.clock import abandon_deadline, running
 from domain.commands import (
+    AnyCommand,
     CloseSeeding,
     Concede,
     DaveAnswer,
     Draw,
+    EndPause,
     Lead,
     PlayerCommand,
     Respond,
     Seed,
     StartGame,
+    TimeOut,
 )
 from domain.decide import decide
 from domain.errors import RuleViolation
-from domain.events import CardsLed, Event
+from domain.events import CardsLed, Event, TimedOut
 from domain.evolve import fold
 from domain.legal import claimants, legal_commands, seeding_seats
 from domain.rules import Rules, check, hand_sizes
 from domain.state import NEW_GAME, Deal, Game
 
 MAX_COMMANDS = 20_000  # a random game ends well within this (long ones: teams to 41, Kozel)
-T0 = 1_767_225_600_000  # the games' clock starts here (ms since the epoch), a second a command
+T0 = 1_700_000_000_000  # when a random game is dealt (ms since 1970)
+# How long a player takes over an act, in ms: mostly quick, now and then far too long.
+THINKING = (0, 0, 40, 300, 900, 2_500, 6_000, 40_000)
 
 
 SEATS = st.integers(2, 6)
@@ -123,6 +134,7 @@ def tables(
         shuffle="seats"
         if variant == "seats_shuffle" or (variant is None and draw(st.integers(0, 3)) == 0)
         else "server",
+        **draw(clocks()),
     )
     if rules.shuffle == "seats":
         rules = replace(rules, seeding_seconds=draw(st.sampled_from([1, 30, 600])))
@@ -132,6 +144,20 @@ def tables(
         seed=draw(st.text(min_size=1, max_size=8)),
         dealer=draw(st.none() | st.integers(0, n - 1)),
     )
+
+
+@st.composite
+def clocks(draw: st.DrawFn) -> dict[str, object]:
+    """No clock (half the tables), or a clock of 1 to 30 s, a bank, a policy, abandonment."""
+    turn = draw(st.sampled_from([None, None, 1, 3, 30]))
+    if turn is None:
+        return {}
+    return {
+        "turn_seconds": turn,
+        "time_bank_seconds": draw(st.sampled_from([0, 0, 2, 20])),
+        "on_timeout": draw(st.sampled_from(["lose_deal", "auto_play", "pause"])),
+        "abandon_seconds": draw(st.sampled_from([None, 1, 5])),
+    }
 
 
 @dataclass(frozen=True)
@@ -160,6 +186,7 @@ class Played:
     events: list[Event] = field(default_factory=list)
     states: list[Game] = field(default_factory=list)  # after each command, for replays
     faulty_draws: int = 0
+    now: int = T0
 
 
 def choose(state: Game, seat: int, style: Style, chance: random.Random) -> PlayerCommand:
@@ -196,18 +223,16 @@ def expected_fault(state: Game, seat: int, count: int) -> str | None:
 
 def play_game(start: StartGame, style: Style, chance: random.Random, check: Check) -> Played:
     played = Played(start)
-    now = T0
-    played.events = decide(NEW_GAME, start, None, now)
+    played.events = decide(NEW_GAME, start, None, T0)
     played.state = fold(NEW_GAME, played.events)
     check(played.state, played.events)
     seats = len(start.seats)
     for _ in range(MAX_COMMANDS):
         state = played.state
-        now += 1_000
         if state.finished:
             return played
         if state.seeding is not None:
-            now, new = seeding(state, chance, now)
+            played.now, new = seeding(state, chance, played.now + 1_000)
             played.state = fold(state, new)
             played.events += new
             played.states.append(played.state)
@@ -215,7 +240,16 @@ def play_game(start: StartGame, style: Style, chance: random.Random, check: Chec
             continue
         deal = state.deal
         assert deal is not None
-        if style.faults and chance.random() < style.faults:
+        # a clocked table's players take their (random) time; elsewhere a second an act
+        played.now += chance.choice(THINKING) if state.clock is not None else 1_000
+        now = played.now
+        server = server_command(state, now, chance)
+        if server is not None:
+            new = decide(state, server, None, now=now)
+            for timed in new[:1]:
+                if isinstance(timed, TimedOut):
+                    event(f"timed out ({timed.clock}): {timed.verdict} in {timed.phase}")
+        elif style.faults and chance.random() < style.faults:
             seat, count = chance.randrange(seats), chance.choice([1, 1, 2])
             new = faulty_draw(state, seat, count, now)
             if not new:
@@ -238,6 +272,7 @@ def play_game(start: StartGame, style: Style, chance: random.Random, check: Chec
         played.state = fold(state, new)
         played.events += new
         played.states.append(played.state)
+        clock_runs_for_the_seat_due(played.state)
         check(played.state, played.events)
     raise AssertionError(f"the game did not end within {MAX_COMMANDS} commands")
 
@@ -279,7 +314,45 @@ def refused_as(
     raise AssertionError(f"{command} by seat {seat} was accepted")
 
 
-def faulty_draw(state: Game, seat: int, count: int, now: int | None = None) -> list[Event]:
+def server_command(state: Game, now: int, chance: random.Random) -> AnyCommand | None:
+    """What the server does first, if anything: time out the seat due once its deadline has
+    passed (or, now and then, once an absent seat has been away too long); rule on a pause
+    half the times, leaving the other half to the seat's own act."""
+    clock = state.clock
+    if clock is None:
+        return None
+    if clock.paused:
+        if chance.random() < 0.5:
+            return EndPause(chance.choice(["play_on", "lose_deal"]))
+        return None
+    if now >= clock.deadline:
+        return TimeOut(seat=clock.seat, version=state.version, at=now)
+    away = now - chance.choice(THINKING)
+    gone = abandon_deadline(state.rules, clock, away)
+    if gone is not None and now >= gone and chance.random() < 0.1:
+        return TimeOut(seat=clock.seat, version=state.version, at=now, away_since=away)
+    return None
+
+
+def clock_runs_for_the_seat_due(state: Game) -> None:
+    """docs/rules.md §13: while the game is on, the clock runs for the seat due, its
+    deadline its turn time and its own bank, no bank ever below nothing."""
+    if not state.rules.turn_seconds:
+        assert state.clock is None
+        return
+    if state.finished or state.seeding is not None:
+        # over, or the next deal waits for the seats' seeds: no turn runs
+        assert state.clock is None and running(state) is None
+        return
+    clock, deal = state.clock, state.deal
+    assert clock is not None and deal is not None
+    assert clock.seat == deal.turn
+    assert clock.turn_ends == clock.started + state.rules.turn_seconds * 1000
+    assert clock.deadline == clock.turn_ends + clock.banks[clock.seat]
+    assert all(0 <= b <= state.rules.time_bank_seconds * 1000 for b in clock.banks)
+
+
+def faulty_draw(state: Game, seat: int, count: int, now: int) -> list[Event]:
     """A draw by any seat: judged exactly as docs/rules.md §4 says, or refused."""
     fault = expected_fault(state, seat, count)
     try:

@@ -47,9 +47,11 @@ from domain.events import (
     Event,
     GameFinished,
     GameStarted,
+    PauseEnded,
     PenaltyApplied,
     SeedRevealed,
     SeedSent,
+    TimedOut,
     TrumpTurned,
 )
 from domain.evolve import replay
@@ -58,6 +60,7 @@ from domain.moves import commands
 from domain.rules import hand_sizes
 from domain.state import Game
 from domain.views import ARBITER, SPECTATOR, Viewer, redact_all, review, view
+from tests.domain.given import in_time
 from tests.domain.play import (
     VARIANTS,
     Played,
@@ -127,7 +130,9 @@ def check_replay(played: Played, chance: random.Random) -> None:
     wrongs = [
         e
         for e in played.events
-        if isinstance(e, PenaltyApplied) or (isinstance(e, Declared) and not e.true)
+        if isinstance(e, PenaltyApplied)
+        or (isinstance(e, Declared) and not e.true)
+        or (isinstance(e, TimedOut | PauseEnded) and e.verdict == "lose_deal")
     ]
     assert len(audit(played.events)) == len(wrongs)
 
@@ -425,7 +430,7 @@ def check_moves(played: Played, chance: random.Random) -> None:
             taken = []
             for command in offered:
                 try:
-                    decide(state, command, seat)
+                    decide(state, command, seat, now=in_time(state))
                 except RuleViolation as refusal:
                     assert isinstance(command, Lead), command
                     assert frozenset(command.cards) in contested, command
@@ -454,7 +459,7 @@ def listed(command: PlayerCommand, legal: list[PlayerCommand]) -> bool:
 
 def accepted(state: Game, command: PlayerCommand, seat: int) -> bool:
     try:
-        decide(state, command, seat)
+        decide(state, command, seat, now=in_time(state))
     except RuleViolation:
         return False
     return True

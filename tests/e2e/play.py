@@ -3,6 +3,7 @@ from the arbiter's events, and bots that pick their moves with domain.legal on i
 
 from __future__ import annotations
 
+import asyncio
 import random
 import uuid
 from collections.abc import Callable
@@ -12,7 +13,7 @@ import httpx
 import msgspec
 
 from domain.commands import Draw, PlayerCommand
-from domain.events import AnyEvent, Event
+from domain.events import AnyEvent, Event, TimedOut
 from domain.evolve import evolve
 from domain.legal import seeding_seats
 from domain.state import NEW_GAME, Game
@@ -127,4 +128,33 @@ class Table:
             answer = await self.send(client, base, seat, command)
             assert answer.status_code == 200, f"{command}: {answer.status_code} {answer.text}"
             await self.sync(client, base)
+        return self.state
+
+    async def play_with_pauses(
+        self,
+        client: httpx.AsyncClient,
+        base: str,
+        bot: Bot,
+        chance: random.Random,
+        moves: int = 10_000,
+    ) -> Game:
+        """At a table with `on_timeout: "pause"`: wait for the first seat to time out,
+        then play to the end, the operator resuming every pause (a bot too slow for the
+        clock is refused `out_of_time` and its seat paused like any other)."""
+        async with asyncio.timeout(60):
+            while not any(isinstance(e, TimedOut) for _, e in self.events):
+                await asyncio.sleep(0.1)
+                await self.sync(client, base)
+        for _ in range(moves):
+            state = await self.sync(client, base)
+            if state.finished:
+                break
+            if state.clock is not None and state.clock.paused:
+                resumed = await client.post(f"{base}/games/{self.game_id}/resume", headers=OPERATOR)
+                assert resumed.status_code in (200, 409), resumed.text
+                continue
+            seat, command = self.next_move(bot, chance)
+            answer = await self.send(client, base, seat, command)
+            refused = answer.json().get("code") if answer.status_code == 409 else None
+            assert answer.status_code == 200 or refused == "out_of_time", answer.text
         return self.state

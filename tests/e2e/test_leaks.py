@@ -98,6 +98,15 @@ TABLES: list[tuple[int, dict[str, Any]]] = [
             "rules": {"match_target": 2, "shuffle": "seats", "closed_discard": True},
         },
     ),
+    # A clock whose first timeout pauses the table until the operator resumes it.
+    (
+        5,
+        {
+            "seats": 2,
+            "seed": "leak-six",
+            "rules": {"match_target": 2, "turn_seconds": 1, "on_timeout": "pause"},
+        },
+    ),
 ]
 ROUNDS = 3
 
@@ -177,7 +186,10 @@ async def play_and_watch(
     streams = {v: Stream(client, url, token, last_id=0) for v, token in viewers.items()}
     for stream in streams.values():
         await stream.__aenter__()
-    await table.play(client, base, show_bot, random.Random(number), faults=0.02)
+    if options["rules"].get("on_timeout") == "pause":
+        await table.play_with_pauses(client, base, show_bot, random.Random(number))
+    else:
+        await table.play(client, base, show_bot, random.Random(number), faults=0.02)
     for stream in streams.values():
         await stream.event("end", timeout=10)
         await stream.close()

@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 import msgspec
 import pytest
 
-from domain.events import CardsLed
+from domain.events import CardsLed, GameStarted
+from domain.rules import Rules
 from infra.ports.events import Metadata, RecordedEvent
 from services.app import codec
 
@@ -63,3 +64,19 @@ def test_new_rows_are_written_at_the_current_version() -> None:
 def test_a_row_at_the_current_version_is_decoded_as_it_is() -> None:
     current = row("cards_led", 1, {"type": "cards_led", "seat": 0, "cards": ["QD"]})
     assert codec.from_recorded(current) == CardsLed(0, ("QD",))
+
+
+def test_a_game_started_row_from_before_clocks_and_rematches_decodes_unchanged() -> None:
+    """Written before the clock options and the rematch link existed: both are optional with
+    their defaults, so the row decodes at schema version 1 with no upcaster."""
+    old = {
+        "type": "game_started",
+        "seats": ["ann", "bob"],
+        "rules": {"game": "bura", "deck": 36, "stake": 2, "match_target": 1},
+        "seed": "s",
+    }
+    assert codec.SCHEMA_VERSIONS.get("game_started", 1) == 1
+    event = codec.from_recorded(row("game_started", 1, old))
+    assert event == GameStarted(seats=("ann", "bob"), rules=Rules(stake=2), seed="s")
+    assert isinstance(event, GameStarted) and event.rematch_of is None
+    assert event.rules.turn_seconds is None and event.rules.on_timeout == "lose_deal"

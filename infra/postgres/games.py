@@ -1,0 +1,156 @@
+"""The games index on PostgreSQL (migration 008), on the event store's pool."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import asyncpg
+import msgspec
+
+from domain.rules import Rules
+from domain.vocabulary import Reason, Status
+from infra.ports.games import After, AlreadyRematched, IndexedGame, Stale
+from infra.postgres.store import reachable
+
+_encode = msgspec.json.Encoder().encode
+_EARLIEST = datetime(1, 1, 1, tzinfo=UTC)
+
+# The last event of each listed game, one index probe each on the events' primary key.
+_LAST = (
+    "CROSS JOIN LATERAL (SELECT e.version, e.recorded_at, e.type FROM events AS e"
+    " WHERE e.stream_id = g.stream_id ORDER BY e.version DESC LIMIT 1) AS last"
+)
+_COLUMNS = (
+    "g.stream_id, g.seats, g.rules, g.status, g.winners, g.reason, g.created_at,"
+    " last.version, last.recorded_at, g.rematch_of, g.rematch"
+)
+_LIST = (
+    f"SELECT {_COLUMNS} FROM games AS g {_LAST}"
+    " WHERE ($1::text IS NULL OR g.status = $1)"
+    " AND ($2::timestamptz IS NULL OR g.created_at >= $2)"
+    " AND ($3::timestamptz IS NULL OR last.recorded_at >= $3)"
+    " AND (g.created_at, g.stream_id) > ($4::timestamptz, $5::text)"
+    " ORDER BY g.created_at, g.stream_id LIMIT $6"
+)
+_GET = f"SELECT {_COLUMNS} FROM games AS g {_LAST} WHERE g.stream_id = $1"
+_FINISHED_BUT_OPEN = (
+    f"SELECT g.stream_id FROM games AS g {_LAST}"
+    " WHERE g.status = 'in_progress' AND last.type = 'game_finished'"
+)
+_ORPHANS = (
+    "SELECT g.stream_id FROM games AS g WHERE g.created_at < $1"
+    " AND NOT EXISTS (SELECT 1 FROM events AS e WHERE e.stream_id = g.stream_id)"
+)
+
+
+def _indexed(row: asyncpg.Record) -> IndexedGame:
+    return IndexedGame(
+        game_id=row[0],
+        seats=tuple(msgspec.json.decode(row[1])),
+        rules=msgspec.json.decode(row[2], type=Rules),
+        status=row[3],
+        winners=tuple(msgspec.json.decode(row[4])) if row[4] is not None else None,
+        reason=row[5],
+        created=row[6],
+        version=row[7],
+        updated=row[8],
+        rematch_of=row[9],
+        rematch=row[10],
+    )
+
+
+class PostgresGameIndex:
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+
+    async def add(
+        self,
+        game_id: str,
+        seats: Sequence[str],
+        rules: Rules,
+        *,
+        rematch_of: str | None = None,
+    ) -> None:
+        with reachable():
+            async with self.pool.acquire() as conn:
+                try:
+                    async with conn.transaction():
+                        await conn.execute(
+                            "INSERT INTO games (stream_id, seats, rules, clocked, rematch_of)"
+                            " VALUES ($1, $2::jsonb, $3::jsonb, $4, $5)",
+                            game_id,
+                            _encode(list(seats)).decode(),
+                            _encode(rules).decode(),
+                            rules.turn_seconds is not None,
+                            rematch_of,
+                        )
+                        if rematch_of is not None:
+                            await conn.execute(
+                                "UPDATE games SET rematch = $1 WHERE stream_id = $2",
+                                game_id,
+                                rematch_of,
+                            )
+                except asyncpg.UniqueViolationError:
+                    if rematch_of is not None:
+                        await self._rematched(conn, rematch_of)
+                    raise
+
+    @staticmethod
+    async def _rematched(conn: Any, game_id: str) -> None:
+        """Raise AlreadyRematched naming the rematch a concurrent writer made first."""
+        existing = await conn.fetchval("SELECT stream_id FROM games WHERE rematch_of = $1", game_id)
+        if existing is not None:
+            raise AlreadyRematched(game_id, existing)
+
+    async def finish(self, game_id: str, winners: Sequence[int], reason: Reason) -> None:
+        with reachable():
+            await self.pool.execute(
+                "UPDATE games SET status = 'finished', winners = $2::jsonb, reason = $3"
+                " WHERE stream_id = $1",
+                game_id,
+                _encode(list(winners)).decode(),
+                reason,
+            )
+
+    async def remove(self, game_id: str) -> None:
+        with reachable():
+            async with self.pool.acquire() as conn, conn.transaction():
+                await conn.execute("UPDATE games SET rematch = NULL WHERE rematch = $1", game_id)
+                await conn.execute("DELETE FROM games WHERE stream_id = $1", game_id)
+
+    async def get(self, game_id: str) -> IndexedGame | None:
+        with reachable():
+            row = await self.pool.fetchrow(_GET, game_id)
+        return _indexed(row) if row is not None else None
+
+    async def search(
+        self,
+        *,
+        status: Status | None = None,
+        created_since: datetime | None = None,
+        updated_since: datetime | None = None,
+        after: After | None = None,
+        limit: int = 50,
+    ) -> list[IndexedGame]:
+        start, last_id = after if after is not None else (_EARLIEST, "")
+        with reachable():
+            rows = await self.pool.fetch(
+                _LIST, status, created_since, updated_since, start, last_id, limit
+            )
+        return [_indexed(r) for r in rows]
+
+    async def clocked_in_progress(self) -> list[str]:
+        with reachable():
+            rows = await self.pool.fetch(
+                "SELECT stream_id FROM games WHERE status = 'in_progress' AND clocked"
+                " ORDER BY created_at"
+            )
+        return [r[0] for r in rows]
+
+    async def stale(self, orphaned_before: datetime) -> Stale:
+        with reachable():
+            finished = await self.pool.fetch(_FINISHED_BUT_OPEN)
+            orphans = await self.pool.fetch(_ORPHANS, orphaned_before)
+        return Stale([r[0] for r in finished], [r[0] for r in orphans])

@@ -1,0 +1,175 @@
+"""The games index on the embedded SQLite file (schema step 3 of infra/sqlite/database.py)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import msgspec
+
+from domain.rules import Rules
+from domain.vocabulary import Reason, Status
+from infra.ports.events import micros
+from infra.ports.games import After, AlreadyRematched, IndexedGame, Stale
+from infra.sqlite.database import SqliteDatabase
+
+_encode = msgspec.json.Encoder().encode
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+_LAST = (
+    "JOIN events AS last ON last.stream_id = g.stream_id AND last.version ="
+    " (SELECT max(e.version) FROM events AS e WHERE e.stream_id = g.stream_id)"
+)
+_COLUMNS = (
+    "g.stream_id, g.seats, g.rules, g.status, g.winners, g.reason, g.created_us,"
+    " last.version, last.recorded_at, g.rematch_of, g.rematch"
+)
+# recorded_at is ISO text with a varying number of digits: both sides are compared as
+# UTC to the millisecond, which can only let in a game changed within that millisecond.
+_LIST = (
+    f"SELECT {_COLUMNS} FROM games AS g {_LAST}"
+    " WHERE (:status IS NULL OR g.status = :status)"
+    " AND (:created IS NULL OR g.created_us >= :created)"
+    " AND (:updated IS NULL OR strftime('%Y-%m-%dT%H:%M:%f', last.recorded_at) >= :updated)"
+    " AND (g.created_us, g.stream_id) > (:after, :after_id)"
+    " ORDER BY g.created_us, g.stream_id LIMIT :limit"
+)
+
+
+def _at(us: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=us)
+
+
+def _millis(at: datetime) -> str:
+    utc = at.astimezone(UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}"
+
+
+def _indexed(row: tuple[Any, ...]) -> IndexedGame:
+    return IndexedGame(
+        game_id=row[0],
+        seats=tuple(msgspec.json.decode(row[1])),
+        rules=msgspec.json.decode(row[2], type=Rules),
+        status=row[3],
+        winners=tuple(msgspec.json.decode(row[4])) if row[4] is not None else None,
+        reason=row[5],
+        created=_at(row[6]),
+        version=row[7],
+        updated=datetime.fromisoformat(row[8]),
+        rematch_of=row[9],
+        rematch=row[10],
+    )
+
+
+def _add(
+    db: sqlite3.Connection,
+    game_id: str,
+    seats: Sequence[str],
+    rules: Rules,
+    rematch_of: str | None,
+) -> None:
+    if rematch_of is not None:
+        existing = db.execute(
+            "SELECT stream_id FROM games WHERE rematch_of = ?", (rematch_of,)
+        ).fetchone()
+        if existing is not None:
+            raise AlreadyRematched(rematch_of, existing[0])
+    db.execute(
+        "INSERT INTO games (stream_id, seats, rules, clocked, created_us, rematch_of)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (
+            game_id,
+            _encode(list(seats)).decode(),
+            _encode(rules).decode(),
+            rules.turn_seconds is not None,
+            micros(datetime.now(UTC)),
+            rematch_of,
+        ),
+    )
+    if rematch_of is not None:
+        db.execute("UPDATE games SET rematch = ? WHERE stream_id = ?", (game_id, rematch_of))
+
+
+class SqliteGameIndex:
+    def __init__(self, db: SqliteDatabase) -> None:
+        self.db = db
+
+    async def add(
+        self,
+        game_id: str,
+        seats: Sequence[str],
+        rules: Rules,
+        *,
+        rematch_of: str | None = None,
+    ) -> None:
+        await self.db.write(lambda db: _add(db, game_id, seats, rules, rematch_of))
+
+    async def finish(self, game_id: str, winners: Sequence[int], reason: Reason) -> None:
+        await self.db.write(
+            lambda db: db.execute(
+                "UPDATE games SET status = 'finished', winners = ?, reason = ? WHERE stream_id = ?",
+                (_encode(list(winners)).decode(), reason, game_id),
+            )
+        )
+
+    async def remove(self, game_id: str) -> None:
+        def forget(db: sqlite3.Connection) -> None:
+            db.execute("UPDATE games SET rematch = NULL WHERE rematch = ?", (game_id,))
+            db.execute("DELETE FROM games WHERE stream_id = ?", (game_id,))
+
+        await self.db.write(forget)
+
+    async def get(self, game_id: str) -> IndexedGame | None:
+        row = await self.db.run(
+            lambda db: db.execute(
+                f"SELECT {_COLUMNS} FROM games AS g {_LAST} WHERE g.stream_id = ?", (game_id,)
+            ).fetchone()
+        )
+        return _indexed(row) if row is not None else None
+
+    async def search(
+        self,
+        *,
+        status: Status | None = None,
+        created_since: datetime | None = None,
+        updated_since: datetime | None = None,
+        after: After | None = None,
+        limit: int = 50,
+    ) -> list[IndexedGame]:
+        start, last_id = (micros(after[0]), after[1]) if after is not None else (-(2**62), "")
+        params = {
+            "status": status,
+            "created": micros(created_since) if created_since is not None else None,
+            "updated": _millis(updated_since) if updated_since is not None else None,
+            "after": start,
+            "after_id": last_id,
+            "limit": limit,
+        }
+        rows = await self.db.run(lambda db: db.execute(_LIST, params).fetchall())
+        return [_indexed(r) for r in rows]
+
+    async def clocked_in_progress(self) -> list[str]:
+        rows = await self.db.run(
+            lambda db: db.execute(
+                "SELECT stream_id FROM games WHERE status = 'in_progress' AND clocked"
+                " ORDER BY created_us"
+            ).fetchall()
+        )
+        return [r[0] for r in rows]
+
+    async def stale(self, orphaned_before: datetime) -> Stale:
+        def find(db: sqlite3.Connection) -> Stale:
+            finished = db.execute(
+                f"SELECT g.stream_id FROM games AS g {_LAST}"
+                " WHERE g.status = 'in_progress' AND last.type = 'game_finished'"
+            ).fetchall()
+            orphans = db.execute(
+                "SELECT g.stream_id FROM games AS g WHERE g.created_us < ?"
+                " AND NOT EXISTS (SELECT 1 FROM events AS e WHERE e.stream_id = g.stream_id)",
+                (micros(orphaned_before),),
+            ).fetchall()
+            return Stale([r[0] for r in finished], [r[0] for r in orphans])
+
+        return await self.db.run(find)

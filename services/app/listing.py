@@ -1,0 +1,99 @@
+"""The operator's list of games (GET /games), paged by an opaque cursor, from the games
+index; and the rematch that followed a finished game, for its view."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections import OrderedDict
+from datetime import UTC, datetime, timedelta
+
+import msgspec
+
+from domain.state import Game
+from domain.views import Result
+from domain.vocabulary import Status
+from infra.ports.events import micros
+from infra.ports.games import GameIndex, IndexedGame
+from services.app.errors import BadCursor
+from services.app.games import GameService
+from services.app.results import GamePage, GameSummary
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_cursor = msgspec.json.Decoder(tuple[int, str])
+LINKS = 4096  # rematch links remembered (a finished game's link never changes once made)
+
+
+def cursor_after(game: IndexedGame) -> str:
+    raw = msgspec.json.encode((micros(game.created), game.game_id))
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _after(cursor: str) -> tuple[datetime, str]:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        created, game_id = _cursor.decode(base64.urlsafe_b64decode(padded.encode()))
+    except (binascii.Error, ValueError, msgspec.DecodeError):
+        raise BadCursor("cursor: not a cursor this server gave; start again without one") from None
+    return _EPOCH + timedelta(microseconds=created), game_id
+
+
+def summary(game: IndexedGame) -> GameSummary:
+    result = None
+    if game.winners is not None and game.reason is not None:
+        result = Result(game.winners, game.reason)
+    return GameSummary(
+        game_id=game.game_id,
+        seats=game.seats,
+        rules=game.rules,
+        version=game.version,
+        status=game.status,
+        result=result,
+        created=game.created,
+        updated=game.updated,
+        rematch_of=game.rematch_of,
+        rematch=game.rematch,
+    )
+
+
+class Listing:
+    def __init__(self, index: GameIndex, games: GameService) -> None:
+        self.index = index
+        self.games = games
+        self._links: OrderedDict[str, str] = OrderedDict()
+
+    async def page(
+        self,
+        *,
+        status: Status | None = None,
+        created_since: datetime | None = None,
+        updated_since: datetime | None = None,
+        cursor: str | None = None,
+        limit: int = 50,
+    ) -> GamePage:
+        """Games in creation order; `next_cursor` is set when more follow."""
+        found = await self.index.search(
+            status=status,
+            created_since=created_since,
+            updated_since=updated_since,
+            after=_after(cursor) if cursor else None,
+            limit=limit + 1,
+        )
+        shown = found[:limit]
+        more = len(found) > limit
+        return GamePage([summary(g) for g in shown], cursor_after(shown[-1]) if more else None)
+
+    async def rematch(self, game_id: str, state: Game) -> str | None:
+        """The rematch that followed the game, if it is over and has one."""
+        if not state.finished:
+            return None
+        known = self._links.get(game_id)
+        if known is not None:
+            return known
+        indexed = await self.index.get(game_id)
+        if indexed is None or indexed.rematch is None:
+            return None
+        self._links[game_id] = indexed.rematch
+        while len(self._links) > LINKS:
+            self._links.popitem(last=False)
+        return indexed.rematch

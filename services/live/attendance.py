@@ -1,0 +1,106 @@
+"""Which seats have a live stream open, across replicas (docs/rules.md §13.5).
+
+Every seat's stream arrives on the presence board when it opens and leaves when it closes,
+and this replica renews the streams it holds, so a replica that dies takes its streams'
+presence with it after LAPSE_MS. Presence is never a game event: views and stream messages
+show it, and the timers judge abandonment by it. When the board cannot be reached,
+presence is unknown: views show none and no abandonment is judged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+
+from domain.views import Presence
+from infra.ports.presence import RENEW_MS, OpenStream, PresenceBoard, PresenceUnavailable, Seen
+from services.app.games import wall_clock
+
+log = logging.getLogger("bura.presence")
+
+# Told of every arrival and departure on this replica, with the game's id.
+Observer = Callable[[str], None]
+
+
+def shown(seen: list[Seen] | None) -> tuple[Presence, ...] | None:
+    """The board's reading as views show it."""
+    if seen is None:
+        return None
+    return tuple(Presence(s.connected, s.since) for s in seen)
+
+
+class Attendance:
+    def __init__(self, board: PresenceBoard, now: Callable[[], int] = wall_clock) -> None:
+        self.board = board
+        self.now = now
+        self.errors = 0
+        self.open: dict[str, OpenStream] = {}
+        self._observers: list[Observer] = []
+        self._renewer: asyncio.Task[None] | None = None
+        self._warned = 0.0
+
+    def observe(self, observer: Observer) -> None:
+        self._observers.append(observer)
+
+    def start(self) -> None:
+        self._renewer = asyncio.create_task(self._renew())
+
+    async def stop(self) -> None:
+        if self._renewer is not None:
+            self._renewer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._renewer
+
+    async def arrive(self, game_id: str, seat: int) -> str:
+        """A stream of the seat opened here; the key it leaves with."""
+        stream = uuid.uuid4().hex
+        self.open[stream] = OpenStream(game_id, seat, stream)
+        await self._write(self.board.arrive(game_id, seat, stream, self.now()))
+        self._tell(game_id)
+        return stream
+
+    async def leave(self, stream: str) -> None:
+        gone = self.open.pop(stream, None)
+        if gone is None:
+            return
+        await self._write(self.board.leave(gone.game_id, gone.seat, stream, self.now()))
+        self._tell(gone.game_id)
+
+    async def seats(self, game_id: str, count: int, now: int | None = None) -> list[Seen] | None:
+        """Each seat's presence, or None while the board cannot be reached."""
+        try:
+            return await self.board.seats(game_id, count, self.now() if now is None else now)
+        except PresenceUnavailable as error:
+            self._failed(error)
+            return None
+
+    async def presence(
+        self, game_id: str, count: int, now: int | None = None
+    ) -> tuple[Presence, ...] | None:
+        return shown(await self.seats(game_id, count, now))
+
+    async def _write(self, pending: Awaitable[None]) -> None:
+        try:
+            await pending
+        except PresenceUnavailable as error:
+            self._failed(error)
+
+    def _failed(self, error: Exception) -> None:
+        self.errors += 1
+        if time.monotonic() - self._warned > 5.0:  # once in a while, not once a call
+            self._warned = time.monotonic()
+            log.warning("presence unknown: %s", error)
+
+    def _tell(self, game_id: str) -> None:
+        for observer in self._observers:
+            observer(game_id)
+
+    async def _renew(self) -> None:
+        while True:
+            await asyncio.sleep(RENEW_MS / 1000)
+            if self.open:
+                await self._write(self.board.renew(list(self.open.values()), self.now()))

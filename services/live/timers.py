@@ -1,0 +1,256 @@
+"""The clocks' timers (docs/rules.md §13): one per game in progress with a clock that this
+replica knows of, asleep until the seat due's deadline (or until it will have been away
+abandon_seconds), then timing it out through the game service.
+
+Every replica keeps a timer for every such game, and whichever wakes first appends the
+timeout after the version it judged; the store's version check turns every other attempt
+into nothing (GameService.time_out). A timer learns of new deadlines from this replica's
+own appends at once; another replica's acts only move a deadline later, so a timer that
+wakes too early reads the game and sleeps again. Timers start from the games index (games
+in progress with a clock) and pick up new games from the hints; finished games and games
+without a clock are remembered as needing none, so nothing polls them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import OrderedDict
+from collections.abc import Coroutine
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from domain.clock import abandon_deadline
+from domain.rules import clocked
+from domain.state import Game
+from infra.ports.events import StoreUnavailable
+from infra.ports.games import GameIndex
+from infra.ports.hints import HintBus
+from services.app.errors import GameNotFound
+from services.app.games import GameService
+from services.live.attendance import Attendance
+
+log = logging.getLogger("bura.timers")
+
+SETTLED = 100_000  # games remembered as needing no timer; the oldest is forgotten first
+LOADS = 8  # games read at once while timers start
+RETRY_SECONDS = 2.0  # after the store could not be reached
+# An index row with no game this old was a creation that never happened (a creation under
+# way writes its row a moment before its events).
+ORPHANED_AFTER = timedelta(minutes=10)
+
+
+class Timers:
+    def __init__(
+        self,
+        games: GameService,
+        hints: HintBus,
+        index: GameIndex | None = None,
+        attendance: Attendance | None = None,
+        orphaned_after: timedelta = ORPHANED_AFTER,
+    ) -> None:
+        self.games = games
+        self.orphaned_after = orphaned_after
+        self.hints = hints
+        self.index = index
+        self.attendance = attendance
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+        self._pokes: dict[str, asyncio.Event] = {}
+        self._latest: dict[str, Game] = {}
+        self._settled: OrderedDict[str, None] = OrderedDict()
+        self._loads = asyncio.Semaphore(LOADS)
+        self._background: set[asyncio.Task[None]] = set()
+        self._stopped = False
+        games.observe(self.observed)
+        if attendance is not None:
+            attendance.observe(self.poke)
+
+    def start(self) -> None:
+        self._spawn(self._start_up())
+        self._spawn(self._listen())
+
+    async def stop(self) -> None:
+        self._stopped = True
+        tasks = [*self._background, *self.tasks.values()]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    # --- which games have a timer ----------------------------------------------------
+
+    def observed(self, game_id: str, state: Game) -> None:
+        """This replica appended to the game: its new deadline is known without a read."""
+        if not clocked(state.rules) or state.finished:
+            self._settle(game_id)
+            self.poke(game_id)  # a timer still running sees the game needs it no more
+            return
+        self._latest[game_id] = state
+        self.watch(game_id)
+
+    def watch(self, game_id: str) -> None:
+        """Keep a timer for the game (if it turns out to need one)."""
+        if self._stopped or game_id in self._settled:
+            return
+        running = self.tasks.get(game_id)
+        if running is not None and not running.done():
+            self.poke(game_id)
+            return
+        self._pokes[game_id] = asyncio.Event()
+        task = asyncio.create_task(self._run(game_id))
+        self.tasks[game_id] = task
+        self.games.metrics.timers.set(len(self.tasks))
+        task.add_done_callback(lambda done: self._forget(game_id, done))
+
+    def poke(self, game_id: str) -> None:
+        """Look at the game again now: its deadline or its seats' presence changed."""
+        poke = self._pokes.get(game_id)
+        if poke is not None:
+            poke.set()
+        elif game_id not in self._settled:
+            self.watch(game_id)
+
+    def _settle(self, game_id: str) -> None:
+        """Remember that the game needs no timer, ever: no clock, or over."""
+        self._settled[game_id] = None
+        self._settled.move_to_end(game_id)
+        while len(self._settled) > SETTLED:
+            self._settled.popitem(last=False)
+
+    def _forget(self, game_id: str, task: asyncio.Task[None]) -> None:
+        if self.tasks.get(game_id) is task:
+            del self.tasks[game_id]
+            self._pokes.pop(game_id, None)
+        self.games.metrics.timers.set(len(self.tasks))
+
+    # --- start-up and new games --------------------------------------------------------
+
+    async def _start_up(self, repair: bool = True) -> None:
+        """Repair what a crash left in the index, then a timer for every game in progress
+        with a clock. Retried while the store cannot be reached."""
+        if self.index is None:
+            return
+        while True:
+            try:
+                if repair:
+                    await self.repair()
+                for game_id in await self.index.clocked_in_progress():
+                    self.watch(game_id)
+                return
+            except StoreUnavailable as error:
+                log.warning("timers not started yet: %s; retrying", error)
+                await asyncio.sleep(RETRY_SECONDS)
+
+    async def repair(self) -> None:
+        """The index after a crash: a game that finished is marked so, a row whose game was
+        never appended goes (with any rematch link to it)."""
+        index = self.index
+        if index is None:
+            return
+        stale = await index.stale(datetime.now(UTC) - self.orphaned_after)
+        for game_id in stale.finished:
+            with contextlib.suppress(GameNotFound):
+                state = await self.games.load(game_id)
+                if state.winners is not None and state.reason is not None:
+                    await index.finish(game_id, state.winners, state.reason)
+        for game_id in stale.orphans:
+            await index.remove(game_id)
+        if stale.finished or stale.orphans:
+            log.warning(
+                "repaired the games index: %d finished, %d never created",
+                len(stale.finished),
+                len(stale.orphans),
+            )
+
+    async def _listen(self) -> None:
+        """New games from the hints; after a gap in them, the index again."""
+        while not self._stopped:
+            try:
+                async for hint in self.hints.hints():
+                    if hint is None:  # hints may have been missed: the index again
+                        self._spawn(self._start_up(repair=False))
+                    elif hint.game_id not in self.tasks:
+                        self.watch(hint.game_id)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("timers' hint listener failed; restarting")
+            await asyncio.sleep(0.5)
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # --- one game's timer ------------------------------------------------------------
+
+    async def _run(self, game_id: str) -> None:
+        fired_at = -1  # the version this timer last tried to time out
+        while not self._stopped:
+            try:
+                state = self._latest.pop(game_id, None) or await self._load(game_id)
+            except GameNotFound:
+                return
+            except StoreUnavailable:
+                await self._sleep(game_id, RETRY_SECONDS)
+                continue
+            if not clocked(state.rules) or state.finished:
+                self._settle(game_id)
+                return
+            clock = state.clock
+            if clock is None or clock.paused:
+                return  # nothing runs; an act or the operator's ruling comes with a hint
+            now = self.games.now()
+            wake, away_since = await self._due(game_id, state, now)
+            if wake > now:
+                await self._sleep(game_id, (wake - now) / 1000)
+                continue
+            if fired_at == state.version:
+                # timed out this very table already and it has not moved: wait for the store
+                await self._sleep(game_id, RETRY_SECONDS)
+            fired_at = state.version
+            try:
+                await self.games.time_out(game_id, state, now, away_since)
+            except StoreUnavailable:
+                await self._sleep(game_id, RETRY_SECONDS)
+
+    async def _due(self, game_id: str, state: Game, now: int) -> tuple[int, int | None]:
+        """When to act on the game: its deadline, or sooner if the seat due is away and
+        will have been away abandon_seconds (then with the time it has been away since);
+        for a seat whose streams live on another replica, no later than they would lapse."""
+        clock = state.clock
+        assert clock is not None
+        wake: int = clock.deadline
+        if state.rules.abandon_seconds is None or self.attendance is None:
+            return wake, None
+        seen = await self.attendance.seats(game_id, len(state.seats), now)
+        if seen is None:
+            return wake, None
+        seat = seen[clock.seat]
+        if seat.connected:
+            if seat.until is not None:
+                wake = min(wake, seat.until + 1)
+            return wake, None
+        away = seat.since if seat.since is not None else clock.started
+        gone = abandon_deadline(state.rules, clock, away)
+        if gone is None:
+            return wake, None
+        if gone <= now and gone <= clock.deadline:
+            return now, away  # away too long, before its time ran out: abandoned
+        return min(wake, gone), None
+
+    async def _load(self, game_id: str) -> Game:
+        async with self._loads:
+            return await self.games.load(game_id)
+
+    async def _sleep(self, game_id: str, seconds: float) -> None:
+        poke = self._pokes.get(game_id)
+        if poke is None:
+            await asyncio.sleep(seconds)
+            return
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds):
+                await poke.wait()
+        poke.clear()

@@ -1,0 +1,174 @@
+"""The operator's list of games (GET /games) and the rematch (POST /games/{id}/rematch), on
+both stores."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import UTC, datetime, timedelta
+
+from domain.commands import Concede
+from domain.rules import Rules
+from infra.memory.hints import InProcessHintBus
+from services.app.games import GameService
+from services.live.timers import Timers
+from tests.api.conftest import OPERATOR, Api, Body, Table, bearer
+
+CONCEDE: Body = {"type": "concede"}
+
+
+async def listed(api: Api, **params: object) -> list[Body]:
+    """Every game of the list (all pages), with the filters given."""
+    games: list[Body] = []
+    cursor = None
+    while True:
+        page = await api.get("/games", **params, **({"cursor": cursor} if cursor else {}))
+        games += page["games"]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            return games
+
+
+async def finished(api: Api) -> Table:
+    table = await api.create()
+    await api.play(table, 0, CONCEDE)  # seat 0 concedes: seat 1 wins the game
+    return table
+
+
+async def test_the_list_shows_each_game_with_seats_rules_version_status_and_result(
+    api: Api,
+) -> None:
+    since = datetime.now(UTC).isoformat()
+    on = await api.create(rules={"turn_seconds": 600, "stake": 2})
+    over = await finished(api)
+    games = {g["game_id"]: g for g in await listed(api, created_since=since)}
+    assert set(games) == {on.game_id, over.game_id}
+    shown = games[on.game_id]
+    assert shown["seats"] == ["p0", "p1"] and shown["status"] == "in_progress"
+    assert shown["rules"]["turn_seconds"] == 600 and shown["rules"]["stake"] == 2
+    assert shown["version"] == await api.version(on) and shown["result"] is None
+    assert shown["created"] <= shown["updated"]
+    done = games[over.game_id]
+    assert done["status"] == "finished"
+    assert done["result"] == {"winners": [1], "reason": "conceded"}
+    assert done["version"] == await api.version(over)
+
+
+async def test_the_list_pages_by_cursor_in_creation_order_with_nothing_missed_or_repeated(
+    api: Api,
+) -> None:
+    since = datetime.now(UTC).isoformat()
+    made = [(await api.create()).game_id for _ in range(7)]
+    first = await api.get("/games", created_since=since, limit=3)
+    assert len(first["games"]) == 3 and first["next_cursor"]
+    games = await listed(api, created_since=since, limit=3)
+    assert [g["game_id"] for g in games] == made
+
+
+async def test_the_list_filters_by_status_and_by_what_changed_since(api: Api) -> None:
+    since = datetime.now(UTC).isoformat()
+    quiet = await api.create()
+    moving = await api.create()
+    over = await finished(api)
+    await asyncio.sleep(0.02)
+    mark = datetime.now(UTC).isoformat()
+    await asyncio.sleep(0.02)
+    await api.play(moving, 0, {"type": "lead", "cards": ["AS"]})
+    mine = {quiet.game_id, moving.game_id, over.game_id}
+
+    async def ids(**params: object) -> set[str]:
+        return {g["game_id"] for g in await listed(api, **params)} & mine
+
+    assert await ids(created_since=since, status="finished") == {over.game_id}
+    assert await ids(created_since=since, status="in_progress") == {quiet.game_id, moving.game_id}
+    assert await ids(updated_since=mark) == {moving.game_id}
+
+
+async def test_only_the_operator_lists_games_and_bad_filters_are_400(api: Api) -> None:
+    table = await api.create()
+    assert (await api.client.get("/games")).status_code == 401
+    seat = await api.client.get("/games", headers=table.seat(0))
+    assert seat.status_code == 403
+    assert (await api.client.get("/games", headers=bearer("nobody"))).status_code == 401
+    for params, code in (
+        ({"cursor": "not-a-cursor"}, "bad_cursor"),
+        ({"status": "paused"}, "bad_request"),
+        ({"limit": 0}, "bad_request"),
+        ({"updated_since": "yesterday"}, "bad_request"),
+    ):
+        answer = await api.client.get("/games", params=params, headers=OPERATOR)
+        assert answer.status_code == 400, (params, answer.text)
+        assert answer.json()["code"] == code
+
+
+async def test_a_rematch_has_the_same_seats_and_rules_is_dealt_by_the_winner_and_is_linked(
+    api: Api,
+) -> None:
+    over = await api.create(rules={"stake": 3})  # dealer 1: seat 0 leads, and concedes
+    await api.play(over, 0, CONCEDE)
+    answer = await api.client.post(f"/games/{over.game_id}/rematch", headers=OPERATOR)
+    assert answer.status_code == 201, answer.text
+    created = answer.json()
+    assert created["rematch_of"] == over.game_id and len(created["seats"]) == 2
+    again = Table(
+        created["game_id"],
+        [s["token"] for s in created["seats"]],
+        created["spectator_token"],
+        created["version"],
+    )
+    shown = await api.view(again, again.seat(0))
+    assert shown["rules"]["stake"] == 3 and [s["name"] for s in shown["seats"]] == ["p0", "p1"]
+    assert shown["dealer"] == 1 and shown["rematch_of"] == over.game_id  # seat 1 won
+    chosen = [e for e in await api.events(again) if e["event"]["type"] == "dealer_chosen"]
+    assert chosen[0]["event"] == {"type": "dealer_chosen", "seat": 1, "by": "winner"}
+    old = await api.view(over, over.seat(1))
+    assert old["rematch"] == again.game_id
+    games = {g["game_id"]: g for g in await listed(api, status="finished")}
+    assert games[over.game_id]["rematch"] == again.game_id
+    new = {g["game_id"]: g for g in await listed(api, status="in_progress")}[again.game_id]
+    assert new["rematch_of"] == over.game_id
+    # the old tokens do not play the new game
+    stale = await api.client.get(f"/games/{again.game_id}", headers=over.seat(0))
+    assert stale.status_code == 403
+
+
+async def test_a_game_has_one_rematch_only_after_it_is_over_and_only_by_the_operator(
+    api: Api,
+) -> None:
+    on = await api.create()
+    early = await api.client.post(f"/games/{on.game_id}/rematch", headers=OPERATOR)
+    assert early.status_code == 409 and early.json()["code"] == "game_not_finished"
+    over = await finished(api)
+    seat = await api.client.post(f"/games/{over.game_id}/rematch", headers=over.seat(1))
+    assert seat.status_code == 403
+    racing = await asyncio.gather(
+        *(api.client.post(f"/games/{over.game_id}/rematch", headers=OPERATOR) for _ in range(4))
+    )
+    statuses = sorted(r.status_code for r in racing)
+    assert statuses == [201, 409, 409, 409]
+    made = next(r.json()["game_id"] for r in racing if r.status_code == 201)
+    for refused in (r for r in racing if r.status_code == 409):
+        assert refused.json()["code"] == "rematch_exists" and made in refused.json()["detail"]
+    missing = await api.client.post(f"/games/{'f' * 32}/rematch", headers=OPERATOR)
+    assert missing.status_code == 404
+
+
+async def test_the_start_up_repairs_what_a_crash_left_in_the_games_index(api: Api) -> None:
+    index = api.adapters.games
+    over = await api.create()
+    # a replica that crashed between the final append and its index write
+    crashed = GameService(api.store, api.runtime.seating, InProcessHintBus())
+    await crashed.execute(over.game_id, 0, Concede())
+    stale = await index.get(over.game_id)
+    assert stale is not None and stale.status == "in_progress"
+    ghost = f"ghost-{uuid.uuid4().hex}"  # a creation whose first append never happened
+    first = await finished(api)
+    await index.add(ghost, ["p0", "p1"], Rules(), rematch_of=first.game_id)
+    timers = Timers(api.service, InProcessHintBus(), index, orphaned_after=timedelta(0))
+    await timers.repair()
+    repaired = await index.get(over.game_id)
+    assert repaired is not None and repaired.status == "finished"
+    assert (repaired.winners, repaired.reason) == ((1,), "conceded")
+    unlinked = await index.get(first.game_id)
+    assert unlinked is not None and unlinked.rematch is None
+    assert ghost not in (await index.stale(datetime.now(UTC) + timedelta(days=1))).orphans

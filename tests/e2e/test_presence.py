@@ -1,0 +1,88 @@
+"""Presence on real processes (docs/rules.md §13.5): a seat's live stream on one replica
+shows it connected in the views and streams of another, through Redis; a seat whose
+replica dies is away once its presence lapses, and is abandoned by the replica left."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+
+from harness.processes import OPERATOR, Service
+from harness.sse import Stream
+from infra.ports.presence import LAPSE_MS
+from tests.e2e.conftest import StartService
+from tests.e2e.play import Table
+
+WAIT = 30.0
+
+
+async def seats(client: httpx.AsyncClient, service: Service, table: Table) -> list[dict[str, Any]]:
+    answer = await client.get(f"{service.url}/games/{table.game_id}", headers=OPERATOR)
+    assert answer.status_code == 200, answer.text
+    shown: list[dict[str, Any]] = answer.json()["seats"]
+    return shown
+
+
+async def until_seat(
+    client: httpx.AsyncClient, service: Service, table: Table, seat: int, connected: bool
+) -> dict[str, Any]:
+    async with asyncio.timeout(WAIT):
+        while (found := (await seats(client, service, table))[seat])["connected"] != connected:
+            await asyncio.sleep(0.05)
+    return found
+
+
+async def test_a_stream_on_one_replica_shows_its_seat_connected_on_the_other(
+    start_service: StartService, client: httpx.AsyncClient
+) -> None:
+    one, two = await asyncio.gather(start_service(), start_service())
+    table = await Table.create(client, one.url, seed="presence-1")
+    before = await seats(client, two, table)
+    assert [s["connected"] for s in before] == [False, False]
+    async with Stream(client, table.stream_url(two.url), table.tokens[1]) as watcher:
+        first = await watcher.event("view")
+        assert first.data["view"]["seats"][1]["connected"] is True  # its own stream
+        async with Stream(client, table.stream_url(one.url), table.tokens[0]) as seat0:
+            await seat0.event("view")
+            joined = await until_seat(client, two, table, 0, True)
+            assert joined["connected_since"] is not None
+            pushed = await watcher.wait_for(
+                lambda m: m.event == "presence" and m.data["seats"][0]["connected"], WAIT
+            )
+            assert pushed.id is None and pushed.data["version"] == table.state.version
+        left = await until_seat(client, two, table, 0, False)
+        assert left["away_since"] >= joined["connected_since"]
+        gone = await watcher.wait_for(
+            lambda m: m.event == "presence" and m.data["seats"][0]["connected"] is False, WAIT
+        )
+        assert gone.data["seats"][0]["away_since"] == left["away_since"]
+    assert watcher.last_id == table.state.version  # presence messages carry no version
+
+
+async def test_a_seat_whose_replica_dies_is_away_once_it_lapses_and_then_abandoned(
+    start_service: StartService, client: httpx.AsyncClient
+) -> None:
+    one, two = await asyncio.gather(start_service(), start_service())
+    rules = {"turn_seconds": 600, "abandon_seconds": 1}
+    table = await Table.create(client, one.url, seed="presence-2", rules=rules, dealer=1)
+    async with Stream(client, table.stream_url(one.url), table.tokens[0]) as seat0:
+        await seat0.event("view")
+        await until_seat(client, two, table, 0, True)
+        one.kill()  # the replica and the seat's stream die; nothing says the seat left
+        await asyncio.wait_for(seat0.closed.wait(), WAIT)
+    away = await until_seat(client, two, table, 0, False)  # once LAPSE_MS has passed
+    async with asyncio.timeout(WAIT + LAPSE_MS / 1000):
+        while True:
+            answer = await client.get(f"{two.url}/games/{table.game_id}/events", headers=OPERATOR)
+            found = [e["event"] for e in answer.json()["events"]]
+            timed = [e for e in found if e["type"] == "timed_out"]
+            if timed:
+                break
+            await asyncio.sleep(0.1)
+    [timeout] = timed
+    assert (timeout["seat"], timeout["clock"], timeout["verdict"]) == (0, "abandon", "lose_deal")
+    assert timeout["away_since"] == away["away_since"]
+    assert timeout["at"] >= timeout["away_since"] + 1_000
+    assert found[-1]["type"] == "game_finished" and found[-1]["reason"] == "abandoned"
