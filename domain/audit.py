@@ -55,6 +55,11 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     away_since: int | None = None  # an abandonment: since when the seat had no live stream
     before_version: int  # the table state the verdict was judged on
     versions: tuple[int, ...]  # the events that prove it: the act and the verdict
+    # The version the player said it acted on, when its command carried one (then it is
+    # before_version: a command is never judged on a table other than the one it names).
+    # seen_carried false: the command named none, and was judged on the table it found.
+    seen: int | None = None
+    seen_carried: bool = False
 
 
 def audit(events: Iterable[Event], viewer: Viewer = ARBITER) -> list[Finding]:
@@ -82,7 +87,9 @@ def _findings(events: Iterable[Event], viewer: Viewer) -> tuple[list[Finding], G
         state = evolve(state, event)
         deal = before.deal
         match event:
-            case PenaltyApplied(seat=seat, rule=rule, due=due, cards=cards) if deal is not None:
+            case PenaltyApplied(seat=seat, rule=rule, due=due, cards=cards, seen=seen) if (
+                deal is not None
+            ):
                 pending = dict(
                     rule=rule,
                     deal=deal.number,
@@ -94,11 +101,13 @@ def _findings(events: Iterable[Event], viewer: Viewer) -> tuple[list[Finding], G
                     stock_count=len(deal.stock),
                     cards=cards,
                     before_version=before.version,
+                    seen=seen,
+                    seen_carried=seen is not None,
                     act=state.version,
                 )
-            case Declared(seat=seat, claim=claim, value=value, needed=needed, true=False) if (
-                deal is not None
-            ):
+            case Declared(
+                seat=seat, claim=claim, value=value, needed=needed, true=False, seen=seen
+            ) if deal is not None:
                 pile = _pile(deal, seat, viewer) if claim == "thirty_one" else None
                 pending = dict(
                     rule="false_declaration",
@@ -116,6 +125,8 @@ def _findings(events: Iterable[Event], viewer: Viewer) -> tuple[list[Finding], G
                     hidden=len(deal.piles[seat]) - len(pile) if pile is not None else 0,
                     hand=deal.hands[seat] if claim != "thirty_one" else None,
                     before_version=before.version,
+                    seen=seen,
+                    seen_carried=seen is not None,
                     act=state.version,
                 )
             case TimedOut(verdict="lose_deal") | PauseEnded(verdict="lose_deal") if (

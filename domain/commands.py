@@ -16,6 +16,13 @@ class Command(msgspec.Struct, frozen=True, tag_field="type", tag=snake, forbid_u
     pass
 
 
+class Act(Command, frozen=True, kw_only=True):
+    """A seat's own command. `seen` is the game version its player acted on: given, the
+    command is judged on exactly that table or not at all (`table_changed`)."""
+
+    seen: Annotated[int, msgspec.Meta(ge=0)] | None = None
+
+
 class StartGame(Command, frozen=True, kw_only=True):
     seats: tuple[str, ...]
     rules: Rules = Rules()
@@ -45,54 +52,54 @@ class CloseSeeding(Command, frozen=True, kw_only=True):
     at: int  # when it was judged, in milliseconds since 1970-01-01 UTC
 
 
-class Seed(Command, frozen=True):
+class Seed(Act, frozen=True):
     """`shuffle: "seats"`: add your seed to the coming deal's shuffle, once per deal, before
     the seeding deadline. Nobody else sees it until every seed is in."""
 
     value: SeedText
 
 
-class Draw(Command, frozen=True):
+class Draw(Act, frozen=True):
     """Take the top card of the stock when due to draw. A count of 2+ is a double draw."""
 
     count: int = 1
 
 
-class Lead(Command, frozen=True):
+class Lead(Act, frozen=True):
     """Lead 1-3 cards of one suit on your turn to lead (Kozel: 1 or 3); in the Czech game
     also a combination led out of turn at the start of a trick."""
 
     cards: tuple[Card, ...]
 
 
-class Respond(Command, frozen=True):
+class Respond(Act, frozen=True):
     """Answer the cards on the table with as many cards, any cards at all."""
 
     cards: tuple[Card, ...]
 
 
-class Declare(Command, frozen=True):
+class Declare(Act, frozen=True):
     """Claim the deal: 31 points in your tricks, bura (three trumps) or, in Kozel, four
     aces. A false claim loses the deal."""
 
     claim: Claim  # four_aces: Kozel only
 
 
-class Dave(Command, frozen=True):
+class Dave(Act, frozen=True):
     """Offer the opponent to give up or to double the stake (two seats, your lead)."""
 
 
-class DaveAnswer(Command, frozen=True):
+class DaveAnswer(Act, frozen=True):
     """Answer a dave: accept doubles the stake, decline gives up the deal."""
 
     accept: bool
 
 
-class Pass(Command, frozen=True):
+class Pass(Act, frozen=True):
     """With the hands played out, take the last lead without declaring."""
 
 
-class Concede(Command, frozen=True):
+class Concede(Act, frozen=True):
     """Give up the deal on your turn: you lose it."""
 
 

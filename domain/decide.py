@@ -19,6 +19,7 @@ from domain.clock import check_in_time, restart
 from domain.combinations import can_beat, combination, open_to_combinations, outranked
 from domain.commands import (
     SEED_PATTERN,
+    Act,
     AnyCommand,
     CloseSeeding,
     Concede,
@@ -37,7 +38,7 @@ from domain.commands import (
     TimeOut,
 )
 from domain.dealing import close_seeding, deal_cards, start_deal
-from domain.errors import BadSetup, RuleViolation
+from domain.errors import BadSetup, RuleViolation, TableChanged
 from domain.events import (
     BuraShown,
     CardDrawn,
@@ -95,6 +96,9 @@ def _decide(
 ) -> list[Event]:
     if not state.started:
         raise RuleViolation("not_started", "the game has not been started")
+    if isinstance(command, Act) and command.seen is not None and command.seen != state.version:
+        # Judged on a table its player never saw, a legal move could be a penalty.
+        raise TableChanged(command.seen, state.version)
     if state.finished:
         raise RuleViolation("game_over", f"the game is over: {state.reason}")
     match command:
@@ -145,19 +149,20 @@ def _play(state: Game, command: PlayerCommand, actor: int) -> list[Event]:
     """The rules of play, clock aside."""
     deal = state.deal
     assert deal is not None
+    seen = command.seen
     match command:
         case Draw(count=count):
-            return _draw(state, deal, actor, count)
+            return _draw(state, deal, actor, count, seen)
         case Lead(cards=cards):
             return _lead(state, deal, actor, cards)
         case Respond(cards=cards):
             return _respond(state, deal, actor, cards)
         case Declare(claim="bura"):
-            return _show_bura(state, deal, actor)
+            return _show_bura(state, deal, actor, seen)
         case Declare(claim="four_aces"):
-            return _show_four_aces(state, deal, actor)
+            return _show_four_aces(state, deal, actor, seen)
         case Declare():
-            return _declare(state, deal, actor)
+            return _declare(state, deal, actor, seen)
         case Dave():
             return _dave(state, deal, actor)
         case DaveAnswer(accept=accept):
@@ -383,7 +388,7 @@ def _played_out(game: Game, events: list[Event]) -> list[Event]:
 # -- drawing and its penalties ----------------------------------------------------------
 
 
-def _draw(game: Game, deal: Deal, actor: int, count: int) -> list[Event]:
+def _draw(game: Game, deal: Deal, actor: int, count: int, seen: int | None) -> list[Event]:
     if count < 1:
         raise RuleViolation("wrong_card_count", "a draw takes at least one card")
     if not deal.stock:
@@ -409,14 +414,16 @@ def _draw(game: Game, deal: Deal, actor: int, count: int) -> list[Event]:
     if game.rules.penalties == "reject":
         raise RuleViolation(rule, why + " (refused: penalties are not enforced at this table)")
     taken = deal.stock[:count]
-    penalty = PenaltyApplied(seat=actor, rule=rule, due=due, cards=taken, count=len(taken))
+    penalty = PenaltyApplied(
+        seat=actor, rule=rule, due=due, cards=taken, count=len(taken), seen=seen
+    )
     return [penalty, *end_deal(game, deal, loser=actor, reason=rule)]
 
 
 # -- declaring, bura, passing, conceding ------------------------------------------------
 
 
-def _declare(game: Game, deal: Deal, actor: int) -> list[Event]:
+def _declare(game: Game, deal: Deal, actor: int, seen: int | None) -> list[Event]:
     rules = game.rules
     if rules.game == "kozel":
         raise RuleViolation(
@@ -431,7 +438,7 @@ def _declare(game: Game, deal: Deal, actor: int) -> list[Event]:
     value = claim_points(game, deal, actor)
     needed = rules.target_points
     declared = Declared(
-        seat=actor, claim="thirty_one", value=value, needed=needed, true=value >= needed
+        seat=actor, claim="thirty_one", value=value, needed=needed, true=value >= needed, seen=seen
     )
     if declared.true:
         return [declared, *end_deal(game, deal, winner=actor, reason="thirty_one")]
@@ -442,7 +449,7 @@ def _declare(game: Game, deal: Deal, actor: int) -> list[Event]:
     return [declared, *end_deal(game, deal, loser=actor, reason="false_declaration")]
 
 
-def _show_bura(game: Game, deal: Deal, actor: int) -> list[Event]:
+def _show_bura(game: Game, deal: Deal, actor: int, seen: int | None) -> list[Event]:
     if deal.trump is None:
         raise RuleViolation("no_trumps", "this deal has no trumps, so there is no bura")
     if game.rules.combinations == "czech":
@@ -451,18 +458,22 @@ def _show_bura(game: Game, deal: Deal, actor: int) -> list[Event]:
     trumps = tuple(c for c in deal.hands[actor] if SUIT_OF[c] == deal.trump)
     if count_trumps(trumps, deal.trump) >= 3:
         return [BuraShown(actor, trumps), *end_deal(game, deal, winner=actor, reason="bura")]
-    declared = Declared(seat=actor, claim="bura", value=len(trumps), needed=3, true=False)
+    declared = Declared(
+        seat=actor, claim="bura", value=len(trumps), needed=3, true=False, seen=seen
+    )
     return [declared, *end_deal(game, deal, loser=actor, reason="false_declaration")]
 
 
-def _show_four_aces(game: Game, deal: Deal, actor: int) -> list[Event]:
+def _show_four_aces(game: Game, deal: Deal, actor: int, seen: int | None) -> list[Event]:
     if game.rules.game != "kozel":
         raise RuleViolation("not_kozel", "four aces win a deal of Kozel only")
     _own_turn(deal, actor, "lead", "respond")
     aces = tuple(c for c in deal.hands[actor] if c[:-1] == "A")
     if len(aces) == 4:
         return [FourAcesShown(actor, aces), *end_deal(game, deal, winner=actor, reason="four_aces")]
-    declared = Declared(seat=actor, claim="four_aces", value=len(aces), needed=4, true=False)
+    declared = Declared(
+        seat=actor, claim="four_aces", value=len(aces), needed=4, true=False, seen=seen
+    )
     return [declared, *end_deal(game, deal, loser=actor, reason="false_declaration")]
 
 
@@ -488,6 +499,11 @@ def _dave(game: Game, deal: Deal, actor: int) -> list[Event]:
     if not dave_enabled(game.rules, len(game.seats)):
         raise RuleViolation("dave_off", "dave is not played at this table")
     _own_turn(deal, actor, "lead")
+    if lead_limit(game, deal) == 0:
+        raise RuleViolation(
+            "dave_not_allowed",
+            "the hands are played out: nothing is left to double; declare or pass",
+        )
     if deal.cube is not None and deal.cube != actor:
         raise RuleViolation(
             "dave_not_yours",

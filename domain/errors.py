@@ -13,6 +13,19 @@ class RuleViolation(Exception):
         self.detail = detail
 
 
+class TableChanged(RuleViolation):
+    """A command carried the version its player saw, and the game is no longer there."""
+
+    def __init__(self, seen: int, version: int) -> None:
+        super().__init__(
+            "table_changed",
+            f"the command was sent on version {seen}, the game is at version {version}: "
+            "look at the table again",
+        )
+        self.seen = seen
+        self.version = version
+
+
 class BadSetup(ValueError):
     """A new game cannot be set up as asked: a bad option, card, deck or dealer. `code` is
     stable and becomes the API's 400 body; `option` names the table option at fault."""

@@ -126,6 +126,9 @@ class PenaltyApplied(Event, frozen=True, kw_only=True):
     due: int | None  # the seat that was due to draw, None when no draw was due
     cards: tuple[Card, ...] | None  # the cards taken from the stock
     count: int
+    # the version the drawer said it acted on (the command's `seen`); None: it said none,
+    # and was judged on the table as the command found it
+    seen: int | None = None
 
 
 class BuraShown(Event, frozen=True):
@@ -146,6 +149,7 @@ class Declared(Event, frozen=True, kw_only=True):
     value: int  # thirty_one: trick points with compensation; bura: trumps; four_aces: aces
     needed: int  # the target (31, 41, 51), 3 trumps or 4 aces
     true: bool
+    seen: int | None = None  # the version the declarer said it acted on, as in PenaltyApplied
 
 
 class PotPaid(Event, frozen=True):

@@ -126,7 +126,9 @@ def _claims(state: Game, deal: Deal, phase: str) -> list[PlayerCommand]:
         moves.append(Declare("thirty_one"))
     if phase == "lead":
         if lead_limit(state, deal) == 0:
+            # played out: pass (or declare); there is nothing left to double (docs/rules.md §5)
             moves.append(Pass())
+            return moves
         cube_free = deal.cube is None or deal.cube == deal.turn
         under_limit = deal.multiplier * 2 <= rules.dave_max_multiplier
         if dave_enabled(rules, len(state.seats)) and cube_free and under_limit:

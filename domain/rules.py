@@ -12,6 +12,14 @@ from domain.vocabulary import OnTimeout
 # The longest any clock may be set to: a day. Longer is no clock at all.
 LONGEST_CLOCK = 86_400
 
+# Every score must fit in an IEEE double exactly (2^53 - 1): JSON clients in JavaScript
+# hold numbers that way, and a score they cannot hold exactly is a dispute waiting to
+# happen. These bounds keep the worst game within it (score_bound).
+MAX_SAFE_SCORE = 2**53 - 1
+MAX_STAKE = 1_000_000
+MAX_MULTIPLIER = 2**20
+MAX_MATCH_TARGET = 1_000_000_000
+
 
 class Rules(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     game: Literal["bura", "kozel"] = "bura"
@@ -66,12 +74,13 @@ def check(rules: Rules, seats: int) -> Rules:
         raise BadOption("seats", f"a table has 2 to 6 seats, not {seats}")
     if rules.dave and seats != 2:
         raise BadOption("dave", f"dave is played by two seats only, this table has {seats}")
-    if rules.dave_max_multiplier < 2 or rules.dave_max_multiplier & (rules.dave_max_multiplier - 1):
-        raise BadOption("dave_max_multiplier", "must be a power of two, at least 2")
-    if rules.stake < 1:
-        raise BadOption("stake", "must be at least 1")
-    if rules.match_target < 1:
-        raise BadOption("match_target", "must be at least 1")
+    limit = rules.dave_max_multiplier
+    if limit < 2 or limit & (limit - 1) or limit > MAX_MULTIPLIER:
+        raise BadOption("dave_max_multiplier", f"must be a power of two from 2 to {MAX_MULTIPLIER}")
+    if not 1 <= rules.stake <= MAX_STAKE:
+        raise BadOption("stake", f"must be 1 to {MAX_STAKE}")
+    if not 1 <= rules.match_target <= MAX_MATCH_TARGET:
+        raise BadOption("match_target", f"must be 1 to {MAX_MATCH_TARGET}")
     _check_compensations(rules, seats)
     _check_hands(rules, seats)
     _check_closed_discard(rules)
@@ -84,6 +93,19 @@ def check(rules: Rules, seats: int) -> Rules:
     elif rules.target_points != 31:
         raise BadOption("target_points", "41 or 51 points are a team game: set teams")
     return rules
+
+
+def score_bound(rules: Rules, seats: int) -> int:
+    """The largest score, in either direction, any seat of such a table can reach.
+
+    Scores are zero-sum and the game ends once the best reaches match_target, so before
+    the last settlement no seat is above match_target - 1 and none below -(seats - 1)
+    times that. One settlement moves a seat by at most (seats - 1) stakes at the highest
+    multiplier, once for the deal and once for each pot (pay_pot: at most one false 31
+    per trick, and a deal has fewer tricks than cards)."""
+    most_pots = rules.deck if rules.false_declaration == "pay_pot" else 0
+    deal = rules.stake * rules.dave_max_multiplier * (1 + most_pots)
+    return (seats - 1) * (rules.match_target - 1 + deal)
 
 
 def _check_compensations(rules: Rules, seats: int) -> None:

@@ -31,6 +31,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     sse_keepalive_seconds: float = 15.0
     feed_poll_seconds: float = 2.0
     ready_requires_bus: bool = True
+    request_deadline_seconds: float = 5.0
+    max_header_bytes: int = 16_384
+    max_headers: int = 100
+    read_timeout_seconds: float = 10.0
+    idle_timeout_seconds: float = 5.0
     webhook_url: str | None = None  # an endpoint named by the settings (id "config")
     webhook_secret: str | None = None
     webhook_events: str = ""  # comma-separated webhook types; empty: all of them
@@ -79,6 +84,23 @@ VARIABLES: dict[str, tuple[str, str]] = {
     "BURA_READY_REQUIRES_BUS": (
         "ready_requires_bus",
         "readiness fails while Redis is unreachable (false: report it, stay ready)",
+    ),
+    "BURA_REQUEST_DEADLINE_SECONDS": (
+        "request_deadline_seconds",
+        "every request's store work, waiting for a connection included, ends within this",
+    ),
+    "BURA_MAX_HEADER_BYTES": (
+        "max_header_bytes",
+        "largest request line and headers accepted (431 above)",
+    ),
+    "BURA_MAX_HEADERS": ("max_headers", "most request headers accepted (431 above)"),
+    "BURA_READ_TIMEOUT_SECONDS": (
+        "read_timeout_seconds",
+        "a request must arrive whole within this, else 408 and the connection is closed",
+    ),
+    "BURA_IDLE_TIMEOUT_SECONDS": (
+        "idle_timeout_seconds",
+        "an idle keep-alive connection is closed after this",
     ),
     "BURA_WEBHOOK_URL": ("webhook_url", "a webhook endpoint of the settings' own (id config)"),
     "BURA_WEBHOOK_SECRET": ("webhook_secret", "its signing secret (16+ characters)"),
@@ -158,6 +180,7 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         "max_body_bytes",
         "command_retries",
         "cache_games",
+        "max_header_bytes",
         "webhook_max_attempts",
         "stream_ticket_seconds",
     ):
@@ -175,6 +198,20 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         origin = origin.strip()
         if origin and origin != "*" and not origin.startswith(("http://", "https://")):
             raise ConfigError(f"BURA_CORS_ORIGINS: {origin!r} is no origin (https://host[:port])")
+    count = raw.get("max_headers", defaults.max_headers)
+    if not isinstance(count, int) or count < 1:
+        raise ConfigError(f"BURA_MAX_HEADERS={count!r} must be a positive number")
+    for span in (
+        "request_deadline_seconds",
+        "read_timeout_seconds",
+        "idle_timeout_seconds",
+        "shutdown_grace_seconds",
+    ):
+        seconds = raw.get(span, getattr(defaults, span))
+        if not isinstance(seconds, int | float) or not 0 < seconds < 86_400:
+            raise ConfigError(
+                f"BURA_{span.upper()}={seconds!r} must be a positive number of seconds"
+            )
     dsn = raw.get("database_url")
     if isinstance(dsn, str) and not dsn.startswith(("postgres://", "postgresql://")):
         raise ConfigError(f"BURA_DATABASE_URL must be a postgresql:// URL, got {dsn!r}")

@@ -65,6 +65,9 @@ class AppendResult(msgspec.Struct, frozen=True):
 
     duplicate is true when the command id had been seen: nothing was appended, and the
     versions, actor and fingerprint are those of the first append under that id.
+    recovered is true when the answer to this very append was lost and the store found
+    its command id afterwards: the versions, actor and fingerprint are those of the
+    command found (this append, or another one made under the same id), as for a duplicate.
     last_hash is the chain hash of last_version (empty for a duplicate).
     """
 
@@ -75,6 +78,7 @@ class AppendResult(msgspec.Struct, frozen=True):
     actor: int | None = None
     fingerprint: str | None = None
     last_hash: bytes = b""
+    recovered: bool = False
 
 
 # A catch-up reader's place in the global order: (tx_id, position) of the last event read.
@@ -112,7 +116,19 @@ class Conflict(Exception):
 
 
 class StoreUnavailable(Exception):
-    """The database cannot be reached; nothing was written."""
+    """The database cannot be reached, or did not answer in time, and nothing was written:
+    the call failed before anything was sent, or the store made sure that what was sent
+    can no longer be committed."""
+
+
+class OutcomeUnknown(Exception):
+    """An append was sent and its answer lost (a timeout, a broken connection), and the
+    store could not find out whether it was committed. Its command id says, later: the
+    same append again under the same id, or find_command."""
+
+    def __init__(self, detail: str, command_id: str | None = None) -> None:
+        super().__init__(detail)
+        self.command_id = command_id
 
 
 class EventStore(Protocol):
@@ -129,7 +145,21 @@ class EventStore(Protocol):
 
         metadata.command_id makes the append idempotent within the stream: a repeated id
         appends nothing and returns the first append's result with duplicate=True.
+
+        Bounded by the request's deadline (infra/deadline.py). Raises StoreUnavailable
+        only when nothing was written. When the answer is lost after the append was sent,
+        a store that has the command id looks it up: found, it returns that command's
+        result with recovered=True; sure the append can no longer be committed and not
+        found, StoreUnavailable; unsure, OutcomeUnknown.
         """
+        ...
+
+    async def append_batches(
+        self, stream_id: str, batches: Sequence[tuple[Sequence[NewEvent], Metadata]]
+    ) -> AppendResult:
+        """Start a stream with several appends in one transaction, each batch under its own
+        metadata (command id): all of them are written, or none. A stream that already
+        exists raises Conflict and nothing is written."""
         ...
 
     async def read(

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+import asyncio
+import contextlib
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 import asyncpg
 import msgspec
-from asyncpg.exceptions import OperatorInterventionError, TooManyConnectionsError
-from asyncpg.pool import PoolConnectionProxy
 
 from infra.ports.events import (
     NO_METADATA,
@@ -18,43 +18,23 @@ from infra.ports.events import (
     Conflict,
     Metadata,
     NewEvent,
+    OutcomeUnknown,
     RecordedEvent,
     StoreUnavailable,
 )
-
-# A connection of our own, or one lent by the pool.
-Connection = asyncpg.Connection | PoolConnectionProxy
-
-# A lost, refused or closed connection, a server shutting down or full: answer 503.
-UNAVAILABLE = (
-    OSError,
-    TimeoutError,
-    asyncpg.PostgresConnectionError,
-    asyncpg.InterfaceError,
-    OperatorInterventionError,
-    TooManyConnectionsError,
+from infra.postgres.connections import (
+    UNAVAILABLE,
+    Connection,
+    StatelessConnection,
+    acquired,
+    budget,
+    discard,
+    reachable,
+    remember_start,
+    unavailable,
 )
 
-
-@contextmanager
-def reachable() -> Iterator[None]:
-    """Turn a connection failure into StoreUnavailable."""
-    try:
-        yield
-    except UNAVAILABLE as e:
-        if isinstance(e, ValueError):  # asyncpg reports bad arguments as InterfaceErrors too
-            raise
-        raise StoreUnavailable(f"{type(e).__name__}: {e}") from e
-
-
-class _StatelessConnection(asyncpg.Connection):
-    """A pooled connection released without asyncpg's reset query (RESET ALL, UNLISTEN,
-    CLOSE ALL, advisory unlock): the store never sets session state, so that round trip
-    on every release bought nothing. Open transactions are still ended on release."""
-
-    def get_reset_query(self) -> str:
-        return ""
-
+__all__ = ["UNAVAILABLE", "Connection", "PostgresEventStore", "reachable"]
 
 _APPEND = "SELECT * FROM bura_append($1, $2, $3, $4, $5, $6, $7, $8, $9)"
 _COLUMNS = (
@@ -79,6 +59,16 @@ _FIND_COMMAND = (
     "SELECT first_version, last_version, actor, fingerprint FROM commands"
     " WHERE stream_id = $1 AND command_id = $2"
 )
+# End the server session that ran a lost append, and wait (up to $3 ms) until it is gone:
+# then its transaction has committed or never will. backend_start tells the session from
+# a later one that was given the same process id.
+_END_SESSION = (
+    "SELECT pg_terminate_backend(pid, $3) FROM pg_stat_activity"
+    " WHERE pid = $1 AND backend_start = $2"
+)
+_SESSION_GONE = (
+    "SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND backend_start = $2)"
+)
 
 
 def _recorded(row: asyncpg.Record) -> RecordedEvent:
@@ -97,13 +87,18 @@ def _recorded(row: asyncpg.Record) -> RecordedEvent:
 
 
 class PostgresEventStore:
-    """Owns an asyncpg pool; every append is one call of bura_append (one round trip)."""
+    """Owns an asyncpg pool; every append is one call of bura_append (one round trip).
+
+    Every call is bounded by the request's deadline (infra/deadline.py), else by
+    command_timeout, waiting for a pooled connection included: a stalled server or a
+    full pool answers StoreUnavailable in time, and waiting requests never pile up."""
 
     # The one statement of an append (a benchmark swaps in a variant of the function).
     append_statement = _APPEND
 
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(self, pool: asyncpg.Pool, command_timeout: float = 10.0) -> None:
         self.pool = pool
+        self.command_timeout = command_timeout
 
     @classmethod
     async def open(
@@ -116,8 +111,8 @@ class PostgresEventStore:
     ) -> PostgresEventStore:
         """A store on a new pool; min_size=0 defers connecting until first use.
 
-        command_timeout bounds every statement: a stalled server answers 503 (and the
-        client retries with its Idempotency-Key) instead of hanging the request.
+        The server bounds every statement too (statement_timeout), so the work of a
+        client that gave up does not linger there holding locks.
         """
         with reachable():
             pool = await asyncpg.create_pool(
@@ -126,9 +121,14 @@ class PostgresEventStore:
                 max_size=max_size,
                 timeout=connect_timeout,
                 command_timeout=command_timeout,
-                connection_class=_StatelessConnection,
+                connection_class=StatelessConnection,
+                init=remember_start,
+                server_settings={"statement_timeout": str(int(command_timeout * 1000))},
             )
-        return cls(pool)
+        return cls(pool, command_timeout)
+
+    def _budget(self) -> float:
+        return budget(self.command_timeout)
 
     async def append(
         self,
@@ -137,9 +137,66 @@ class PostgresEventStore:
         events: Sequence[NewEvent],
         metadata: Metadata = NO_METADATA,
     ) -> AppendResult:
-        with reachable():
-            async with self.pool.acquire() as conn:
-                return await self.append_on(conn, stream_id, expected_version, events, metadata)
+        if not events:
+            raise ValueError("nothing to append")
+        async with acquired(self.pool, self.command_timeout) as conn:
+            # With a command id, half of the time left is kept for finding out what
+            # became of the append, should its answer be lost.
+            left = self._budget()
+            timeout = left / 2 if metadata.command_id is not None else left
+            session = (conn.get_server_pid(), getattr(conn, "backend_start", None))
+            try:
+                return await self.append_on(
+                    conn, stream_id, expected_version, events, metadata, timeout=timeout
+                )
+            except BaseException as error:
+                if not (unavailable(error) or isinstance(error, asyncio.CancelledError)):
+                    raise
+                # Sent, and no answer came: it may have been committed.
+                discard(conn)
+                if isinstance(error, asyncio.CancelledError):
+                    raise
+                lost = f"the append's answer was lost ({type(error).__name__}: {error})"
+        return await self._recover(stream_id, metadata, session, lost)
+
+    async def _recover(
+        self,
+        stream_id: str,
+        metadata: Metadata,
+        session: tuple[int, datetime | None],
+        lost: str,
+    ) -> AppendResult:
+        """What became of an append whose answer was lost: first end the server session
+        that ran it (then it has committed or never will), then look its command id up."""
+        command_id = metadata.command_id
+        unknown = OutcomeUnknown(f"{lost}; it may have been written", command_id)
+        if command_id is None:
+            raise unknown
+        try:
+            async with acquired(self.pool, self.command_timeout) as conn:
+                ended = await self._end_session(conn, *session)
+                found = await self._find_command(conn, stream_id, command_id)
+        except StoreUnavailable as e:
+            raise unknown from e
+        if found is not None:
+            return msgspec.structs.replace(found, duplicate=True, recovered=True)
+        if ended:
+            raise StoreUnavailable(
+                f"{lost} before it was committed: its session has ended, nothing was written"
+            )
+        raise unknown
+
+    async def _end_session(self, conn: Connection, pid: int, started: datetime | None) -> bool:
+        """True once the session is surely gone: ended here, or gone already."""
+        if started is None:
+            return False
+        wait_ms = int(self._budget() * 500)
+        try:
+            await conn.fetchval(_END_SESSION, pid, started, wait_ms, timeout=self._budget())
+            gone: bool = await conn.fetchval(_SESSION_GONE, pid, started, timeout=self._budget())
+        except asyncpg.PostgresError:  # e.g. not allowed to end it: then it cannot be known
+            return False
+        return gone
 
     async def append_on(
         self,
@@ -148,6 +205,8 @@ class PostgresEventStore:
         expected_version: int,
         events: Sequence[NewEvent],
         metadata: Metadata = NO_METADATA,
+        *,
+        timeout: float | None = None,
     ) -> AppendResult:
         """append on the caller's connection, e.g. inside a transaction it holds open.
 
@@ -168,6 +227,7 @@ class PostgresEventStore:
                 metadata.actor,
                 metadata.correlation_id,
                 metadata.fingerprint,
+                timeout=self._budget() if timeout is None else timeout,
             )
         except asyncpg.UniqueViolationError:
             # Another writer took the version first, or the command id was already used.
@@ -191,43 +251,85 @@ class PostgresEventStore:
             prior = await self._find_command(conn, stream_id, metadata.command_id)
             if prior is not None:
                 return msgspec.structs.replace(prior, duplicate=True)
-        raise Conflict(stream_id, expected_version, await conn.fetchval(_VERSION, stream_id))
+        head = await conn.fetchval(_VERSION, stream_id, timeout=self._budget())
+        raise Conflict(stream_id, expected_version, head)
+
+    async def append_batches(
+        self, stream_id: str, batches: Sequence[tuple[Sequence[NewEvent], Metadata]]
+    ) -> AppendResult:
+        if not batches:
+            raise ValueError("nothing to append")
+        async with acquired(self.pool, self.command_timeout) as conn:
+            transaction = conn.transaction()
+            await transaction.start()
+            try:
+                head = await conn.fetchval(_VERSION, stream_id, timeout=self._budget())
+                if head:
+                    raise Conflict(stream_id, 0, head)
+                results: list[AppendResult] = []
+                for events, metadata in batches:
+                    after = results[-1].last_version if results else 0
+                    results.append(await self.append_on(conn, stream_id, after, events, metadata))
+            except BaseException:
+                # not committed: whatever was sent is rolled back, here or when the
+                # broken session ends
+                with contextlib.suppress(Exception):
+                    await transaction.rollback()
+                raise
+            try:
+                await transaction.commit()
+            except UNAVAILABLE as e:
+                if not unavailable(e):
+                    raise
+                discard(conn)
+                raise OutcomeUnknown(
+                    f"the answer to COMMIT was lost ({type(e).__name__}: {e}): the stream may "
+                    "have been written in full, or not at all"
+                ) from e
+        return AppendResult(
+            stream_id,
+            results[0].first_version,
+            results[-1].last_version,
+            last_hash=results[-1].last_hash,
+        )
 
     async def read(
         self, stream_id: str, after: int = 0, until: int | None = None
     ) -> list[RecordedEvent]:
-        with reachable():
+        async with acquired(self.pool, self.command_timeout) as conn:
             if until is None:
-                rows = await self.pool.fetch(_READ, stream_id, after)
+                rows = await conn.fetch(_READ, stream_id, after, timeout=self._budget())
             else:
-                rows = await self.pool.fetch(_READ_UNTIL, stream_id, after, until)
+                rows = await conn.fetch(
+                    _READ_UNTIL, stream_id, after, until, timeout=self._budget()
+                )
         return [_recorded(r) for r in rows]
 
     async def version(self, stream_id: str) -> int:
-        with reachable():
-            return int(await self.pool.fetchval(_VERSION, stream_id))
+        async with acquired(self.pool, self.command_timeout) as conn:
+            return int(await conn.fetchval(_VERSION, stream_id, timeout=self._budget()))
 
     async def find_command(self, stream_id: str, command_id: str) -> AppendResult | None:
         """The result of the first append made under command_id (duplicate=False), if any."""
-        with reachable():
-            async with self.pool.acquire() as conn:
-                return await self._find_command(conn, stream_id, command_id)
+        async with acquired(self.pool, self.command_timeout) as conn:
+            return await self._find_command(conn, stream_id, command_id)
 
-    @staticmethod
-    async def _find_command(conn: Any, stream_id: str, command_id: str) -> AppendResult | None:
-        row = await conn.fetchrow(_FIND_COMMAND, stream_id, command_id)
+    async def _find_command(
+        self, conn: Connection, stream_id: str, command_id: str
+    ) -> AppendResult | None:
+        row = await conn.fetchrow(_FIND_COMMAND, stream_id, command_id, timeout=self._budget())
         if row is None:
             return None
         return AppendResult(stream_id, row[0], row[1], actor=row[2], fingerprint=row[3])
 
     async def read_all(self, after: Checkpoint, limit: int = 1000) -> list[RecordedEvent]:
-        with reachable():
-            rows = await self.pool.fetch(_READ_ALL, after[0], after[1], limit)
+        async with acquired(self.pool, self.command_timeout) as conn:
+            rows = await conn.fetch(_READ_ALL, after[0], after[1], limit, timeout=self._budget())
         return [_recorded(r) for r in rows]
 
     async def ping(self) -> None:
-        with reachable():
-            await self.pool.fetchval("SELECT 1")
+        async with acquired(self.pool, self.command_timeout) as conn:
+            await conn.fetchval("SELECT 1", timeout=self._budget())
 
     async def close(self) -> None:
         await self.pool.close()

@@ -18,9 +18,16 @@ from typing import TypeVar
 import msgspec
 
 from domain.chain import GENESIS, canonical, link
+from infra.deadline import remaining
 from infra.ports.events import StoreUnavailable, micros
 
 T = TypeVar("T")
+
+
+class WorkUnfinished(StoreUnavailable):
+    """The caller stopped waiting while the worker was running its work. For a read that
+    is all; a write will end on its own, and whoever needs its outcome asks the worker
+    again (it runs one job at a time, so a later job sees the earlier one finished)."""
 
 
 def _chain_old_streams(db: sqlite3.Connection) -> None:
@@ -230,8 +237,15 @@ class SqliteDatabase:
             raise StoreUnavailable(f"cannot open {self.path}: {e}") from e
         self._db = db
 
-    async def run(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """Run `work` on the worker thread; a locked or failing file is StoreUnavailable."""
+    async def run(
+        self, work: Callable[[sqlite3.Connection], T], *, timeout: float | None = None
+    ) -> T:
+        """Run `work` on the worker thread; a locked or failing file is StoreUnavailable.
+
+        The wait is bounded by `timeout`, else by the request's deadline (none: as long as
+        it takes). Work still queued when time is up never runs (StoreUnavailable);
+        work already running is finished by the worker, and the caller is told
+        WorkUnfinished, since it cannot know how that ends."""
 
         def guarded() -> T:
             if self._db is None:
@@ -241,13 +255,28 @@ class SqliteDatabase:
             except sqlite3.OperationalError as e:  # locked, I/O error, disk full
                 raise StoreUnavailable(f"sqlite: {e}") from e
 
+        limit = timeout if timeout is not None else remaining(-1.0)
+        if limit == 0:
+            raise StoreUnavailable("the request's deadline passed before the store was asked")
         try:
-            done = asyncio.get_running_loop().run_in_executor(self._worker, guarded)
+            job = self._worker.submit(guarded)
         except RuntimeError as e:  # the worker has been shut down
             raise StoreUnavailable("the event store is closed") from e
-        return await done
+        done = asyncio.wrap_future(job)
+        if limit < 0:  # no deadline
+            return await done
+        try:
+            return await asyncio.wait_for(done, limit)
+        except TimeoutError:
+            if job.cancel():  # still queued: it will never run
+                raise StoreUnavailable("the database was busy past the deadline") from None
+            if job.done():  # it finished as time ran out
+                return job.result()
+            raise WorkUnfinished("the database did not finish in time") from None
 
-    async def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
+    async def write(
+        self, work: Callable[[sqlite3.Connection], T], *, timeout: float | None = None
+    ) -> T:
         """Run `work` inside one write transaction (BEGIN IMMEDIATE ... COMMIT)."""
 
         def transaction(db: sqlite3.Connection) -> T:
@@ -260,7 +289,7 @@ class SqliteDatabase:
             db.execute("COMMIT")
             return result
 
-        return await self.run(transaction)
+        return await self.run(transaction, timeout=timeout)
 
     async def close(self) -> None:
         def close() -> None:

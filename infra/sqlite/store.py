@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from domain.chain import GENESIS, canonical, link
+from infra.deadline import remaining
 from infra.ports.events import (
     NO_METADATA,
     AppendResult,
@@ -21,10 +22,12 @@ from infra.ports.events import (
     Conflict,
     Metadata,
     NewEvent,
+    OutcomeUnknown,
     RecordedEvent,
+    StoreUnavailable,
     micros,
 )
-from infra.sqlite.database import SqliteDatabase
+from infra.sqlite.database import SqliteDatabase, WorkUnfinished
 
 _COLUMNS = (
     "stream_id, version, type, data, schema_version, command_id, actor,"
@@ -76,9 +79,61 @@ class SqliteEventStore:
         if not events:
             raise ValueError("nothing to append")
         batch = list(events)
-        return await self.db.write(
-            lambda db: append_in_transaction(db, stream_id, expected_version, batch, metadata)
-        )
+        left = remaining(-1.0)
+        # With a command id, half of the time left is kept for finding out what became of
+        # the append, should it not finish in time.
+        timeout = None if left < 0 else left / 2 if metadata.command_id is not None else left
+        try:
+            return await self.db.write(
+                lambda db: append_in_transaction(db, stream_id, expected_version, batch, metadata),
+                timeout=timeout,
+            )
+        except WorkUnfinished as e:
+            return await self._recover(stream_id, metadata.command_id, str(e))
+
+    async def _recover(self, stream_id: str, command_id: str | None, why: str) -> AppendResult:
+        """The worker runs one job at a time: a lookup queued after the unfinished append
+        sees it committed or rolled back."""
+        unknown = OutcomeUnknown(f"{why}; the append may have been written", command_id)
+        if command_id is None:
+            raise unknown
+        try:
+            found = await self.db.run(lambda db: _find_command(db, stream_id, command_id))
+        except StoreUnavailable as e:
+            raise unknown from e
+        if found is None:
+            raise StoreUnavailable(f"{why}; it was not committed: nothing was written")
+        return msgspec.structs.replace(found, duplicate=True, recovered=True)
+
+    async def append_batches(
+        self, stream_id: str, batches: Sequence[tuple[Sequence[NewEvent], Metadata]]
+    ) -> AppendResult:
+        if not batches:
+            raise ValueError("nothing to append")
+        copied = [(list(events), metadata) for events, metadata in batches]
+
+        def all_of_them(db: sqlite3.Connection) -> AppendResult:
+            head = db.execute(_VERSION, (stream_id,)).fetchone()[0]
+            if head:
+                raise Conflict(stream_id, 0, head)
+            results: list[AppendResult] = []
+            for events, metadata in copied:
+                after = results[-1].last_version if results else 0
+                result = append_in_transaction(db, stream_id, after, events, metadata)
+                if result.duplicate:  # one command id twice: refuse the whole stream
+                    raise Conflict(stream_id, after, result.last_version)
+                results.append(result)
+            return AppendResult(
+                stream_id,
+                results[0].first_version,
+                results[-1].last_version,
+                last_hash=results[-1].last_hash,
+            )
+
+        try:
+            return await self.db.write(all_of_them)
+        except WorkUnfinished as e:
+            raise OutcomeUnknown(f"{e}: the stream may have been written in full, or not") from e
 
     async def read(
         self, stream_id: str, after: int = 0, until: int | None = None

@@ -3,6 +3,7 @@ upcasters that lift old rows to the current shape so old streams stay readable."
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 
 import msgspec
@@ -15,9 +16,19 @@ from infra.ports.events import NewEvent, RecordedEvent
 
 # Bump an event type's version when its shape changes, and register an upcaster from the
 # old version: UPCASTERS[(type, old_version)] turns an old payload into the next version's.
-SCHEMA_VERSIONS: dict[str, int] = {}
 Upcaster = Callable[[dict[str, object]], dict[str, object]]
-UPCASTERS: dict[tuple[str, int], Upcaster] = {}
+
+
+def _seen_unknown(payload: dict[str, object]) -> dict[str, object]:
+    """Version 2 records the version the player acted on; rows of version 1 never knew it."""
+    return {**payload, "seen": None}
+
+
+SCHEMA_VERSIONS: dict[str, int] = {"penalty_applied": 2, "declared": 2}
+UPCASTERS: dict[tuple[str, int], Upcaster] = {
+    ("penalty_applied", 1): _seen_unknown,
+    ("declared", 1): _seen_unknown,
+}
 
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder(AnyEvent).decode
@@ -30,6 +41,13 @@ def type_of(event: Event) -> str:
 
 def type_of_command(command: Command) -> str:
     return snake(type(command).__name__)
+
+
+def fingerprint(command: Command) -> str:
+    """What a command says, as a hash: its canonical msgspec JSON (every field, defaults
+    and `seen` included, cards in their one code), so that two bodies meaning the same
+    command share it and any difference shows."""
+    return hashlib.sha256(_encode(command)).hexdigest()
 
 
 def to_new(event: Event) -> NewEvent:

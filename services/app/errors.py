@@ -27,6 +27,21 @@ class Forbidden(Exception):
     """A real token, but not for this game or this act."""
 
 
+class KeyReused(Exception):
+    """An idempotency key already names another command: one of another seat, or with
+    another body. Answering it with that command's outcome would tell the client a move
+    happened that it never sent."""
+
+
+class VersionNotFound(Exception):
+    """A version the game has not reached."""
+
+    def __init__(self, game_id: str, version: int, last: int) -> None:
+        super().__init__(f"game {game_id} has versions 1 to {last}, not {version}")
+        self.version = version
+        self.last = last
+
+
 class NotFound(Exception):
     """No such webhook endpoint or delivery: `code` says which."""
 

@@ -31,13 +31,29 @@ from domain.settlement import rematch_dealer
 from domain.state import NEW_GAME, Game
 from domain.views import ARBITER, Viewer, redact, view
 from domain.vocabulary import PauseVerdict
-from infra.ports.events import Conflict, EventStore, Metadata, RecordedEvent, StoreUnavailable
+from infra.ports.events import (
+    AppendResult,
+    Conflict,
+    EventStore,
+    Metadata,
+    OutcomeUnknown,
+    RecordedEvent,
+    StoreUnavailable,
+)
 from infra.ports.games import AlreadyRematched, GameIndex
 from infra.ports.hints import Hint, HintBus
 from services.app.callers import GAME_ID, Seating
-from services.app.codec import from_recorded, to_new, type_of_command
-from services.app.errors import GameNotFound
-from services.app.results import CreatedGame, EventPage, Outcome, SeatToken, heads, recorded
+from services.app.codec import fingerprint, from_recorded, to_new, type_of_command
+from services.app.errors import GameNotFound, KeyReused
+from services.app.results import (
+    CommandStatus,
+    CreatedGame,
+    EventPage,
+    Outcome,
+    SeatToken,
+    heads,
+    recorded,
+)
 from services.app.seeding import SeedingTimers, overdue
 from services.metrics import Metrics
 
@@ -116,11 +132,12 @@ class GameService:
             await self.index.add(game_id, names, started.rules, rematch_of=rematch_of)
         try:
             tokens, spectator = await self.seating.issue(game_id, len(names))
-            result = await self.store.append(
-                game_id, 0, [to_new(e) for e in events], Metadata(correlation_id=correlation_id)
-            )
+            # an id of its own, so that an answer lost on the way back can still be found
+            created = Metadata(command_id=f"bura-{uuid.uuid4().hex}", correlation_id=correlation_id)
+            result = await self.store.append(game_id, 0, [to_new(e) for e in events], created)
         except StoreUnavailable:
-            # nothing was written: the row (and a rematch link to it) would name no game
+            # certainly nothing was written (an unknown outcome is OutcomeUnknown): the row
+            # (and a rematch link to it) would name no game
             if self.index is not None:
                 with contextlib.suppress(Exception):
                     await self.index.remove(game_id)
@@ -229,15 +246,21 @@ class GameService:
         correlation_id: str | None = None,
     ) -> Outcome:
         """Decide and append; on a race, reload and decide again (bounded). A repeated
-        command id returns the first outcome and changes nothing. The events come back as
-        the seat may see them."""
+        command id returns the first outcome and changes nothing; one used for another
+        command (another seat's, or another body) is refused (KeyReused). The events come
+        back as the seat may see them.
+
+        A command sent without an id is given one, so that an append whose answer is lost
+        can still be looked up by the store and the server never has to guess."""
         kind = type_of_command(command)
+        keyed = command_id is not None
+        command_id = command_id if command_id is not None else f"bura-{uuid.uuid4().hex}"
         started = time.perf_counter()
         now = self.now()  # the moment the act reached the table, whatever the retries
         outcome_label = "error"
         try:
             version, events, duplicate, head = await self._execute(
-                game_id, seat, command, command_id, correlation_id, now
+                game_id, seat, command, command_id, keyed, correlation_id, now
             )
             outcome_label = "duplicate" if duplicate else "ok"
         except RuleViolation as violation:
@@ -253,9 +276,22 @@ class GameService:
                 },
             )
             raise
+        except KeyReused:
+            outcome_label = "idempotency_key_reused"
+            raise
         except StoreUnavailable:
             outcome_label = "unavailable"
             self.metrics.store_errors.inc()
+            raise
+        except OutcomeUnknown as unknown:
+            outcome_label = "outcome_unknown"
+            self.metrics.store_errors.inc()
+            log.warning(
+                "command outcome unknown: %s",
+                unknown,
+                extra={"game_id": game_id, "seat": seat, "command_id": command_id},
+            )
+            unknown.command_id = command_id
             raise
         finally:
             self.metrics.commands.labels(kind, outcome_label).inc()
@@ -276,7 +312,7 @@ class GameService:
         cached = self._cache.get(game_id)
         game = cached[0] if cached is not None else await self.load(game_id)
         shown = [recorded(v, redact(e, seat, game.rules)) for v, e in events]
-        return Outcome(version, duplicate, shown, *heads(game, seat, head))
+        return Outcome(version, duplicate, shown, *heads(game, seat, head), command_id)
 
     def _count(self, events: list[tuple[int, Event]]) -> None:
         for _, event in events:
@@ -295,11 +331,13 @@ class GameService:
         game_id: str,
         seat: int,
         command: PlayerCommand,
-        command_id: str | None,
+        command_id: str,
+        keyed: bool,
         correlation_id: str | None,
         now: int,
     ) -> tuple[int, list[tuple[int, Event]], bool, bytes]:
-        metadata = Metadata(command_id=command_id, actor=seat, correlation_id=correlation_id)
+        said = fingerprint(command)
+        metadata = Metadata(command_id, seat, correlation_id, said)
         cached = self._cache.get(game_id)
         state = cached[0] if cached is not None else await self.load(game_id)
         for attempt in range(self.retries + 1):
@@ -309,9 +347,11 @@ class GameService:
                 events = decide(state, command, seat, now)
             except RuleViolation as violation:
                 fresh = await self.load(game_id)
-                previous = await self._previous(game_id, seat, command_id)
-                if previous is not None:
-                    return previous
+                if keyed:  # the retry of a command that was applied: its first answer
+                    found = await self.store.find_command(game_id, command_id)
+                    if found is not None:
+                        version, stored, _, head = await self._previous(game_id, seat, said, found)
+                        return version, stored, True, head
                 if fresh.version == state.version:
                     violation.version = fresh.version  # so the client can resynchronise
                     if violation.code == "out_of_time":
@@ -330,9 +370,14 @@ class GameService:
                 state = await self.load(game_id)
                 continue
             if result.duplicate:
-                previous = await self._previous(game_id, seat, command_id)
-                assert previous is not None
-                return previous
+                version, stored, by, head = await self._previous(game_id, seat, said, result)
+                if not result.recovered:
+                    return version, stored, True, head
+                # The answer was lost and the store found the command: this very append
+                # (the request id is ours), or a retry of it that got there first. What
+                # follows an append is done as for any other (the cache catches up).
+                await self._told(game_id, await self.load(game_id), [e for _, e in stored], version)
+                return version, stored, correlation_id is None or by != correlation_id, head
             state = fold(state, events)
             await self._appended(game_id, state, events, result.last_version, result.last_hash)
             first = result.first_version
@@ -442,9 +487,13 @@ class GameService:
     async def _appended(
         self, game_id: str, state: Game, events: Sequence[Event], version: int, head: bytes
     ) -> None:
-        """After an append: the cache (with the chain head), the hint, the index once the
-        game is over, and whoever observes this process's games (the timers)."""
+        """After an append: the cache (with the chain head), then what _told does."""
         self._remember(game_id, state, head)
+        await self._told(game_id, state, events, version)
+
+    async def _told(self, game_id: str, state: Game, events: Sequence[Event], version: int) -> None:
+        """Who must hear of an append: the hint, the index once the game is over, and
+        whoever observes this process's games (the timers)."""
         await self._publish(game_id, version)
         finished = next((e for e in events if isinstance(e, GameFinished)), None)
         if finished is not None and self.index is not None:
@@ -459,22 +508,49 @@ class GameService:
             observer(game_id, state)
 
     async def _previous(
-        self, game_id: str, seat: int, command_id: str | None
-    ) -> tuple[int, list[tuple[int, Event]], bool, bytes] | None:
-        if command_id is None:
-            return None
-        found = await self.store.find_command(game_id, command_id)
-        if found is None:
-            return None
+        self, game_id: str, seat: int, said: str, found: AppendResult
+    ) -> tuple[int, list[tuple[int, Event]], str | None, bytes]:
+        """The first answer to a command id, if it names this seat's same command, the
+        request it came in, and the record's hash at its last version."""
         rows = await self.store.read(
             game_id, after=found.first_version - 1, until=found.last_version
         )
-        if rows and rows[0].metadata.actor != seat:
-            raise RuleViolation(
-                "idempotency_key_reused", "this Idempotency-Key was used by another seat"
+        # commands recorded before the store kept seats have theirs on the event rows
+        actor = found.actor if found.actor is not None else rows[0].metadata.actor if rows else None
+        if actor != seat:
+            raise KeyReused("this Idempotency-Key was used by another seat of this game")
+        if found.fingerprint is not None and found.fingerprint != said:
+            raise KeyReused(
+                "this Idempotency-Key was used for another command: send a new command "
+                "under a new key (a retry repeats the first body exactly)"
             )
+        by = rows[0].metadata.correlation_id if rows else None
         shown = [(r.version, from_recorded(r)) for r in rows]
-        return found.last_version, shown, True, rows[-1].hash if rows else b""
+        return found.last_version, shown, by, rows[-1].hash if rows else b""
+
+    async def command(self, game_id: str, command_id: str, viewer: Viewer) -> CommandStatus:
+        """What became of a command id, for the seat that sent it (or the arbiter): to any
+        other seat a key it did not use is unknown, as if never sent."""
+        state = await self.load(game_id)
+        found = await self.store.find_command(game_id, command_id)
+        if found is None:
+            return CommandStatus(command_id=command_id, status="unknown")
+        rows = await self.store.read(
+            game_id, after=found.first_version - 1, until=found.last_version
+        )
+        actor = found.actor if found.actor is not None else rows[0].metadata.actor if rows else None
+        if viewer != ARBITER and viewer != actor:
+            return CommandStatus(command_id=command_id, status="unknown")
+        return CommandStatus(
+            command_id=command_id,
+            status="applied",
+            seat=actor,
+            version=found.last_version,
+            events=[
+                recorded(r.version, redact(from_recorded(r), viewer, state.rules)) for r in rows
+            ],
+            recorded_at=rows[0].recorded_at if rows else None,
+        )
 
     def _remember(self, game_id: str, state: Game, head: bytes) -> None:
         self._cache[game_id] = (state, head)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import cast
+from typing import Literal, cast
 
 import msgspec
 
@@ -33,13 +33,16 @@ class Outcome(msgspec.Struct, frozen=True):
     them; `duplicate` when the command id had been used and nothing new happened; the
     record's `chain_head` at that version (when nothing in the record is hidden from the
     caller) and its `receipt` (docs/fairness.md §4): keep it, and the record can later be
-    shown to hold what you were answered."""
+    shown to hold what you were answered. `command_id` is the Idempotency-Key, or the id
+    the server gave a command sent without one: either asks
+    GET /games/{id}/commands/{command_id} what became of it."""
 
     version: int
     duplicate: bool
     events: list[Recorded]
     chain_head: str | None
     receipt: str
+    command_id: str | None = None
 
 
 class TableView(View, frozen=True, kw_only=True):
@@ -65,6 +68,20 @@ def with_head(shown: View, game: Game, viewer: Viewer, head: bytes) -> TableView
     fields = {name: getattr(shown, name) for name in View.__struct_fields__}
     chain_head, sealed = heads(game, viewer, head)
     return TableView(**fields, chain_head=chain_head, receipt=sealed)
+
+
+class CommandStatus(msgspec.Struct, frozen=True, kw_only=True):
+    """What became of a command id: `applied` (by `seat`, bringing the game to `version`,
+    with its events as the caller may see them, recorded at `recorded_at`), or `unknown`:
+    no command of the caller's was applied under it (one still in flight may yet be; send
+    it again with the same key, that is always safe)."""
+
+    command_id: str
+    status: Literal["applied", "unknown"]
+    seat: int | None = None
+    version: int | None = None
+    events: list[Recorded] = []
+    recorded_at: datetime | None = None
 
 
 class EventPage(msgspec.Struct, frozen=True):
@@ -95,10 +112,18 @@ class Replay(msgspec.Struct, frozen=True):
     view: TableView
 
 
+class AuditFinding(Finding, frozen=True, kw_only=True):
+    """A finding with what the store recorded of the act: the request it came in (its
+    X-Request-ID) and when it was recorded (its commit, within the request's deadline)."""
+
+    request_id: str | None = None
+    recorded_at: datetime | None = None
+
+
 class Audit(msgspec.Struct, frozen=True):
     game_id: str
     version: int
-    findings: list[Finding]
+    findings: list[AuditFinding]
 
 
 class Verification(msgspec.Struct, frozen=True):

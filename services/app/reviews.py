@@ -13,13 +13,14 @@ from domain.audit import audit
 from domain.chain import check_chain
 from domain.events import Event, GameStarted
 from domain.fairness import verify_deals
-from domain.views import ARBITER, disclosed_to, review
+from domain.views import ARBITER, Viewer, disclosed_to, review
 from infra.ports.events import RecordedEvent
 from services.app.bundle import make_bundle
 from services.app.callers import Caller
 from services.app.codec import chain_row, from_recorded
+from services.app.errors import VersionNotFound
 from services.app.games import GameService
-from services.app.results import Audit, Replay, Verification, with_head
+from services.app.results import Audit, AuditFinding, Replay, Verification, with_head
 
 
 def check_record(game_id: str, rows: Sequence[RecordedEvent]) -> Verification:
@@ -38,6 +39,23 @@ def check_record(game_id: str, rows: Sequence[RecordedEvent]) -> Verification:
     return Verification(game_id, chain.ok and all(c.ok for c in checks), checks, chain)
 
 
+def audited(rows: Sequence[RecordedEvent], viewer: Viewer = ARBITER) -> list[AuditFinding]:
+    """The domain's findings, each with what the store recorded of its act: the request it
+    came in and when it was recorded."""
+    at = {r.version: r for r in rows}
+    findings = []
+    for finding in audit((from_recorded(r) for r in rows), viewer):
+        act = at[finding.versions[0]]
+        findings.append(
+            AuditFinding(
+                **msgspec.structs.asdict(finding),
+                request_id=act.metadata.correlation_id,
+                recorded_at=act.recorded_at,
+            )
+        )
+    return findings
+
+
 class Reviews:
     def __init__(self, games: GameService) -> None:
         self.games = games
@@ -45,6 +63,8 @@ class Reviews:
     async def replay(self, game_id: str, caller: Caller, version: int | None) -> Replay:
         current = await self.games.load(game_id)
         caller.review(current)
+        if version is not None and version > current.version:
+            raise VersionNotFound(game_id, version, current.version)
         state, head = await self.games.state_at(game_id, version or current.version)
         shown = with_head(review(state, caller.viewer), current, caller.viewer, head)
         return Replay(state.version, shown)
@@ -52,8 +72,8 @@ class Reviews:
     async def audit(self, game_id: str, caller: Caller) -> Audit:
         current = await self.games.load(game_id)
         caller.review(current)
-        events = [e for _, e in await self.games.events(game_id)]
-        return Audit(game_id, current.version, audit(events, caller.viewer))
+        rows = await self.games.store.read(game_id)
+        return Audit(game_id, current.version, audited(rows, caller.viewer))
 
     async def verify(self, game_id: str, caller: Caller) -> Verification:
         if caller.role == "operator":  # the operator's check plays nothing back first

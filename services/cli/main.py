@@ -40,7 +40,9 @@ def _parser() -> argparse.ArgumentParser:
     exp = sub.add_parser("export", help="write a game's audit bundle (or, --jsonl, its events)")
     exp.add_argument("game")
     exp.add_argument("--out", default=None, help="the file (default GAME.bura.json or .jsonl)")
-    exp.add_argument("--jsonl", action="store_true", help="the events as JSON Lines instead")
+    exp.add_argument(
+        "--jsonl", action="store_true", help="the events as JSON Lines (also: --out X.jsonl)"
+    )
     vb = sub.add_parser(
         "verify-bundle", help="check an audit bundle offline: chain, deals, replay, findings"
     )
@@ -94,8 +96,10 @@ def _run(args: argparse.Namespace, settings: config.Settings) -> int:
         case "verify":
             return asyncio.run(records.cmd_verify(settings, args.game))
         case "export":
-            out = args.out or f"{args.game}.{'jsonl' if args.jsonl else 'bura.json'}"
-            return asyncio.run(records.cmd_export(settings, args.game, out, args.jsonl))
+            # JSON Lines when asked for, or when the file is named so
+            jsonl = args.jsonl or (args.out or "").endswith(".jsonl")
+            out = args.out or f"{args.game}.{'jsonl' if jsonl else 'bura.json'}"
+            return asyncio.run(records.cmd_export(settings, args.game, out, jsonl))
         case "import":
             return asyncio.run(records.cmd_import(settings, args.file))
         case "play":

@@ -1,44 +1,35 @@
 """The `bura` commands that read a game's record from the store: replay, audit, verify,
-export (the audit bundle, or JSON Lines) and import (either); and verify-bundle, which
-needs no store at all."""
+export (the audit bundle, or JSON Lines) and import (either, all or nothing); and
+verify-bundle, which needs no store at all."""
 
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime
 
 import msgspec
 
-from domain.audit import audit
 from domain.events import Event, GameFinished, GameStarted
 from domain.evolve import replay
 from domain.views import ARBITER, view
-from infra.ports.events import EventStore, Metadata, RecordedEvent
+from infra.ports.events import Conflict, EventStore, OutcomeUnknown, RecordedEvent
 from infra.ports.games import AlreadyRematched
 from services import bootstrap, config
 from services.app.bundle import Bundle, make_bundle
 from services.app.bundle_check import BundleReport, check_bundle
-from services.app.codec import from_recorded, to_new
+from services.app.codec import from_recorded
 from services.app.results import Verification
-from services.app.reviews import check_record
+from services.app.reviews import audited, check_record
 from services.cli.errors import FAILED, NOT_FOUND, UNAVAILABLE, CliError
+from services.cli.exports import (
+    BadExport,
+    ExportedEvent,
+    as_recorded,
+    batches,
+    exported,
+    parse_export,
+)
 from services.cli.progress import Progress
 from services.cli.table_text import render
-
-_encode = msgspec.json.Encoder().encode
-
-
-class ExportedEvent(msgspec.Struct, frozen=True):
-    """One line of an export: a game's event as the store recorded it."""
-
-    game_id: str
-    version: int
-    type: str
-    schema_version: int
-    data: msgspec.Raw
-    actor: int | None = None
-    command_id: str | None = None
-    correlation_id: str | None = None
 
 
 async def _store(settings: config.Settings, *, existing: bool = True) -> EventStore:
@@ -75,16 +66,18 @@ async def _events(settings: config.Settings, game_id: str) -> list[tuple[int, Ev
 
 async def cmd_replay(settings: config.Settings, game_id: str, version: int | None) -> int:
     events = await _events(settings, game_id)
+    if version is not None and not 1 <= version <= len(events):
+        raise CliError(f"game {game_id} has versions 1 to {len(events)}, not {version}", NOT_FOUND)
     chosen = [e for v, e in events if version is None or v <= version]
     print(render(view(replay(chosen), ARBITER)))
     return 0
 
 
 async def cmd_audit(settings: config.Settings, game_id: str) -> int:
-    events = await _events(settings, game_id)
-    findings = audit(e for _, e in events)
+    rows = await _rows(settings, game_id)
+    findings = audited(rows)
     if not findings:
-        print(f"game {game_id}: no penalty and no false declaration in {len(events)} events")
+        print(f"game {game_id}: no penalty and no false declaration in {len(rows)} events")
     for f in findings:
         print(f"deal {f.deal}: {f.rule} by seat {f.seat} (events {f.versions[0]}-{f.versions[1]})")
         print(f"  rule: {f.text}")
@@ -97,6 +90,13 @@ async def cmd_audit(settings: config.Settings, game_id: str) -> int:
             print(f"  cards taken: {' '.join(f.cards)}")
         if f.claim:
             print(f"  claimed {f.claim}: had {f.value}, needed {f.needed}")
+        seen = (
+            f"the command named version {f.seen}"
+            if f.seen_carried
+            else "the command named no version: judged on the table it found"
+        )
+        at = f.recorded_at.isoformat() if f.recorded_at else "-"
+        print(f"  {seen}; request {f.request_id or '-'}, recorded at {at}")
     return 0
 
 
@@ -136,8 +136,21 @@ def verification_lines(verification: Verification) -> list[str]:
 
 
 async def cmd_export(settings: config.Settings, game_id: str, path: str, jsonl: bool) -> int:
-    """The audit bundle (docs/fairness.md), or with `jsonl` the events as JSON Lines."""
-    rows = await _rows(settings, game_id)
+    """The audit bundle (docs/fairness.md), or with `jsonl` every stored row as JSON Lines,
+    with all its metadata (the commands' fingerprints included)."""
+    store = await _store(settings)
+    try:
+        rows = await store.read(game_id)
+        if not rows:
+            raise CliError(f"no game {game_id} in {_where(settings)}", NOT_FOUND)
+        fingerprints: dict[str, str | None] = {}
+        if jsonl:
+            for command_id in {r.metadata.command_id for r in rows} - {None}:
+                assert command_id is not None
+                found = await store.find_command(game_id, command_id)
+                fingerprints[command_id] = found.fingerprint if found is not None else None
+    finally:
+        await store.close()
     if not jsonl:
         with open(path, "wb") as out:
             out.write(make_bundle(game_id, rows))
@@ -145,18 +158,8 @@ async def cmd_export(settings: config.Settings, game_id: str, path: str, jsonl: 
         return 0
     progress = Progress("export", len(rows))
     with open(path, "wb") as out:
-        for i, r in enumerate(rows, 1):
-            line = ExportedEvent(
-                game_id,
-                r.version,
-                r.type,
-                r.schema_version,
-                msgspec.Raw(r.data),
-                r.metadata.actor,
-                r.metadata.command_id,
-                r.metadata.correlation_id,
-            )
-            out.write(_encode(line) + b"\n")
+        for i, line in enumerate(exported(rows, fingerprints), 1):
+            out.write(line)
             progress(i)
     print(f"exported {len(rows)} events of game {game_id} to {path}")
     return 0
@@ -199,86 +202,74 @@ def bundle_lines(report: BundleReport) -> list[str]:
 
 
 async def cmd_import(settings: config.Settings, path: str) -> int:
-    lines = read_export(path)
-    game_id = lines[0].game_id
-    # Decode every line first, so a corrupt file never lands half-way.
-    events = [from_recorded_line(e) for e in lines]
-    started, last = events[0], events[-1]
+    """An audit bundle or a JSON Lines export, appended as the commands that made it (one
+    append a command, under its id) in one transaction: the whole game or nothing."""
+    rows = read_export(path)
+    game_id = rows[0].game_id
+    started = from_recorded(as_recorded(rows[0]))
+    last = from_recorded(as_recorded(rows[-1]))
     if not isinstance(started, GameStarted):
-        raise CliError(f"{path}: the first event is {lines[0].type}, not game_started", FAILED)
+        raise CliError(f"{path}: the first event is {rows[0].type}, not game_started", FAILED)
+    appends = batches(rows)
     store = await _store(settings, existing=False)
     try:
         if await store.version(game_id):
-            raise CliError(f"the store already has game {game_id}: nothing imported", FAILED)
+            raise CliError(
+                f"{_where(settings)} already holds game {game_id}: nothing was imported", FAILED
+            )
         # the game joins the operator's list (GET /games), as if created here; a row left
-        # by an import that failed before its first append goes first
+        # by an import that failed before its append goes first
         index = bootstrap.index_on(store)
         await index.remove(game_id)
         try:
             await index.add(game_id, started.seats, started.rules, rematch_of=started.rematch_of)
         except AlreadyRematched:  # that game has another rematch here: list it unlinked
             await index.add(game_id, started.seats, started.rules)
-        progress = Progress("import", len(lines))
-        done = 0
-        for batch in _commands(list(zip(lines, events, strict=True))):
-            first = batch[0][0]
-            await store.append(
-                game_id,
-                first.version - 1,
-                [to_new(event) for _, event in batch],
-                Metadata(
-                    actor=first.actor,
-                    command_id=first.command_id,
-                    correlation_id=first.correlation_id,
-                ),
-            )
-            done += len(batch)
-            progress(done)
+        try:
+            result = await store.append_batches(game_id, appends)
+        except Conflict:
+            held = await store.version(game_id)
+            raise CliError(
+                f"{_where(settings)} already holds game {game_id} ({held} events): "
+                "nothing was imported",
+                FAILED,
+            ) from None
+        except OutcomeUnknown as e:
+            raise CliError(
+                f"the store's answer was lost ({e}): game {game_id} was imported whole or "
+                "not at all; `bura replay` tells which, and importing again is safe",
+                UNAVAILABLE,
+            ) from None
+        written = await store.version(game_id)
         if isinstance(last, GameFinished):
             await index.finish(game_id, last.winners, last.reason)
     finally:
         await store.close()
-    print(f"imported {len(lines)} events as game {game_id}")
+    if (result.first_version, result.last_version, written) != (1, len(rows), len(rows)):
+        raise CliError(
+            f"game {game_id}: {len(rows)} events in {path}, but the store holds {written}",
+            FAILED,
+        )
+    Progress("import", len(rows))(len(rows))
+    print(f"imported {len(rows)} events in {len(appends)} appends as game {game_id}")
     return 0
 
 
-def _commands(
-    lines: list[tuple[ExportedEvent, Event]],
-) -> list[list[tuple[ExportedEvent, Event]]]:
-    """The events each keyed command appended together, so that each goes in as one append
-    under its command id (a second append under the id would be taken for a retry)."""
-    batches: list[list[tuple[ExportedEvent, Event]]] = []
-    for line, event in lines:
-        if batches and line.command_id is not None:
-            last = batches[-1][0][0]
-            if (last.command_id, last.actor) == (line.command_id, line.actor):
-                batches[-1].append((line, event))
-                continue
-        batches.append([(line, event)])
-    return batches
-
-
 def read_export(path: str) -> list[ExportedEvent]:
-    """The events of an export: an audit bundle (which must verify, and must not be a
-    redacted one) or JSON Lines; the versions 1..n without gaps."""
+    """The rows of an export, checked before anything is written: an audit bundle (which
+    must verify, and must not be a redacted one) or JSON Lines."""
     with open(path, "rb") as f:
         raw = f.read()
-    if raw.startswith(b'{"format":'):
-        lines = _bundle_lines(path, raw)
-    else:
-        decoder = msgspec.json.Decoder(ExportedEvent)
-        try:
-            lines = [decoder.decode(line) for line in raw.splitlines() if line.strip()]
-        except msgspec.DecodeError as e:
-            raise CliError(f"{path} is not a bura export: {e}", FAILED) from None
-    if not lines:
-        raise CliError(f"{path} holds no events", FAILED)
-    if [e.version for e in lines] != list(range(1, len(lines) + 1)):
-        raise CliError(f"{path}: versions are not 1..{len(lines)} without gaps", FAILED)
-    return lines
+    try:
+        if raw.startswith(b'{"format":'):
+            return parse_export(_bundle_lines(path, raw), path)
+        return parse_export(raw.splitlines(), path)
+    except BadExport as e:
+        raise CliError(str(e), FAILED) from None
 
 
-def _bundle_lines(path: str, raw: bytes) -> list[ExportedEvent]:
+def _bundle_lines(path: str, raw: bytes) -> list[bytes]:
+    """A bundle's rows as JSON Lines of an export, for the same checks and batches."""
     report = check_bundle(raw)
     if not report.ok:
         first = report.problems[0]
@@ -290,31 +281,19 @@ def _bundle_lines(path: str, raw: bytes) -> list[ExportedEvent]:
             "not see, so it cannot be imported (import the operator's bundle)",
             FAILED,
         )
+    encode = msgspec.json.Encoder().encode
     return [
-        ExportedEvent(
-            bundle.game_id,
-            r.version,
-            r.type,
-            r.schema_version,
-            r.data,
-            r.actor,
-            r.command_id,
-            r.correlation_id,
+        encode(
+            ExportedEvent(
+                game_id=bundle.game_id,
+                version=r.version,
+                type=r.type,
+                schema_version=r.schema_version,
+                data=r.data,
+                actor=r.actor,
+                command_id=r.command_id,
+                correlation_id=r.correlation_id,
+            )
         )
         for r in bundle.events
     ]
-
-
-def from_recorded_line(line: ExportedEvent) -> Event:
-    row = RecordedEvent(
-        stream_id=line.game_id,
-        version=line.version,
-        type=line.type,
-        data=bytes(line.data),
-        schema_version=line.schema_version,
-        metadata=Metadata(),
-        recorded_at=datetime.now(UTC),
-        tx_id=0,
-        position=0,
-    )
-    return from_recorded(row)

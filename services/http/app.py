@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
-from litestar import Litestar
+from litestar import Litestar, Request
 from litestar.config.cors import CORSConfig
+from litestar.exceptions import ValidationException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 
@@ -23,6 +25,7 @@ from services.http.health import HealthController, prometheus
 from services.http.limits import rate_limit_middleware
 from services.http.middleware import request_middleware
 from services.http.reviews import ReviewsController
+from services.http.schemas import MAX_NESTING, nesting
 from services.http.streams import StreamController
 from services.http.webhooks import WebhooksController
 from services.metrics import Metrics
@@ -30,14 +33,17 @@ from services.metrics import Metrics
 DESCRIPTION = """Event-sourced server for the card game Bura («бура», «тридцать одно»).
 
 Create a game with the operator key, hand each seat its token, and let each player send
-commands as `Authorization: Bearer <seat token>`. Every error is RFC 9457 problem details
+commands as `Authorization: Bearer <seat token>`, each with the version it acted on
+(`seen`) and an `Idempotency-Key`. Every error is RFC 9457 problem details
 (`application/problem+json`): `type` is a page under `/problems/` that documents its
-`code`, and `code`, `detail` (and `option`, `errors`, `version` where they help) are
-members a client can rely on. 400 malformed input, 401 no or unknown token, 403 wrong game
-or role, 404 unknown game, 409 a broken rule (the code names it, e.g. `not_your_turn`),
-413 body too large, 429 rate limited (`Retry-After`, `RateLimit`, `RateLimit-Policy`),
-503 the event store is unreachable (nothing was written; retry with the same
-Idempotency-Key).
+`code`, and `code`, `detail` (and `option`, `errors`, `version`, `command_id` where they
+help) are members a client can rely on. 400 malformed input, 401 no or unknown token, 403
+wrong game or role, 404 unknown game or version, 408 a request too slow to arrive, 409 a
+broken rule (the code names it, e.g. `not_your_turn`) or `table_changed`, 413 body too
+large, 422 `idempotency_key_reused`, 429 rate limited (`Retry-After`, `RateLimit`,
+`RateLimit-Policy`), 431 headers too large, 500 `internal_error`, 503
+`store_unavailable` (nothing was written) or `outcome_unknown` (it may have been applied:
+retry with the same Idempotency-Key, or ask GET /games/{id}/commands/{key}).
 
 Live views are Server-Sent Events (`GET /games/{game_id}/stream`, described for
 generators at `/schema/asyncapi.json`); a browser opens them with a stream ticket
@@ -69,6 +75,17 @@ def cors(settings: Settings) -> CORSConfig | None:
     )
 
 
+async def bounded_body(request: Request[Any, Any, Any]) -> None:
+    """Refuse a body nested too deep before anything decodes it (a decoder recursing a
+    thousand levels down fails as a server error, before any token is even checked)."""
+    if request.method in ("POST", "PUT", "PATCH"):
+        depth = nesting(await request.body())
+        if depth > MAX_NESTING:
+            raise ValidationException(
+                f"the body nests {depth} levels deep; at most {MAX_NESTING} are accepted"
+            )
+
+
 def create_app(settings: Settings, adapters: bootstrap.Adapters | None = None) -> Litestar:
     """The app. Without adapters it opens those the settings name, on the server's own
     event loop, and closes them at shutdown; given adapters are left open for the caller."""
@@ -94,7 +111,11 @@ def create_app(settings: Settings, adapters: bootstrap.Adapters | None = None) -
             assets(),
         ],
         dependencies=DEPENDENCIES,
-        middleware=[request_middleware(metrics), rate_limit_middleware(settings, metrics)],
+        middleware=[
+            request_middleware(metrics, settings.request_deadline_seconds),
+            rate_limit_middleware(settings, metrics),
+        ],
+        before_request=bounded_body,
         exception_handlers=HANDLERS,
         cors_config=cors(settings),
         lifespan=[lifespan],

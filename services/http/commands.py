@@ -1,12 +1,14 @@
-"""/games/{id}/commands: a seat's move."""
+"""/games/{id}/commands: a seat's move, and what became of one."""
 
 from __future__ import annotations
 
-from typing import Annotated
+import re
+from typing import Annotated, Any
 
 import msgspec
-from litestar import Controller, post
+from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
+from litestar.exceptions import ValidationException
 from litestar.params import FromPath, HeaderParameter, JSONBody
 
 from domain.cards import parse_cards
@@ -14,9 +16,14 @@ from domain.commands import Lead, PlayerCommand, Respond
 from services.app.callers import Caller
 from services.app.errors import Forbidden
 from services.app.games import GameService
-from services.app.results import Outcome
+from services.app.results import CommandStatus, Outcome
 from services.http.errors import responses
 from services.http.middleware import request_id
+from services.http.schemas import strictly
+
+# What an Idempotency-Key may be; the lookup's path segment is held to the same.
+KEY_PATTERN = r"^[\x20-\x7e]+$"
+KEY_MAX = 200
 
 
 def canonical(command: PlayerCommand) -> PlayerCommand:
@@ -35,12 +42,13 @@ class CommandsController(Controller):
     @post(
         "/{game_id:str}/commands",
         operation_id="sendCommand",
-        responses=responses(400, 401, 403, 404, 409, 413, 429, 503),
+        responses=responses(400, 401, 403, 404, 408, 409, 413, 422, 429, 431, 500, 503),
         status_code=200,
         summary="Send a command (seat token)",
     )
     async def command(
         self,
+        request: Request[Any, Any, Any],
         game_id: FromPath[str],
         caller: NamedDependency[Caller],
         games: NamedDependency[GameService],
@@ -50,22 +58,58 @@ class CommandsController(Controller):
             HeaderParameter(
                 name="Idempotency-Key",
                 min_length=1,
-                max_length=200,
-                pattern=r"^[\x20-\x7e]+$",
+                max_length=KEY_MAX,
+                pattern=KEY_PATTERN,
                 required=False,
                 description="Any text you choose, one per move: a retry with the same key "
                 "returns the first answer and is never a second move",
             ),
         ] = None,
     ) -> Outcome:
-        """Acts as the token's seat. Send an Idempotency-Key: a retry with the same key
-        returns the first answer and is never a second move (a second draw loses the deal)."""
+        """Acts as the token's seat. Put the game version the player acted on in `seen`:
+        the command is then judged on exactly that table, or refused with 409
+        `table_changed` (and the current `version`) if the game has moved on. Send an
+        Idempotency-Key: a retry with the same key and body returns the first answer and
+        is never a second move (a second draw loses the deal); the same key with another
+        body, or from another seat, is 422 `idempotency_key_reused`. A 503
+        `outcome_unknown` may have been applied: retry with the same key, or ask
+        GET /games/{id}/commands/{key}."""
         if caller.seat is None:
             raise Forbidden("only a seat token sends commands")
+        # Decoded again, strictly: the framework coerces ("2" for 2, 0 for false), and a
+        # coerced "count" is a double draw the player never sent.
+        command: PlayerCommand = strictly(await request.body(), PlayerCommand)
         return await games.execute(
             game_id,
             caller.seat,
-            canonical(data),
+            canonical(command),
             command_id=idempotency_key,
             correlation_id=request_id.get(),
         )
+
+    @get(
+        "/{game_id:str}/commands/{command_id:path}",
+        operation_id="getCommand",
+        responses=responses(400, 401, 403, 404, 429, 503),
+        summary="What became of a command (the seat that sent it, or the operator)",
+    )
+    async def command_status(
+        self,
+        game_id: FromPath[str],
+        command_id: FromPath[str],
+        caller: NamedDependency[Caller],
+        games: NamedDependency[GameService],
+    ) -> CommandStatus:
+        """`applied`, with the version it brought the game to and its events as the caller
+        may see them; or `unknown`: nothing was applied under this key by the caller
+        (another seat's key is unknown to it too). Keys stay valid for the life of the
+        game. After a 503 `outcome_unknown`, ask this, or simply send the command again
+        with the same key."""
+        if caller.role == "spectator":
+            raise Forbidden("only the seat that sent a command, or the operator, may ask")
+        key = command_id.removeprefix("/")
+        if not (len(key) <= KEY_MAX and re.fullmatch(KEY_PATTERN, key)):
+            raise ValidationException(
+                f"command key: 1 to {KEY_MAX} printable ASCII characters, as in Idempotency-Key"
+            )
+        return await games.command(game_id, key, caller.viewer)

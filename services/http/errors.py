@@ -11,17 +11,20 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, SerializationException, ValidationException
 
 from domain.errors import BadSetup, RuleViolation
-from infra.ports.events import StoreUnavailable
+from infra.ports.events import OutcomeUnknown, StoreUnavailable
 from services.app.errors import (
     BadCursor,
     Forbidden,
     GameNotFound,
+    KeyReused,
     NotFound,
     Refused,
     TicketInvalid,
     Unauthorized,
+    VersionNotFound,
 )
 from services.http.problems import FALLBACK, PROBLEMS, ProblemDetails, problem, responses
+from services.logs import request_id
 
 __all__ = ["HANDLERS", "error", "responses"]
 
@@ -100,9 +103,43 @@ def _ticket(request: Request[Any, Any, Any], exc: TicketInvalid) -> Response[Pro
     )
 
 
+# A second or so is enough for a pool to recover or a failover to finish; the client may
+# take longer, never less.
+RETRY_AFTER = {"Retry-After": "1"}
+
+
+def _unavailable(request: Request[Any, Any, Any], exc: StoreUnavailable) -> Response[Any]:
+    return problem(
+        "store_unavailable",
+        f"the event store cannot be reached ({exc}); nothing was written: send it again "
+        "with the same Idempotency-Key",
+        headers=RETRY_AFTER,
+        instance=_instance(request),
+    )
+
+
+def _unknown(request: Request[Any, Any, Any], exc: OutcomeUnknown) -> Response[Any]:
+    key = exc.command_id
+    where = f"GET {request.url.path}/{key}" if key and request.method == "POST" else "the lookup"
+    return problem(
+        "outcome_unknown",
+        f"the command reached the event store but its answer was lost ({exc}): it may have "
+        f"been applied. Send it again with Idempotency-Key {key!r}, or ask {where}",
+        headers=RETRY_AFTER,
+        command_id=key,
+        instance=_instance(request),
+    )
+
+
 def _internal(request: Request[Any, Any, Any], exc: Exception) -> Response[ProblemDetails]:
-    log.error("unexpected error", exc_info=exc)
-    rid = request.scope.get("state", {}).get("request_id") or request.headers.get("x-request-id")
+    rid = request_id.get()
+    log.error(
+        "unexpected error in %s %s",
+        request.method,
+        request.url.path,
+        exc_info=exc,
+        extra={"request_id": rid},
+    )
     detail = "the server failed unexpectedly" + (f"; quote request id {rid}" if rid else "")
     return problem("internal_error", detail, instance=_instance(request))
 
@@ -114,16 +151,17 @@ HANDLERS: dict[Any, Handler] = {
     RuleViolation: _refused,
     BadSetup: _setup,
     GameNotFound: lambda r, e: problem("game_not_found", str(e), instance=_instance(r)),
+    VersionNotFound: lambda r, e: problem(
+        "version_not_found", str(e), version=e.last, instance=_instance(r)
+    ),
     NotFound: lambda r, e: problem(e.code, str(e), instance=_instance(r)),
     Refused: lambda r, e: problem(e.code, str(e), instance=_instance(r)),
     BadCursor: lambda r, e: problem("bad_cursor", str(e), instance=_instance(r)),
     Unauthorized: _unauthorized,
     TicketInvalid: _ticket,
     Forbidden: lambda r, e: problem("forbidden", str(e), instance=_instance(r)),
-    StoreUnavailable: lambda r, e: problem(
-        "store_unavailable",
-        f"the event store cannot be reached ({e}); nothing was written, send it again",
-        instance=_instance(r),
-    ),
+    KeyReused: lambda r, e: problem("idempotency_key_reused", str(e), instance=_instance(r)),
+    StoreUnavailable: _unavailable,
+    OutcomeUnknown: _unknown,
     Exception: _internal,
 }

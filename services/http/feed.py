@@ -68,6 +68,7 @@ class FeedController(Controller):
         operation_id="followEvents",
         responses=_RESPONSES,
         summary="Every game's events in the global order (operator)",
+        opt={"deadline": False},  # a feed lasts; each read it makes has the store's own bound
     )
     async def feed(
         self,

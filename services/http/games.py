@@ -4,9 +4,9 @@ rematch, and the ruling on a clock pause."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
-from litestar import Controller, get, post
+from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody, Parameter, QueryParameter
 
@@ -20,7 +20,7 @@ from services.app.listing import Listing
 from services.app.results import CreatedGame, EventPage, GamePage, Outcome, TableView, with_head
 from services.http.errors import responses
 from services.http.middleware import request_id
-from services.http.schemas import LAST_VERSION, CreateGame, EndPauseBody, RematchBody
+from services.http.schemas import LAST_VERSION, CreateGame, EndPauseBody, RematchBody, strictly
 from services.live.attendance import Attendance
 
 
@@ -50,6 +50,7 @@ class GamesController(Controller):
     )
     async def create_game(
         self,
+        request: Request[Any, Any, Any],
         operator: NamedDependency[Caller],
         games: NamedDependency[GameService],
         data: JSONBody[CreateGame],
@@ -57,7 +58,10 @@ class GamesController(Controller):
         """Deals the first deal (with `shuffle: "seats"`, opens it for the seats' seeds: the
         answer's `shuffle` holds the server's commitment and the deadline). Returns one
         secret token per seat and a spectator token: hand each to its player; only their
-        hashes are stored."""
+        hashes are stored. Table options are decoded strictly: `"stake": "3"` or
+        `"dave": 1` is a 400 naming the option."""
+        data = strictly(await request.body(), CreateGame)
+        assert isinstance(data, CreateGame)
         deck = list(parse_cards(data.deck)) if data.deck is not None else None
         return await games.create(
             [s.name for s in data.seats],

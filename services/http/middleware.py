@@ -1,6 +1,8 @@
-"""Request ids and access logs, as pure ASGI: every request gets an id (the caller's
-X-Request-ID or a new one), echoed in the response, carried into command metadata and into
-every log line."""
+"""Request ids, deadlines and access logs, as pure ASGI: every request gets an id (the
+caller's X-Request-ID or a new one), echoed in the response, carried into command metadata
+and into every log line; and a deadline (BURA_REQUEST_DEADLINE_SECONDS) that bounds every
+store call it makes. Live streams, which are meant to last, have none: a route opts out
+with `opt={"deadline": False}`."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from typing import Any
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
+from infra.deadline import within
 from services.logs import request_id
 from services.metrics import Metrics
 
@@ -20,7 +23,7 @@ __all__ = ["request_id", "request_middleware"]
 log = logging.getLogger("bura.http")
 
 
-def request_middleware(metrics: Metrics) -> Any:
+def request_middleware(metrics: Metrics, deadline_seconds: float) -> Any:
     def middleware(app: ASGIApp) -> ASGIApp:
         async def handle(scope: Scope, receive: Receive, send: Send) -> None:
             if scope["type"] != ScopeType.HTTP:
@@ -44,8 +47,14 @@ def request_middleware(metrics: Metrics) -> Any:
                     ]
                 await send(message)
 
+            handler = scope.get("route_handler")
+            bounded = handler is None or handler.opt.get("deadline", True)
             try:
-                await app(scope, receive, send_with_id)
+                if bounded:
+                    with within(deadline_seconds):
+                        await app(scope, receive, send_with_id)
+                else:
+                    await app(scope, receive, send_with_id)
             finally:
                 elapsed = time.perf_counter() - started
                 route = scope.get("path_template") or "unmatched"

@@ -110,6 +110,12 @@ PROBLEMS: dict[str, Problem] = {
     ),
     "game_not_found": Problem(404, "No such game", "No game has this id.", "no game 0f3a..."),
     "not_found": Problem(404, "No such resource", "Nothing is served at this path.", "Not Found"),
+    "version_not_found": Problem(
+        404,
+        "No such version",
+        "The game has not reached this version; `version` is its last.",
+        "game 4f1c... has versions 1 to 35, not 40",
+    ),
     "webhook_not_found": Problem(
         404,
         "No such webhook endpoint",
@@ -192,8 +198,7 @@ PROBLEMS: dict[str, Problem] = {
         "seat 1's time ran out 0.4 s ago: the timeout is judged first",
     ),
     "not_paused": _rule(
-        "No timeout awaits the operator's ruling: the clock is not paused (docs/rules.md "
-        "§13.3).",
+        "No timeout awaits the operator's ruling: the clock is not paused (docs/rules.md §13.3).",
         "the clock is not paused: no timeout awaits a ruling",
     ),
     "game_not_finished": _rule(
@@ -219,8 +224,7 @@ PROBLEMS: dict[str, Problem] = {
         "the clock runs for seat 1, not 0",
     ),
     "clock_paused": _rule(
-        "A timeout while the clock is paused for the operator's ruling (the server's own "
-        "command).",
+        "A timeout while the clock is paused for the operator's ruling (the server's own command).",
         "the clock is paused after a timeout: the operator decides",
     ),
     "no_clock": _rule(
@@ -319,10 +323,17 @@ PROBLEMS: dict[str, Problem] = {
         "is still being tried.",
         "delivery 9e0d... is pending, not failed",
     ),
-    "idempotency_key_reused": _rule(
-        "The Idempotency-Key was already used by another seat of this game: choose a new key.",
-        "this Idempotency-Key was used by another seat",
-        title="Idempotency-Key used by another seat",
+    "idempotency_key_reused": Problem(
+        422,
+        "Idempotency-Key names another command",
+        "The Idempotency-Key was used by another seat of this game, or for another command "
+        "(another body): nothing was done. A retry repeats the first body exactly; a new "
+        "command takes a new key.",
+        "this Idempotency-Key was used for another command",
+    ),
+    "dave_not_allowed": _rule(
+        "A dave at the declare-or-pass point, where nothing can be led (docs/rules.md §5).",
+        "the hands are played out: declare 31 or pass, no dave",
     ),
     "busy": _rule(
         "The game changed too many times while the command was being decided: send it again "
@@ -331,6 +342,12 @@ PROBLEMS: dict[str, Problem] = {
         title="The game is busy",
     ),
     # 413, 429: sizes and rates
+    "request_timeout": Problem(
+        408,
+        "Request too slow",
+        "The request did not arrive within BURA_READ_TIMEOUT_SECONDS; the connection is closed.",
+        "the request did not arrive in 10 s",
+    ),
     "body_too_large": Problem(
         413,
         "Body too large",
@@ -352,6 +369,21 @@ PROBLEMS: dict[str, Problem] = {
         "The server failed unexpectedly; the `X-Request-ID` header finds it in the logs. A "
         "command may have been applied: send it again with the same Idempotency-Key.",
         "the server failed; quote request id 5d0c... to the operator",
+    ),
+    "headers_too_large": Problem(
+        431,
+        "Request headers too large",
+        "The request line and headers are larger than BURA_MAX_HEADER_BYTES, or more than "
+        "BURA_MAX_HEADERS.",
+        "the request headers pass 16384 bytes",
+    ),
+    "outcome_unknown": Problem(
+        503,
+        "Outcome unknown",
+        "The command reached the event store and its answer was lost: it may have been "
+        "applied. Send it again with the same Idempotency-Key (or the `command_id` given), or "
+        "ask GET /games/{id}/commands/{key}; either gives the outcome.",
+        "the command reached the event store but its answer was lost: it may have been applied",
     ),
     "store_unavailable": Problem(
         503,
@@ -398,6 +430,7 @@ class ProblemDetails(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tr
     errors: list[dict[str, Any]] | None = None  # bad_request: each field at fault
     version: int | None = None  # the game's version when it helps to resynchronise
     retry_after: int | None = None  # rate_limited: seconds to wait
+    command_id: str | None = None  # outcome_unknown: the id to retry under, or to look up
 
 
 def problem_type(code: str) -> str:
@@ -452,13 +485,18 @@ _DESCRIPTIONS = {
     401: "No token, a token nobody issued, or a stream ticket that is not valid "
     "(`WWW-Authenticate: Bearer`)",
     403: "A token of another game, or the wrong role",
-    404: "No such game",
+    404: "No such game (or version, webhook endpoint, delivery)",
     405: "Not this method (`Allow` lists those that are)",
-    409: "Refused: a rule of play forbids it (the code names the rule) or the game was busy",
+    408: "The request did not arrive in time",
+    409: "Refused: a rule of play forbids it (the code names the rule), the table changed "
+    "since the version the command names (`table_changed`), or the game was busy",
     413: "Body larger than BURA_MAX_BODY_BYTES",
+    422: "The Idempotency-Key names another command: nothing was done",
     429: "Rate limited: wait `Retry-After` seconds",
+    431: "Request headers too large or too many",
     500: "The server failed unexpectedly",
-    503: "The event store cannot be reached (nothing was written), or the server is stopping",
+    503: "The event store cannot be reached (`store_unavailable`: nothing was written), the "
+    "answer was lost (`outcome_unknown`: it may have been applied), or the server is stopping",
 }
 
 

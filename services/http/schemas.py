@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import re
+from itertools import accumulate
+from typing import Annotated, Any
 
 import msgspec
+from litestar.exceptions import ValidationException
 
 from domain.rules import Rules
 from domain.vocabulary import PauseVerdict
@@ -12,6 +15,10 @@ from domain.vocabulary import PauseVerdict
 # Versions are bigint in the stores, and a browser reads JSON numbers as doubles: a larger
 # number than a double holds exactly is no version, refuse it at the edge.
 LAST_VERSION = 2**53 - 1
+
+# No body of this API nests deeper than 4 (a game's teams); far deeper is an attack on the
+# decoder's recursion, refused before anything parses it.
+MAX_NESTING = 32
 
 
 class SeatSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -24,6 +31,40 @@ class CreateGame(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     seed: Annotated[str, msgspec.Meta(min_length=1, max_length=256)] | None = None
     dealer: Annotated[int, msgspec.Meta(ge=0, le=5)] | None = None
     deck: Annotated[list[str], msgspec.Meta(max_length=52)] | None = None
+
+
+_decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
+_AT = re.compile(r"^(?P<message>.*) - at `\$\.?(?P<key>[^`]*)`$")
+
+
+def strictly(raw: bytes, kind: Any) -> Any:
+    """The body as `kind`, with no coercion at all: `"2"` is not 2 and `0` is not false. A
+    value of the wrong type is a 400 naming the field."""
+    decoder = _decoders.get(kind)
+    if decoder is None:
+        decoder = _decoders[kind] = msgspec.json.Decoder(kind, strict=True)
+    try:
+        decoded = decoder.decode(raw)
+    except msgspec.ValidationError as e:
+        found = _AT.match(str(e))
+        key, message = (found["key"], found["message"]) if found else ("", str(e))
+        raise ValidationException(
+            detail=f"{key}: {message}" if key else message,
+            extra=[{"key": key, "message": message, "source": "body"}],
+        ) from None
+    return decoded
+
+
+def nesting(raw: bytes) -> int:
+    """How deep the arrays and objects of a JSON text nest, brackets inside strings aside
+    (an unterminated string runs to the end: that text is no JSON anyway). One pass."""
+    steps = (_STEP.get(token, 0) for token in _TOKEN.findall(raw))
+    return max(accumulate(steps, initial=0))
+
+
+# A string (to its closing quote, or to the end), or a bracket.
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.DOTALL)
+_STEP = {b"[": 1, b"{": 1, b"]": -1, b"}": -1}
 
 
 class RematchBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import socket
+import sys
 from types import FrameType
 
 import uvicorn
@@ -12,6 +14,7 @@ from litestar import Litestar
 
 from services.config import Settings
 from services.http.app import create_app
+from services.http.connections import bounded_protocol
 from services.logs import configure
 
 log = logging.getLogger("bura")
@@ -49,8 +52,34 @@ class Server(uvicorn.Server):
             self.should_exit = True
 
 
+def listening(host: str, port: int) -> socket.socket:
+    """The server's socket, bound before anything else starts: a port already taken stops
+    `bura serve` at once (uvicorn would find out only after the app, its pool and its Redis
+    were up, and then hang on their shutdown)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
 def serve(settings: Settings) -> int:
     configure(settings)
+    try:
+        sock = listening(settings.host, settings.port)
+    except OSError as e:
+        print(
+            f"bura serve: cannot listen on {settings.host}:{settings.port}: {e.strerror or e}",
+            file=sys.stderr,
+            flush=True,
+        )
+        return 1
     app = create_app(settings)
     where = "PostgreSQL" if settings.database_url else f"SQLite file {settings.sqlite_path}"
     where += " + Redis" if settings.redis_url else " + in-process bus"
@@ -67,11 +96,11 @@ def serve(settings: Settings) -> int:
     log.info("starting", extra={"url": url, "store": where})
     config = uvicorn.Config(
         app,
-        host=settings.host,
-        port=settings.port,
         log_config=None,
         timeout_graceful_shutdown=int(settings.shutdown_grace_seconds),
+        timeout_keep_alive=max(1, round(settings.idle_timeout_seconds)),
+        http=bounded_protocol(settings),
         access_log=False,
     )
-    Server(config, app).run()
+    Server(config, app).run(sockets=[sock])
     return 0

@@ -65,6 +65,7 @@ class StreamController(Controller):
         responses=responses(400, 401, 403, 404, 429, 503),
         security=[*BEARER, {"ticket": []}],
         summary="Server-Sent Events of the caller's view",
+        opt={"deadline": False},  # a stream lasts; each read it makes has the store's bound
         response_description="text/event-stream: `event: view` messages whose `id` is the game "
         "version and whose data is {version, event, view}; `: keep-alive` comments; "
         "`event: end` when the game is over; `event: shutdown` when the server stops "

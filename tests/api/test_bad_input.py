@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from domain.rules import MAX_STAKE, Rules
 from tests.api.conftest import OPERATOR, Api
 
 # (what, raw body, status, code, a word the detail must contain)
@@ -25,6 +26,22 @@ BAD_COMMANDS: list[tuple[str, bytes, int, str, str]] = [
     ("missing cards", b'{"type": "lead"}', 400, "bad_request", "cards"),
     ("bad claim", b'{"type": "declare", "claim": "forty"}', 400, "bad_request", "claim"),
     ("missing answer", b'{"type": "dave_answer"}', 400, "bad_request", "accept"),
+    # a value of the wrong type is refused, never coerced: "2" is no count, 0 no answer
+    ("count as text", b'{"type": "draw", "count": "2"}', 400, "bad_request", "count"),
+    ("count as a float", b'{"type": "draw", "count": 2.0}', 400, "bad_request", "count"),
+    ("count as true", b'{"type": "draw", "count": true}', 400, "bad_request", "count"),
+    ("accept as 0", b'{"type": "dave_answer", "accept": 0}', 400, "bad_request", "accept"),
+    ("accept as 1", b'{"type": "dave_answer", "accept": 1}', 400, "bad_request", "accept"),
+    ("accept as text", b'{"type": "dave_answer", "accept": "true"}', 400, "bad_request", "accept"),
+    ("claim as a number", b'{"type": "declare", "claim": 31}', 400, "bad_request", "claim"),
+    ("cards as an object", b'{"type": "lead", "cards": {"AS": 1}}', 400, "bad_request", "cards"),
+    ("respond cards as text", b'{"type": "respond", "cards": "AS"}', 400, "bad_request", "cards"),
+    ("type as a number", b'{"type": 7}', 400, "bad_request", "type"),
+    ("seen as text", b'{"type": "draw", "seen": "5"}', 400, "bad_request", "seen"),
+    ("seen as a float", b'{"type": "draw", "seen": 5.0}', 400, "bad_request", "seen"),
+    ("seen as true", b'{"type": "draw", "seen": true}', 400, "bad_request", "seen"),
+    ("seen below zero", b'{"type": "draw", "seen": -1}', 400, "bad_request", "seen"),
+    ("seen on a pass", b'{"type": "pass", "seen": "now"}', 400, "bad_request", "seen"),
     ("bad card code", b'{"type": "lead", "cards": ["ZZ"]}', 400, "bad_card", "ZZ"),
     ("no such rank", b'{"type": "lead", "cards": ["11S"]}', 400, "bad_card", "11S"),
     ("empty card", b'{"type": "lead", "cards": [""]}', 400, "bad_card", "not a card"),
@@ -191,3 +208,124 @@ async def test_tokens_and_request_ids_with_a_nul_are_no_server_error(api: Api) -
     assert answer.status_code == 200, answer.text
     [row] = await api.store.read(table.game_id, after=table.version)
     assert "\x00" not in (row.metadata.correlation_id or "")
+
+
+# --- table options and the other fields of a new game, strictly typed ---------------------
+
+# One value of the wrong type for every table option (docs/rules.md §8.1).
+WRONG_OPTIONS: dict[str, Any] = {
+    "game": 1,
+    "deck": "36",
+    "hand_size": ["3", "3"],
+    "trumps": 1,
+    "first_lead_compensation": "0",
+    "penalties": True,
+    "short_stock": 0,
+    "declare_on": ["lead"],
+    "no_claim": None,
+    "show_own_points": "false",
+    "dave": 1,
+    "dave_max_multiplier": "64",
+    "stake": "3",
+    "match_target": "2",
+    "closed_discard": 0,
+    "false_declaration": 1,
+    "open_seats": "0",
+    "compensation": 10.0,
+    "combinations": False,
+    "teams": "0,2",
+    "target_points": "31",
+    "shuffle": 0,
+    "seeding_seconds": "30",
+    "turn_seconds": "10",
+    "time_bank_seconds": 1.5,
+    "on_timeout": True,
+    "abandon_seconds": [30],
+}
+
+
+def test_every_option_has_a_wrong_value_here() -> None:
+    assert set(WRONG_OPTIONS) == set(Rules.__struct_fields__)
+
+
+async def test_an_option_of_the_wrong_type_is_a_400_naming_it(api: Api) -> None:
+    for option, value in WRONG_OPTIONS.items():
+        body = {"seats": [{"name": "a"}, {"name": "b"}], "rules": {option: value}}
+        answer = await api.client.post("/games", json=body, headers=OPERATOR)
+        assert answer.status_code == 400, (option, answer.text)
+        assert answer.json()["code"] == "bad_request", option
+        assert f"rules.{option}" in answer.json()["detail"], option
+
+
+async def test_a_new_games_field_of_the_wrong_type_is_a_400_naming_it(api: Api) -> None:
+    wrong: list[tuple[str, Any]] = [
+        ("seats", {"a": 1}),
+        ("seed", 5),
+        ("dealer", "1"),
+        ("dealer", True),
+        ("deck", "AS 10S"),
+    ]
+    for field, value in wrong:
+        body: dict[str, Any] = {"seats": [{"name": "a"}, {"name": "b"}], field: value}
+        answer = await api.client.post("/games", json=body, headers=OPERATOR)
+        assert answer.status_code == 400, (field, answer.text)
+        assert answer.json()["code"] == "bad_request" and field in answer.json()["detail"]
+
+
+async def test_stakes_that_could_give_a_score_beyond_2_53_are_refused_naming_the_option(
+    api: Api,
+) -> None:
+    for option, value in [
+        ("stake", 2**63 - 1),
+        ("stake", MAX_STAKE + 1),
+        ("match_target", 2**70),
+        ("dave_max_multiplier", 2**62),
+    ]:
+        body = {"seats": [{"name": "a"}, {"name": "b"}], "rules": {option: value}}
+        answer = await api.client.post("/games", json=body, headers=OPERATOR)
+        assert answer.status_code == 400, (option, answer.text)
+        assert (answer.json()["code"], answer.json()["option"]) == ("bad_option", option)
+
+
+# --- nesting --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["/games", "/games/some-game/commands"])
+async def test_a_body_nested_a_thousand_deep_is_a_400_before_anything_else(
+    api: Api, path: str
+) -> None:
+    deep = b'{"type": "lead", "cards": ' + b"[" * 1000 + b"]" * 1000 + b"}"
+    for headers in ({}, OPERATOR):  # refused before the token is even looked at
+        answer = await api.client.post(
+            path, content=deep, headers={**headers, "Content-Type": "application/json"}
+        )
+        assert answer.status_code == 400, answer.text
+        assert answer.json()["code"] == "bad_request"
+        assert "nests 1001 levels" in answer.json()["detail"]
+
+
+async def test_a_body_nested_within_the_bound_is_decoded_as_usual(api: Api) -> None:
+    table = await api.create()
+    inside = b'{"type": "lead", "cards": ' + b"[" * 31 + b"]" * 31 + b"}"
+    answer = await api.client.post(
+        f"/games/{table.game_id}/commands",
+        content=inside,
+        headers={**table.seat(0), "Content-Type": "application/json"},
+    )
+    assert answer.status_code == 400 and "cards" in answer.json()["detail"]
+
+
+# --- versions the game has not reached -------------------------------------------------------
+
+
+async def test_a_replay_of_a_version_the_game_has_not_reached_is_a_404(api: Api) -> None:
+    table = await api.create()
+    answer = await api.client.get(
+        f"/games/{table.game_id}/replay", params={"version": 999}, headers=OPERATOR
+    )
+    assert answer.status_code == 404, answer.text
+    body = answer.json()
+    assert (body["code"], body["version"]) == ("version_not_found", table.version)
+    assert f"1 to {table.version}" in body["detail"]
+    last = await api.get(f"/games/{table.game_id}/replay", version=table.version)
+    assert last["version"] == table.version

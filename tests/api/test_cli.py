@@ -3,12 +3,21 @@ audit and verify."""
 
 from __future__ import annotations
 
+import json
+import random
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
+import msgspec
 import pytest
 
-from domain.evolve import replay
+from domain.bots import random_bot
+from domain.commands import Dave, Draw
+from domain.evolve import fold, replay
+from domain.legal import legal_commands
+from domain.state import NEW_GAME
 from domain.views import ARBITER, view
 from infra.ports.events import RecordedEvent
 from infra.ports.games import IndexedGame
@@ -17,7 +26,15 @@ from services.app.codec import from_recorded
 from services.bootstrap import Adapters
 from services.cli.table_text import render
 from tests import servers
-from tests.api.conftest import FIRST_TRICK, THIRTY_ONE_GAME, Api, Body, app_on, serving
+from tests.api.conftest import (
+    FIRST_TRICK,
+    OPERATOR,
+    THIRTY_ONE_GAME,
+    Api,
+    Body,
+    app_on,
+    serving,
+)
 
 Where = dict[str, str]  # the environment that points the CLI at a store
 
@@ -235,6 +252,223 @@ def test_long_runs_draw_a_progress_bar_on_a_terminal_only() -> None:
     assert screen.getvalue().endswith("\rexport [" + "#" * 30 + "] 100/100\n")
     assert screen.getvalue().count("\r") <= 31  # redrawn only as the bar grows
     assert pipe.getvalue() == ""
+
+
+# --- export and import of whole games ---------------------------------------------------------
+
+
+async def play_with_everything(api: Api, seed: str) -> str:
+    """A game of several deals through the API: keyed and unkeyed commands, some with
+    `seen`, daves offered and answered, faulty draws judged as penalties."""
+    chance = random.Random(seed)
+    rules = {"match_target": 4, "dave_max_multiplier": 2}
+    table = await api.create(rules=rules, deck=None, seed=seed)
+    state = NEW_GAME
+    for n in range(3000):
+        state = fold(state, map(from_recorded, await api.store.read(table.game_id, state.version)))
+        if state.finished:
+            return table.game_id
+        deal = state.deal
+        assert deal is not None
+        legal = legal_commands(state, deal.turn)
+        if deal.phase == "draw" and deal.stock and chance.random() < 0.04:
+            seat, command = 1 - deal.turn, Draw()  # out of turn: a penalty
+        elif Dave() in legal and chance.random() < 0.4:
+            seat, command = deal.turn, Dave()
+        else:
+            seat, command = deal.turn, random_bot(state, deal.turn, chance)
+        body = msgspec.to_builtins(command)
+        if chance.random() < 0.5:
+            body["seen"] = state.version
+        key = f"{seed}-{n}" if chance.random() < 0.7 else None
+        await api.play(table, seat, body, key=key)
+    raise AssertionError("the game did not end")
+
+
+def test_games_with_keys_penalties_and_daves_import_whole_and_replay_equal_at_every_version(
+    stores: tuple[Where, Where],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    full, empty = stores
+
+    async def play() -> list[str]:
+        adapters = await opened(full)
+        app = app_on(adapters)
+        try:
+            async with serving(app) as client:
+                api = Api(client, app, adapters)
+                return [await play_with_everything(api, f"round-trip-{n}") for n in range(2)]
+        finally:
+            await adapters.close()
+
+    games = servers.run_async(play)
+    for game in games:
+        export = tmp_path / f"{game}.jsonl"
+        assert bura(monkeypatch, capsys, full, "export", game, "--out", str(export))[0] == 0
+        code, out = bura(monkeypatch, capsys, empty, "import", str(export))
+        assert code == 0, out
+        source, copy = rows(full, game), rows(empty, game)
+        assert f"imported {len(source)} events" in out
+        assert [same_row(r) for r in copy] == [same_row(r) for r in source]
+        kinds = {r.type for r in source}
+        assert {"penalty_applied", "dave_offered", "deal_started"} <= kinds, kinds
+        assert sum(r.type == "deal_started" for r in source) >= 3
+
+    async def compare() -> None:
+        a, b = await opened(full), await opened(empty)
+        app_a, app_b = app_on(a), app_on(b)
+        try:
+            async with serving(app_a) as one, serving(app_b) as other:
+                for game in games:
+                    ids = {r.metadata.command_id for r in await a.store.read(game)} - {None}
+                    assert len(ids) > 50
+                    for command_id in ids:
+                        assert command_id is not None
+                        found = await a.store.find_command(game, command_id)
+                        assert found is not None
+                        assert found.fingerprint or found.actor is None  # a seat's, or creation
+                        assert await b.store.find_command(game, command_id) == found
+                    last = await a.store.version(game)
+                    for version in range(1, last + 1):
+                        path = f"/games/{game}/replay?version={version}"
+                        here = await one.get(path, headers=OPERATOR)
+                        there = await other.get(path, headers=OPERATOR)
+                        assert here.status_code == there.status_code == 200, there.text
+                        assert unchained(here.json()) == unchained(there.json()), (game, version)
+                    audits = [
+                        (await c.get(f"/games/{game}/audit", headers=OPERATOR)).json()["findings"]
+                        for c in (one, other)
+                    ]
+                    assert audits[0] and len(audits[0]) == len(audits[1])
+                    for before, after in zip(*audits, strict=True):
+                        before.pop("recorded_at"), after.pop("recorded_at")
+                        assert before == after
+        finally:
+            await a.close()
+            await b.close()
+
+    servers.run_async(compare)
+
+
+def unchained(replay: dict[str, Any]) -> dict[str, Any]:
+    """A replay but its chain head and receipt, which hash when each row was recorded."""
+    view = {k: v for k, v in replay["view"].items() if k not in ("chain_head", "receipt")}
+    return {**replay, "view": view}
+
+
+def same_row(r: RecordedEvent) -> tuple[object, ...]:
+    """Everything a row records but when (and so its chain hash): an import is recorded anew."""
+    m = r.metadata
+    return (r.version, r.type, r.data, r.schema_version, m.command_id, m.actor, m.correlation_id)
+
+
+def test_an_export_keeps_every_rows_metadata(
+    stores: tuple[Where, Where],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    full, _ = stores
+    _, penalised = play_games(full)
+    export = tmp_path / "game.jsonl"
+    bura(monkeypatch, capsys, full, "export", penalised, "--out", str(export))
+    lines = [json.loads(line) for line in export.read_text().splitlines()]
+    stored = rows(full, penalised)
+    assert [line["hash"] for line in lines] == [r.hash.hex() for r in stored]
+    assert [line["correlation_id"] for line in lines] == [r.metadata.correlation_id for r in stored]
+    assert [datetime.fromisoformat(line["recorded_at"]) for line in lines] == [
+        r.recorded_at for r in stored
+    ]
+    seats = [line for line in lines if line["actor"] is not None]
+    assert seats and all(line["command_id"] and line["fingerprint"] for line in seats)
+
+
+def test_an_import_into_a_store_that_holds_the_game_is_refused_and_writes_nothing(
+    stores: tuple[Where, Where],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    full, empty = stores
+    game, _ = play_games(full)
+    export = tmp_path / "game.jsonl"
+    bura(monkeypatch, capsys, full, "export", game, "--out", str(export))
+    before = rows(full, game)
+    capsys.readouterr()
+    for name, value in full.items():
+        monkeypatch.setenv(name, value)
+    code = cli.main(["import", str(export)])
+    said = capsys.readouterr().err
+    assert code == 1
+    assert f"already holds game {game}" in said and "nothing was imported" in said
+    assert said.count("\n") == 1 and "Traceback" not in said
+    assert rows(full, game) == before
+    assert rows(empty, game) == []
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    ["a line cut short", "an unreadable event", "a command id used twice", "a gap"],
+)
+def test_a_bad_export_is_refused_whole(
+    stores: tuple[Where, Where],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    spoil: str,
+) -> None:
+    full, empty = stores
+    game, _ = play_games(full)
+    export = tmp_path / "game.jsonl"
+    bura(monkeypatch, capsys, full, "export", game, "--out", str(export))
+    lines = [json.loads(line) for line in export.read_text().splitlines()]
+    last = len(lines) - 1
+    if spoil == "a line cut short":
+        text = "\n".join(json.dumps(line) for line in lines)[:-20]
+    else:
+        if spoil == "an unreadable event":
+            lines[last]["data"] = {"type": lines[last]["type"], "nonsense": True}
+        elif spoil == "a command id used twice":
+            keyed = [n for n, line in enumerate(lines) if line["command_id"]]
+            lines[keyed[-1]]["command_id"] = lines[keyed[0]]["command_id"]
+        else:
+            del lines[last - 1]
+        text = "\n".join(json.dumps(line) for line in lines)
+    export.write_text(text + "\n")
+    capsys.readouterr()
+    for name in ("BURA_DATABASE_URL", "BURA_SQLITE_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in empty.items():
+        monkeypatch.setenv(name, value)
+    code = cli.main(["import", str(export)])
+    said = capsys.readouterr().err
+    assert code == 1, said
+    assert said.count("\n") == 1 and "Traceback" not in said
+    assert rows(empty, game) == []
+
+
+def test_an_export_written_before_the_metadata_was_complete_still_imports(
+    stores: tuple[Where, Where],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    full, empty = stores
+    game, _ = play_games(full)
+    export = tmp_path / "game.jsonl"
+    bura(monkeypatch, capsys, full, "export", game, "--out", str(export))
+    old_fields = ("game_id", "version", "type", "schema_version", "data", "actor", "command_id")
+    lines = [json.loads(line) for line in export.read_text().splitlines()]
+    export.write_text("".join(json.dumps({k: row[k] for k in old_fields}) + "\n" for row in lines))
+    code, out = bura(monkeypatch, capsys, empty, "import", str(export))
+    assert code == 0, out
+
+    def meaning(r: RecordedEvent) -> tuple[object, ...]:  # this file's JSON was re-spaced
+        return (r.version, r.type, json.loads(r.data), r.metadata.command_id, r.metadata.actor)
+
+    assert [meaning(r) for r in rows(empty, game)] == [meaning(r) for r in rows(full, game)]
 
 
 def test_run_outside_the_repository_the_command_line_says_where_it_looked(

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 import logging
 
+import pytest
+
+from infra.ports.events import NewEvent
 from services.logs import JsonFormatter, LogContext
-from tests.api.conftest import FIRST_TRICK, THIRTY_ONE_GAME, Api
+from tests.api.conftest import FIRST_TRICK, OPERATOR, THIRTY_ONE_GAME, Api
 
 
 async def test_metrics_expose_the_series_an_sre_needs_after_a_played_game(api: Api) -> None:
@@ -78,3 +81,23 @@ def test_log_lines_are_json_with_the_game_fields() -> None:
         "seat": 0,
         "command_id": "k-1",
     }
+
+
+async def test_an_unexpected_error_is_a_500_with_a_code_and_its_traceback_is_logged(
+    api: Api, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A row the server cannot read (written by hand, as a broken tool might) is no outage
+    and no client's fault: a 500, with the request id to find the logged cause by."""
+    table = await api.create()
+    await api.store.append(table.game_id, table.version, [NewEvent("cards_led", b'{"x": 1}')])
+    with caplog.at_level(logging.ERROR, logger="bura.http"):
+        answer = await api.client.get(
+            f"/games/{table.game_id}", headers={**OPERATOR, "X-Request-ID": "req-500"}
+        )
+    assert answer.status_code == 500, answer.text
+    body = answer.json()
+    assert body["code"] == "internal_error" and "req-500" in body["detail"]
+    [record] = [r for r in caplog.records if r.name == "bura.http" and r.exc_info]
+    assert "req-500" in getattr(record, "request_id", "")
+    assert record.exc_info is not None and record.exc_info[0] is not None
+    assert "ValidationError" in record.exc_info[0].__name__

@@ -39,6 +39,7 @@ async def test_a_game_played_through_http_to_a_win_by_31(api: Api) -> None:
         "value": 35,
         "needed": 31,
         "true": True,
+        "seen": None,
     }
     assert last[-1] == {
         "type": "game_finished",

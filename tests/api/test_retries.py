@@ -83,9 +83,52 @@ async def test_a_key_used_by_another_seat_is_refused(api: Api) -> None:
     ahead = await api.view(table)
     # Seat 1 is due: its draw would be legal, but the key is seat 0's.
     refused = await api.send(table, 1, DRAW, key="shared")
-    assert refused.status_code == 409
+    assert refused.status_code == 422
     assert refused.json()["code"] == "idempotency_key_reused"
+    assert "another seat" in refused.json()["detail"]
     assert await api.view(table) == ahead
+
+
+async def test_a_key_sent_again_with_another_body_is_refused_not_answered_with_the_first(
+    api: Api,
+) -> None:
+    """The first command under the key was a lead; a draw under it must not be told "done,
+    duplicate" with the lead's events: the client would believe it had drawn."""
+    table = await api.create()
+    await api.play(table, 0, {"type": "lead", "cards": ["AS"]}, key="k-1")
+    ahead = await api.view(table)
+    for other in (
+        {"type": "lead", "cards": ["10S"]},
+        {"type": "lead", "cards": ["AS", "10S"]},
+        {"type": "draw"},
+        {"type": "lead", "cards": ["AS"], "seen": table.version},
+    ):
+        refused = await api.send(table, 0, other, key="k-1")
+        assert refused.status_code == 422, (other, refused.text)
+        assert refused.json()["code"] == "idempotency_key_reused"
+        assert "another command" in refused.json()["detail"]
+    assert await api.view(table) == ahead
+
+
+async def test_the_same_command_written_differently_is_the_same_retry(api: Api) -> None:
+    table = await api.create()
+    first = await api.play(table, 0, {"type": "lead", "cards": ["AS", "10S"]}, key="k-1")
+    again = await api.play(table, 0, {"type": "lead", "cards": ["as", "10s"]}, key="k-1")
+    assert again == {**first, "duplicate": True}
+    drawn = await after_first_trick(api)
+    once = await api.play(drawn, 0, {"type": "draw"}, key="d-1")
+    twice = await api.play(drawn, 0, {"type": "draw", "count": 1}, key="d-1")
+    assert twice == {**once, "duplicate": True}
+
+
+async def test_a_key_whose_command_was_refused_names_nothing_and_may_be_used_again(
+    api: Api,
+) -> None:
+    table = await api.create()
+    refused = await api.send(table, 0, {"type": "lead", "cards": ["6D"]}, key="k-1")
+    assert refused.status_code == 409
+    played = await api.play(table, 0, {"type": "lead", "cards": ["AS"]}, key="k-1")
+    assert played["duplicate"] is False and played["command_id"] == "k-1"
 
 
 async def test_concurrent_identical_retries_append_once(api: Api) -> None:

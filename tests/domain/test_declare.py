@@ -3,7 +3,7 @@
 import pytest
 
 from domain.cards import points
-from domain.commands import Declare, Pass
+from domain.commands import Dave, Declare, Pass
 from domain.events import (
     DealerChosen,
     DealLost,
@@ -14,6 +14,7 @@ from domain.events import (
     Passed,
     StakeSettled,
 )
+from domain.legal import legal_commands
 from tests.domain.given import act, current, lead, play_out, refused, respond, start, table, trick
 
 DECLARE = Declare("thirty_one")
@@ -135,6 +136,14 @@ def test_the_last_taker_may_still_declare():
     assert events[0] == Declared(
         seat=taker, claim="thirty_one", value=total, needed=31, true=total >= 31
     )
+
+
+def test_the_last_taker_may_not_offer_a_dave_with_nothing_left_to_play():
+    given = played_out()
+    taker = current(given).turn
+    assert refused(given, taker, Dave()) == "dave_not_allowed"
+    assert Dave() not in legal_commands(given, taker)
+    assert {Pass(), DECLARE} <= set(legal_commands(given, taker))
 
 
 def test_only_the_leader_may_pass():

@@ -1,12 +1,24 @@
 """docs/rules.md §1-7 options: defaults, decoding at the edge, and refusals that name the option."""
 
+import random
+
 import msgspec
 import pytest
 
 from domain.commands import AnyCommand, StartGame
 from domain.errors import BadOption
-from domain.rules import Rules, check, dave_enabled
+from domain.rules import (
+    MAX_MATCH_TARGET,
+    MAX_MULTIPLIER,
+    MAX_SAFE_SCORE,
+    MAX_STAKE,
+    Rules,
+    check,
+    dave_enabled,
+    score_bound,
+)
 from tests.domain.given import start
+from tests.domain.play import Style, play_game
 
 rules_from_json = msgspec.json.Decoder(Rules).decode
 command_from_json = msgspec.json.Decoder(AnyCommand).decode
@@ -90,6 +102,12 @@ def test_a_bad_value_is_refused_naming_the_option(raw, option):
         ({"match_target": 0}, 2, "match_target"),
         ({"dave_max_multiplier": 1}, 2, "dave_max_multiplier"),
         ({"dave_max_multiplier": 6}, 2, "dave_max_multiplier"),
+        # every score must fit in 2^53 - 1 (score_bound)
+        ({"stake": MAX_STAKE + 1}, 2, "stake"),
+        ({"stake": 2**63 - 1}, 2, "stake"),
+        ({"dave_max_multiplier": MAX_MULTIPLIER * 2}, 2, "dave_max_multiplier"),
+        ({"dave_max_multiplier": 2**62}, 2, "dave_max_multiplier"),
+        ({"match_target": MAX_MATCH_TARGET + 1}, 2, "match_target"),
         ({"dave": True}, 3, "dave"),
         ({"dave": True}, 6, "dave"),
         ({}, 1, "seats"),
@@ -127,3 +145,30 @@ def test_a_new_game_decodes_with_its_options():
     assert command_from_json(raw) == StartGame(
         seats=("a", "b", "c"), seed="s", dealer=2, rules=Rules(stake=3, match_target=9)
     )
+
+
+@pytest.mark.parametrize("seats", [2, 3, 6])
+def test_at_the_largest_stakes_every_score_still_fits_in_a_javascript_number(seats):
+    largest = Rules(
+        deck=52,
+        stake=MAX_STAKE,
+        dave_max_multiplier=MAX_MULTIPLIER,
+        match_target=MAX_MATCH_TARGET,
+        closed_discard=True,
+        false_declaration="pay_pot",
+    )
+    check(largest, seats)
+    assert score_bound(largest, seats) <= MAX_SAFE_SCORE
+
+
+def test_a_game_played_at_the_largest_stakes_keeps_within_the_bound():
+    rules = Rules(stake=MAX_STAKE, dave_max_multiplier=MAX_MULTIPLIER, match_target=3)
+    played = play_game(
+        StartGame(seats=("a", "b"), rules=rules, seed="big"),
+        Style("greedy", claims=0.1, faults=0.02),
+        random.Random(5),
+        lambda state, events: None,
+    )
+    assert played.state.finished
+    assert all(score % MAX_STAKE == 0 for score in played.state.score)
+    assert max(map(abs, played.state.score)) <= score_bound(rules, 2)

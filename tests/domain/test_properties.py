@@ -57,7 +57,7 @@ from domain.events import (
 from domain.evolve import replay
 from domain.legal import combination_offers, legal_commands
 from domain.moves import commands
-from domain.rules import hand_sizes
+from domain.rules import hand_sizes, score_bound
 from domain.state import Game
 from domain.views import ARBITER, SPECTATOR, Viewer, redact_all, review, view
 from tests.domain.given import in_time
@@ -87,6 +87,8 @@ def conserved(state: Game, events: list[Event]) -> None:
     """After every command: each card of the pack in exactly one place, scores zero-sum."""
     assert state.version == len(events)
     assert sum(state.score) == 0
+    if state.started:
+        assert max(map(abs, state.score)) <= score_bound(state.rules, len(state.seats))
     deal = state.deal
     if deal is None:
         return
@@ -473,6 +475,54 @@ def test_decide_accepts_exactly_the_commands_legal_commands_lists(
     check_legal(play_game(start, style, chance, nothing), chance)
 
 
+# -- the table the player saw (docs/rules.md §4) ----------------------------------------------
+
+
+def outcome(state: Game, command: PlayerCommand, seat: int) -> list[Event] | str:
+    try:
+        return decide(state, command, seat, in_time(state))
+    except RuleViolation as violation:
+        return violation.code
+
+
+def check_seen(played: Played, chance: random.Random) -> None:
+    """A command naming the version it was made on is judged exactly as one naming none;
+    naming any other version, it is refused as table_changed, whatever it would have been
+    (a legal move, a penalty, a refusal)."""
+    moments = chance.sample(played.states, min(4, len(played.states)))
+    for state in moments:
+        if not state.started:
+            continue
+        for seat in range(len(played.start.seats)):
+            commands = [*candidates(state, seat, chance), Draw(1), Draw(2)] if state.deal else []
+            if state.seeding is not None:
+                commands = [Seed(f"seat {seat}'s seed"), Draw(1)]
+            for command in chance.sample(commands, min(6, len(commands))):
+                judged = outcome(state, command, seat)
+                assert outcome(state, replace(command, seen=state.version), seat) == (
+                    [_seen_in(e, state.version) for e in judged]
+                    if isinstance(judged, list)
+                    else judged
+                )
+                other = chance.choice([v for v in range(state.version + 3) if v != state.version])
+                assert outcome(state, replace(command, seen=other), seat) == "table_changed"
+
+
+def _seen_in(event: Event, version: int) -> Event:
+    """The events of a command made on `version`: its penalty or declaration records it."""
+    if isinstance(event, PenaltyApplied | Declared):
+        return replace(event, seen=version)
+    return event
+
+
+@PROPERTY
+@given(tables(), styles, chances)
+def test_a_command_is_judged_on_the_version_it_names_or_not_at_all(
+    start: StartGame, style: Style, chance: random.Random
+) -> None:
+    check_seen(play_game(start, style, chance, nothing), chance)
+
+
 @PROPERTY
 @given(tables(), styles, chances)
 def test_a_seat_view_offers_exactly_what_decide_accepts(
@@ -498,4 +548,5 @@ def test_every_invariant_holds_in_each_variant(variant: str, data: st.DataObject
     check_audit(played)
     check_views(played, chance)
     check_legal(played, chance)
+    check_seen(played, chance)
     check_moves(played, chance)

@@ -20,7 +20,7 @@ from tests.api.conftest import THIRTY_ONE_DECK, THIRTY_ONE_GAME
 from tests.api.test_variants_http import VARIANTS
 from tests.e2e.conftest import StartService
 
-SEEN = False  # the lead turns it on when the server takes `seen` (issue 10)
+SEEN = True  # the lead turns it on when the server takes `seen` (issue 10)
 
 
 async def test_the_client_plays_a_whole_game_and_retries_safely(

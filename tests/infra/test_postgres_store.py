@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import AsyncIterator
 
@@ -10,7 +11,9 @@ import asyncpg
 import msgspec
 import pytest
 
-from infra.ports.events import AppendResult, Metadata, NewEvent, StoreUnavailable
+from harness.postgres import Fault, PostgresProxy
+from infra.deadline import within
+from infra.ports.events import AppendResult, Metadata, NewEvent, OutcomeUnknown, StoreUnavailable
 from infra.postgres.migrate import migrate
 from infra.postgres.store import PostgresEventStore
 from tests import servers
@@ -124,3 +127,88 @@ async def test_an_append_that_commits_late_is_not_skipped_by_a_global_reader(
     assert sorted(e.stream_id for e in seen) == sorted(ours)  # each exactly once
     late = next(e for e in seen if e.stream_id == slow)
     assert late.position < min(e.position for e in seen if e.stream_id != slow)
+
+
+# --- answers lost after the append was sent ---------------------------------------------------
+
+
+@pytest.fixture
+async def proxied(database_url: str) -> AsyncIterator[tuple[PostgresProxy, PostgresEventStore]]:
+    """A store that reaches its database through a proxy that can strike its answers."""
+    proxy = PostgresProxy.before(database_url).start()
+    store = await PostgresEventStore.open(proxy.via(database_url), max_size=3)
+    try:
+        yield proxy, store
+    finally:
+        proxy.resume()
+        await store.close()
+        proxy.close()
+
+
+async def test_an_append_answered_past_the_deadline_after_commit_is_found_and_answered(
+    proxied: tuple[PostgresProxy, PostgresEventStore],
+) -> None:
+    proxy, store = proxied
+    stream = f"game-{uuid.uuid4()}"
+    await store.append(stream, 0, [event(n=1)])
+    proxy.strike(Fault("delay", seconds=30))  # far past the deadline
+
+    with within(4.0):
+        result = await store.append(stream, 1, [event(n=2)], Metadata("c-1", 0, fingerprint="f"))
+
+    assert [f.action for f in proxy.struck] == ["delay"]  # the answer really was held back
+    assert result == AppendResult(
+        stream, 2, 2, duplicate=True, actor=0, fingerprint="f", recovered=True
+    )
+    assert [msgspec.json.decode(e.data) for e in await store.read(stream)] == [{"n": 1}, {"n": 2}]
+
+
+async def test_an_append_whose_connection_is_reset_after_commit_is_found_and_answered(
+    proxied: tuple[PostgresProxy, PostgresEventStore],
+) -> None:
+    proxy, store = proxied
+    stream = f"game-{uuid.uuid4()}"
+    proxy.strike(Fault("reset"))
+
+    with within(5.0):
+        result = await store.append(stream, 0, [event(n=1)], Metadata("c-1", 1))
+
+    assert [f.action for f in proxy.struck] == ["reset"]
+    assert (result.first_version, result.last_version, result.recovered) == (1, 1, True)
+    assert await store.version(stream) == 1
+
+
+async def test_a_lost_answer_without_a_command_id_is_an_unknown_outcome(
+    proxied: tuple[PostgresProxy, PostgresEventStore],
+) -> None:
+    proxy, store = proxied
+    stream = f"game-{uuid.uuid4()}"
+    proxy.strike(Fault("reset"))
+
+    with pytest.raises(OutcomeUnknown):
+        await store.append(stream, 0, [event(n=1)])
+
+    assert await store.version(stream) == 1  # it was written: "nothing was written" would lie
+
+
+async def test_a_stalled_server_answers_within_the_deadline_and_never_says_nothing_was_written(
+    proxied: tuple[PostgresProxy, PostgresEventStore],
+) -> None:
+    """The append is sent and the server stalls: its fate is unknown, and said so. When the
+    server comes back the held append runs after all, and the same command id then
+    returns what it did."""
+    proxy, store = proxied
+    stream = f"game-{uuid.uuid4()}"
+    await store.append(stream, 0, [event(n=1)])
+    proxy.pause()
+    began = time.monotonic()
+    with within(1.0), pytest.raises(OutcomeUnknown) as unknown:
+        await store.append(stream, 1, [event(n=2)], Metadata("c-stalled", 0))
+    waited = time.monotonic() - began
+    assert unknown.value.command_id == "c-stalled"
+    assert waited < 10, f"answered after {waited:.1f}s, the deadline was 1s"
+
+    proxy.resume()
+    settled = await store.append(stream, 1, [event(n=2)], Metadata("c-stalled", 0))
+    assert (settled.first_version, settled.last_version) == (2, 2)
+    assert [msgspec.json.decode(e.data) for e in await store.read(stream)] == [{"n": 1}, {"n": 2}]

@@ -8,7 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from infra.ports.events import START, AppendResult, Conflict, Metadata, NewEvent, StoreUnavailable
+from infra.deadline import within
+from infra.ports.events import (
+    START,
+    AppendResult,
+    Conflict,
+    Metadata,
+    NewEvent,
+    OutcomeUnknown,
+    StoreUnavailable,
+)
 from infra.sqlite.database import SCHEMA
 from infra.sqlite.store import append_in_transaction
 from tests import servers
@@ -81,4 +90,45 @@ async def test_a_file_of_an_earlier_schema_gets_its_chain_computed_once(tmp_path
         rows = await store.read("g")
         assert [r.hash for r in rows] == rehashed(rows)
     finally:
+        await store.close()
+
+
+# --- deadlines: another process holds the file's write lock ---------------------------------
+
+
+async def test_an_append_left_waiting_on_the_lock_is_an_unknown_outcome_then_settles(
+    tmp_path: Path,
+) -> None:
+    store = servers.sqlite_store(tmp_path / "g.db")
+    other = sqlite3.connect(store.db.path, isolation_level=None, check_same_thread=False)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        # long enough for the worker to take the append up, however busy the machine
+        with within(3.0), pytest.raises(OutcomeUnknown) as unknown:
+            await store.append("g", 0, [NewEvent("A", b"{}")], Metadata("c-1", 0))
+        assert unknown.value.command_id == "c-1"
+        other.execute("ROLLBACK")  # the append, still waiting in the worker, goes through
+        again = await store.append("g", 0, [NewEvent("A", b"{}")], Metadata("c-1", 0))
+        assert (again.first_version, again.duplicate) == (1, True)
+        assert [e.type for e in await store.read("g")] == ["A"]
+    finally:
+        other.close()
+        await store.close()
+
+
+async def test_an_append_still_queued_at_its_deadline_never_runs(tmp_path: Path) -> None:
+    store = servers.sqlite_store(tmp_path / "g.db")
+    other = sqlite3.connect(store.db.path, isolation_level=None, check_same_thread=False)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        first = asyncio.create_task(store.append("g", 0, [NewEvent("A", b"{}")]))
+        await asyncio.sleep(0.1)  # the worker is busy with it, waiting for the lock
+        with within(0.3), pytest.raises(StoreUnavailable):
+            await store.append("h", 0, [NewEvent("B", b"{}")], Metadata("c-2", 0))
+        other.execute("ROLLBACK")
+        await first
+        assert await store.read("h") == []
+        assert await store.find_command("h", "c-2") is None
+    finally:
+        other.close()
         await store.close()

@@ -11,6 +11,7 @@ import msgspec
 import pytest
 
 from domain.chain import GENESIS, canonical, link
+from infra.deadline import within
 from infra.ports.events import (
     START,
     AppendResult,
@@ -279,6 +280,80 @@ async def test_a_repeated_command_id_appends_nothing_and_returns_the_first_resul
     elsewhere = await store.append(other, 0, batch, command)
     assert (elsewhere.stream_id, elsewhere.first_version, elsewhere.duplicate) == (other, 1, False)
     assert await store.version(stream) == 3
+
+
+# --- a whole stream at once (import) -------------------------------------------------------
+
+
+async def test_batches_start_a_stream_in_one_go_each_under_its_own_command(
+    store: EventStore,
+) -> None:
+    stream = game()
+    batches = [
+        ([event(n=1), event(n=2)], Metadata(correlation_id="create")),
+        ([event(n=3)], Metadata("c-1", 0, "req-1", "f-1")),
+        ([event(n=4), event(n=5), event(n=6)], Metadata("c-2", 1, "req-2", "f-2")),
+    ]
+
+    result = await store.append_batches(stream, batches)
+
+    assert (result.first_version, result.last_version, result.duplicate) == (1, 6, False)
+    rows = await store.read(stream)
+    assert [payload(r) for r in rows] == [{"n": n} for n in range(1, 7)]
+    assert [r.metadata.command_id for r in rows] == [None, None, "c-1", "c-2", "c-2", "c-2"]
+    assert [r.metadata.correlation_id for r in rows][2:4] == ["req-1", "req-2"]
+    assert [r.hash for r in rows] == rehashed(rows)
+    assert result.last_hash == rows[-1].hash
+    assert await store.find_command(stream, "c-2") == AppendResult(
+        stream, 4, 6, actor=1, fingerprint="f-2"
+    )
+
+
+async def test_batches_onto_a_stream_that_exists_write_nothing(store: EventStore) -> None:
+    stream = game()
+    await store.append(stream, 0, [event(n=1)])
+
+    with pytest.raises(Conflict):
+        await store.append_batches(stream, [([event(n=2)], Metadata("c-1"))])
+
+    assert [payload(r) for r in await store.read(stream)] == [{"n": 1}]
+    assert await store.find_command(stream, "c-1") is None
+
+
+async def test_batches_repeating_a_command_id_write_nothing_at_all(store: EventStore) -> None:
+    stream = game()
+    twice = Metadata("c-1", 0)
+
+    with pytest.raises(Conflict):
+        await store.append_batches(
+            stream, [([event(n=1)], twice), ([event(n=2)], Metadata("c-2")), ([event(n=3)], twice)]
+        )
+
+    assert await store.read(stream) == []
+    assert await store.version(stream) == 0
+
+
+# --- deadlines ------------------------------------------------------------------------------
+
+
+async def test_with_no_time_left_nothing_is_asked_and_nothing_written(store: EventStore) -> None:
+    stream = game()
+    with within(0):
+        with pytest.raises(StoreUnavailable):
+            await store.append(stream, 0, [event(n=1)], Metadata("c-1", 0))
+        with pytest.raises(StoreUnavailable):
+            await store.read(stream)
+    assert await store.version(stream) == 0
+    assert await store.find_command(stream, "c-1") is None
+
+
+async def test_within_a_deadline_the_store_answers_as_usual(store: EventStore) -> None:
+    stream = game()
+    with within(30):
+        first = await store.append(stream, 0, [event(n=1)], Metadata("c-1", 0))
+        again = await store.append(stream, 0, [event(n=1)], Metadata("c-1", 0))
+        assert [payload(r) for r in await store.read(stream)] == [{"n": 1}]
+    assert (first.duplicate, again.duplicate, again.recovered) == (False, True, False)
 
 
 # --- the hash chain -------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import msgspec
 import pytest
 
-from domain.events import CardsLed, GameStarted
+from domain.events import CardsLed, Declared, GameStarted, PenaltyApplied
 from domain.rules import Rules
 from infra.ports.events import Metadata, RecordedEvent
 from services.app import codec
@@ -80,3 +80,50 @@ def test_a_game_started_row_from_before_clocks_and_rematches_decodes_unchanged()
     assert event == GameStarted(seats=("ann", "bob"), rules=Rules(stake=2), seed="s")
     assert isinstance(event, GameStarted) and event.rematch_of is None
     assert event.rules.turn_seconds is None and event.rules.on_timeout == "lose_deal"
+
+
+# -- the version the player saw, recorded in penalties and declarations since version 2 --------
+
+
+def test_a_penalty_stored_before_seen_versions_reads_as_one_that_named_none() -> None:
+    old = row(
+        "penalty_applied",
+        1,
+        {
+            "type": "penalty_applied",
+            "seat": 0,
+            "rule": "out_of_turn_draw",
+            "due": 1,
+            "cards": ["KC"],
+            "count": 1,
+        },
+    )
+    assert codec.from_recorded(old) == PenaltyApplied(
+        seat=0, rule="out_of_turn_draw", due=1, cards=("KC",), count=1, seen=None
+    )
+
+
+def test_a_declaration_stored_before_seen_versions_reads_as_one_that_named_none() -> None:
+    old = row(
+        "declared",
+        1,
+        {
+            "type": "declared",
+            "seat": 1,
+            "claim": "thirty_one",
+            "value": 20,
+            "needed": 31,
+            "true": False,
+        },
+    )
+    assert codec.from_recorded(old) == Declared(
+        seat=1, claim="thirty_one", value=20, needed=31, true=False
+    )
+
+
+def test_penalties_are_written_at_version_2_with_the_version_seen() -> None:
+    penalty = PenaltyApplied(seat=0, rule="double_draw", due=0, cards=("KC", "QC"), count=2, seen=7)
+    written = codec.to_new(penalty)
+    assert written.schema_version == codec.SCHEMA_VERSIONS["penalty_applied"] == 2
+    stored = row(written.type, 2, msgspec.json.decode(written.data))
+    assert codec.from_recorded(stored) == penalty

@@ -32,6 +32,11 @@ def test_every_variable_is_read():
         "BURA_SSE_KEEPALIVE_SECONDS": "1.5",
         "BURA_FEED_POLL_SECONDS": "0.5",
         "BURA_READY_REQUIRES_BUS": "false",
+        "BURA_REQUEST_DEADLINE_SECONDS": "2.5",
+        "BURA_MAX_HEADER_BYTES": "4096",
+        "BURA_MAX_HEADERS": "20",
+        "BURA_READ_TIMEOUT_SECONDS": "3",
+        "BURA_IDLE_TIMEOUT_SECONDS": "2",
         "BURA_WEBHOOK_URL": "https://platform.test/bura",
         "BURA_WEBHOOK_SECRET": "s" * 16,
         "BURA_WEBHOOK_EVENTS": "deal_ended, timeout",
@@ -59,6 +64,9 @@ def test_every_variable_is_read():
     assert settings.operator_key == "k" * 32 and not settings.operator_key_generated
     assert settings.sse_keepalive_seconds == 1.5 and settings.feed_poll_seconds == 0.5
     assert settings.ready_requires_bus is False
+    assert (settings.request_deadline_seconds, settings.read_timeout_seconds) == (2.5, 3.0)
+    assert (settings.max_header_bytes, settings.max_headers) == (4096, 20)
+    assert settings.idle_timeout_seconds == 2.0
     assert settings.webhook_url == "https://platform.test/bura"
     assert settings.webhook_events == "deal_ended, timeout" and not settings.webhook_delivery
     assert (settings.webhook_retry_seconds, settings.webhook_max_attempts) == (0.5, 5)
@@ -80,6 +88,12 @@ def test_every_variable_is_read():
         ("BURA_MAX_BODY_BYTES", "0"),
         ("BURA_COMMAND_RETRIES", "-1"),
         ("BURA_READY_REQUIRES_BUS", "maybe"),
+        ("BURA_REQUEST_DEADLINE_SECONDS", "0"),
+        ("BURA_REQUEST_DEADLINE_SECONDS", "soon"),
+        ("BURA_MAX_HEADER_BYTES", "0"),
+        ("BURA_MAX_HEADERS", "-3"),
+        ("BURA_READ_TIMEOUT_SECONDS", "-1"),
+        ("BURA_IDLE_TIMEOUT_SECONDS", "0"),
         ("BURA_WEBHOOK_URL", "ftp://platform.test"),
         ("BURA_WEBHOOK_URL", "https://platform.test"),  # and no secret
         ("BURA_WEBHOOK_EVENTS", "deal_ended,deal_won"),

@@ -1,0 +1,44 @@
+"""How much longer the work of one request may take: set once where the request enters,
+read by every store call it makes, so that waiting for a connection, a lock or an answer
+never outlasts the request (a stalled database answers 503 in time, and queues of waiting
+requests drain instead of growing).
+
+A context variable, so the bound follows the request through every await without being
+passed down each call. Work with no deadline set (the command line, background feeds)
+uses the adapter's own default bound.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+_deadline: ContextVar[float | None] = ContextVar("bura_deadline", default=None)
+
+
+@contextmanager
+def within(seconds: float) -> Iterator[None]:
+    """Bound the work done in this context to `seconds` from now (never beyond a deadline
+    already set around it)."""
+    at = time.monotonic() + seconds
+    outer = _deadline.get()
+    token = _deadline.set(at if outer is None else min(at, outer))
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def remaining(default: float) -> float:
+    """Seconds left before the deadline (0 once it has passed), or `default` when no
+    deadline is set."""
+    at = _deadline.get()
+    if at is None:
+        return default
+    return max(0.0, at - time.monotonic())
+
+
+def bounded() -> bool:
+    return _deadline.get() is not None

@@ -1,0 +1,140 @@
+"""HTTP connections held to bounds before the app sees a byte: the request line and
+headers are bounded in size (BURA_MAX_HEADER_BYTES) and number (BURA_MAX_HEADERS), 431
+above either; a request must arrive whole within BURA_READ_TIMEOUT_SECONDS, else 408 and
+the connection is closed (a client sending a byte now and then holds no connection for
+long); an idle keep-alive connection closes after BURA_IDLE_TIMEOUT_SECONDS (uvicorn's
+keep-alive timeout)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import msgspec
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from services.config import Settings
+
+# How long a refused connection's input is still read (and dropped) before it is closed.
+LINGER_SECONDS = 2.0
+
+_REASONS = {408: b"Request Timeout", 431: b"Request Header Fields Too Large"}
+
+
+def _refusal(status: int, code: str, detail: str) -> bytes:
+    body = msgspec.json.encode({"code": code, "detail": detail})
+    head = (
+        f"HTTP/1.1 {status} ".encode() + _REASONS[status] + b"\r\n"
+        b"content-type: application/json\r\n"
+        b"connection: close\r\n"
+        b"content-length: " + str(len(body)).encode() + b"\r\n\r\n"
+    )
+    return head + body
+
+
+def bounded_protocol(settings: Settings) -> type[HttpToolsProtocol]:
+    """uvicorn's httptools protocol with the settings' bounds."""
+
+    class Bounded(HttpToolsProtocol):
+        max_header_bytes = settings.max_header_bytes
+        max_headers = settings.max_headers
+        read_timeout = settings.read_timeout_seconds
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._head_bytes = 0  # of the request being read, while its head is
+            self._in_head = True
+            self._header_count = 0
+            self._refused = False
+            self._read_timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._start_reading()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._stop_reading()
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            if self._refused:
+                return
+            was_in_head = self._in_head
+            super().data_received(data)
+            # The parser keeps a header it has not finished in memory: bound it as it grows.
+            # A chunk that began and ended inside a head is all head (but for a pipelined
+            # request before it, which only makes the count err high); the exact size is
+            # checked anyway once the head is complete.
+            if self._refused or not (was_in_head and self._in_head):
+                return
+            self._head_bytes += len(data)
+            if self._head_bytes > self.max_header_bytes:
+                self._refuse(431, f"the request's headers exceed {self.max_header_bytes} bytes")
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            self._in_head, self._head_bytes, self._header_count = True, 0, 0
+            if self._read_timer is None:
+                self._start_reading()
+
+        def on_header(self, name: bytes, value: bytes) -> None:
+            if self._refused:
+                return
+            self._header_count += 1
+            if self._header_count > self.max_headers:
+                self._refuse(431, f"the request has more than {self.max_headers} headers")
+                return
+            super().on_header(name, value)
+
+        def on_headers_complete(self) -> None:
+            if self._refused:
+                return
+            size = len(self.url) + sum(len(n) + len(v) + 4 for n, v in self.headers)
+            if size > self.max_header_bytes:
+                self._refuse(431, f"the request's headers exceed {self.max_header_bytes} bytes")
+                return
+            self._in_head = False
+            super().on_headers_complete()
+
+        def on_body(self, body: bytes) -> None:
+            if not self._refused:
+                super().on_body(body)
+
+        def on_message_complete(self) -> None:
+            self._stop_reading()
+            self._in_head, self._head_bytes = True, 0
+            if not self._refused:
+                super().on_message_complete()
+
+        def _start_reading(self) -> None:
+            self._stop_reading()
+            self._read_timer = self.loop.call_later(self.read_timeout, self._too_slow)
+
+        def _stop_reading(self) -> None:
+            if self._read_timer is not None:
+                self._read_timer.cancel()
+                self._read_timer = None
+
+        def _too_slow(self) -> None:
+            self._read_timer = None
+            if self.transport.is_closing():
+                return
+            # A request whose body is late is the app's already: it sees the client gone.
+            handling = self.cycle is not None and not self.cycle.response_complete
+            if handling or self._refused:
+                self.transport.close()
+                return
+            self._refuse(408, f"the request did not arrive within {self.read_timeout:g} seconds")
+
+        def _refuse(self, status: int, detail: str) -> None:
+            self._refused = True
+            self._stop_reading()
+            code = "headers_too_large" if status == 431 else "request_timeout"
+            self.transport.write(_refusal(status, code, detail))
+            # A close with unread input resets the connection, and the client may lose the
+            # answer with it: end our side, drop what still comes for a moment, then close.
+            if self.transport.can_write_eof():
+                self.transport.write_eof()
+            self.loop.call_later(LINGER_SECONDS, self.transport.close)
+
+    return Bounded

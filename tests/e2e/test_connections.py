@@ -1,0 +1,199 @@
+"""The server's own connections, on a real `bura serve`: headers bounded in size and number,
+slow and idle clients closed, a port already taken refused at once."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import socket
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from domain.bots import random_bot
+from harness.processes import OPERATOR_KEY, RedisServer, Service
+from harness.sse import Stream
+from tests.e2e.conftest import StartService
+from tests.e2e.expect import RULES
+from tests.e2e.play import Table
+
+QUICK = {"BURA_READ_TIMEOUT_SECONDS": "1", "BURA_IDLE_TIMEOUT_SECONDS": "1"}
+
+
+async def sqlite_service(start_service: StartService, tmp_path: Path, **env: str) -> Service:
+    return await start_service(
+        BURA_DATABASE_URL="",
+        BURA_REDIS_URL="",
+        BURA_SQLITE_PATH=str(tmp_path / "bura.sqlite3"),
+        **env,
+    )
+
+
+async def exchange(port: int, data: bytes, timeout: float = 15.0) -> bytes:
+    """Send raw bytes, read everything until the server closes (or `timeout`)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(data)
+        await writer.drain()
+        async with asyncio.timeout(timeout):
+            return await reader.read(-1)
+    finally:
+        writer.close()
+        with contextlib.suppress(ConnectionError):
+            await writer.wait_closed()
+
+
+def resident_bytes(service: Service) -> int:
+    assert service.process is not None
+    status = Path(f"/proc/{service.process.pid}/status").read_text()
+    kilobytes = next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS"))
+    return int(kilobytes) * 1024
+
+
+def answer_of(raw: bytes) -> tuple[int, dict[str, str]]:
+    head, _, body = raw.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), json.loads(body)
+
+
+async def test_headers_larger_than_the_bound_are_a_431_and_the_connection_closes(
+    start_service: StartService, tmp_path: Path
+) -> None:
+    service = await sqlite_service(start_service, tmp_path, BURA_MAX_HEADER_BYTES="8192")
+    big = b"GET /health/live HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 9000 + b"\r\n\r\n"
+    status, body = answer_of(await exchange(service.port, big))
+    assert status == 431 and body["code"] == "headers_too_large"
+    # a huge one is answered as soon as it passes the bound, and what follows is dropped
+    before = resident_bytes(service)
+    reader, writer = await asyncio.open_connection("127.0.0.1", service.port)
+    writer.write(b"GET /health/live HTTP/1.1\r\nHost: x\r\nX-Huge: " + b"a" * 100_000)
+    await writer.drain()
+    async with asyncio.timeout(15):
+        assert (await reader.readuntil(b"\r\n")).startswith(b"HTTP/1.1 431")
+    with contextlib.suppress(ConnectionError):
+        for _ in range(4096):  # 32 MB more of the same header
+            writer.write(b"a" * 8192)
+            await writer.drain()
+    writer.close()
+    grown = resident_bytes(service) - before
+    assert grown < 16 * 2**20, f"the server grew by {grown / 2**20:.0f} MB"
+    fine = httpx.get(f"{service.url}/health/live", headers={"X-Ok": "a" * 4000})
+    assert fine.status_code == 200
+
+
+async def test_more_headers_than_the_bound_are_a_431(
+    start_service: StartService, tmp_path: Path
+) -> None:
+    service = await sqlite_service(start_service, tmp_path, BURA_MAX_HEADERS="20")
+    many = b"".join(b"X-H%d: v\r\n" % i for i in range(30))
+    raw = b"GET /health/live HTTP/1.1\r\nHost: x\r\n" + many + b"\r\n"
+    status, body = answer_of(await exchange(service.port, raw))
+    assert status == 431 and "more than 20 headers" in body["detail"]
+    few = {f"X-H{i}": "v" for i in range(10)}
+    assert httpx.get(f"{service.url}/health/live", headers=few).status_code == 200
+
+
+async def test_a_client_sending_its_request_a_byte_at_a_time_is_cut_off(
+    start_service: StartService, tmp_path: Path
+) -> None:
+    service = await sqlite_service(start_service, tmp_path, **QUICK)
+    reader, writer = await asyncio.open_connection("127.0.0.1", service.port)
+    began = time.monotonic()
+    answered = asyncio.create_task(reader.read(-1))  # all the server says, up to its close
+    with contextlib.suppress(ConnectionError):
+        for byte in b"GET /health/live HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 200:
+            if answered.done():
+                break
+            writer.write(bytes([byte]))
+            await writer.drain()
+            await asyncio.sleep(0.1)
+    async with asyncio.timeout(15):
+        answer = await answered
+    writer.close()
+    assert answer.startswith(b"HTTP/1.1 408"), answer
+    assert answer_of(answer)[1]["code"] == "request_timeout"
+    assert time.monotonic() - began < 15
+
+
+async def test_a_body_that_never_finishes_arriving_is_cut_off(
+    start_service: StartService, tmp_path: Path
+) -> None:
+    service = await sqlite_service(start_service, tmp_path, **QUICK)
+    head = (
+        b"POST /games HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Content-Length: 500\r\n\r\n{"
+    )
+    began = time.monotonic()
+    assert await exchange(service.port, head, timeout=15) == b""  # closed, the app told
+    assert time.monotonic() - began < 15
+    assert "Traceback" not in service.log()
+
+
+async def test_connections_that_say_nothing_are_closed(
+    start_service: StartService, tmp_path: Path
+) -> None:
+    service = await sqlite_service(start_service, tmp_path, **QUICK)
+    # never a byte
+    assert (await exchange(service.port, b"", timeout=15)).startswith(b"HTTP/1.1 408")
+    # idle after an answer, on a keep-alive connection
+    reader, writer = await asyncio.open_connection("127.0.0.1", service.port)
+    writer.write(b"GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n")
+    await writer.drain()
+    async with asyncio.timeout(15):
+        rest = await reader.read(-1)  # the answer, then the close
+    writer.close()
+    assert rest.startswith(b"HTTP/1.1 200")
+
+
+@pytest.mark.parametrize("with_redis", [False, True])
+async def test_serve_exits_at_once_when_its_port_is_taken(tmp_path: Path, with_redis: bool) -> None:
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    bus = RedisServer(tmp_path / "redis").start() if with_redis else None
+    try:
+        env = {"BURA_SQLITE_PATH": str(tmp_path / "bura.sqlite3"), "BURA_DATABASE_URL": ""}
+        env["BURA_REDIS_URL"] = bus.url if bus is not None else ""
+        service = Service(env, port=port, log_dir=tmp_path).start()
+        try:
+            code = await service.wait(timeout=20)
+        finally:
+            service.stop()
+        assert code != 0
+        assert "cannot listen on 127.0.0.1:" in service.log()
+        assert "Traceback" not in service.log()
+    finally:
+        taken.close()
+        if bus is not None:
+            bus.kill()
+
+
+async def test_live_streams_outlast_the_request_deadline(
+    start_service: StartService, client: httpx.AsyncClient
+) -> None:
+    """The deadline bounds a request's work, not a stream that is meant to stay open: the
+    game's stream and the operator feed keep delivering long after it has passed."""
+    service = await start_service(BURA_REQUEST_DEADLINE_SECONDS="1")
+    table = await Table.create(client, service.url, seed="outlast", **RULES)
+    chance = random.Random(3)
+    async with (
+        Stream(client, table.stream_url(service.url), table.tokens[0]) as seat0,
+        Stream(client, f"{service.url}/events", OPERATOR_KEY) as feed,
+    ):
+        await seat0.version(table.state.version)
+        await asyncio.sleep(2.5)  # the deadline of the requests that opened them is gone
+        await table.play(client, service.url, random_bot, chance, moves=3)
+        await seat0.version(table.state.version, timeout=10)
+        await feed.wait_for(
+            lambda m: (
+                m.event == "message"
+                and m.data["game_id"] == table.game_id
+                and m.data["version"] == table.state.version
+            ),
+            timeout=10,
+        )
+        assert seat0.error is None and feed.error is None
