@@ -31,6 +31,9 @@ from tests.api.conftest import (
     serving,
 )
 
+# Real receivers, timers, documents or whole games per case: left out of make test-fast.
+pytestmark = pytest.mark.slow
+
 SECRET = "whsec_test_secret_of_the_api_tests"
 T = TypeVar("T")
 
