@@ -96,8 +96,17 @@ def _decide(
 ) -> list[Event]:
     if not state.started:
         raise RuleViolation("not_started", "the game has not been started")
-    if isinstance(command, Act) and command.seen is not None and command.seen != state.version:
-        # Judged on a table its player never saw, a legal move could be a penalty.
+    if (
+        isinstance(command, Act)
+        and command.seen is not None
+        and command.seen != state.version
+        and not (
+            isinstance(command, Seed) and state.seeding is not None and command.seen < state.version
+        )
+    ):
+        # Judged on a table its player never saw, a legal move could be a penalty. A seed
+        # can be none, and the seeds of a deal come in any order: another seat's seed
+        # sent first changes nothing this one means.
         raise TableChanged(command.seen, state.version)
     if state.finished:
         raise RuleViolation("game_over", f"the game is over: {state.reason}")

@@ -96,7 +96,10 @@ def _act(
     Never waits on a table where this seat is due without having sent something."""
     if shown["due"] == "seed":
         # the seats' shuffle: this seat's contribution to the deal, fresh and its own
-        seat.send({"type": "seed", "value": secrets.token_hex(16)})
+        try:
+            seat.send({"type": "seed", "value": secrets.token_hex(16)})
+        except Refused as refused:  # the seeding closed meanwhile: the stream says what next
+            out(f"seat {shown.get('seat')}: {refused.code} ({refused.detail}); looking again")
         return
     for attempt in range(TRIES):
         view = msgspec.convert(shown, View)

@@ -243,3 +243,17 @@ def test_the_deck_dealt_from_the_seats_seeds_is_the_published_test_vector() -> N
     [started] = [e for e in events if isinstance(e, DealStarted)]
     assert started.number == 2 and list(started.deck or ()) == second["deck"]
     assert started.commitment == second["commitment"]
+
+
+def test_seeds_sent_on_the_same_table_are_both_taken_whichever_comes_first() -> None:
+    given = seated(3)
+    saw = given.version
+    after = play(given, (2, Seed("c", seen=saw)))
+    dealt = play(after, (0, Seed("a", seen=saw)), (1, Seed("b", seen=saw)))
+    assert dealt.seeding is None and dealt.deal is not None and len(dealt.deal.hands[0]) == 3
+
+
+def test_a_seed_naming_an_old_table_is_table_changed_once_the_seeding_has_closed() -> None:
+    given = seated()
+    dealt = play(given, (0, Seed("a")), (1, Seed("b")))
+    assert refused(dealt, 0, Seed("late", seen=given.version)) == "table_changed"
