@@ -23,7 +23,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("serve", help="run the HTTP API")
     dem = sub.add_parser("demo", help="run the HTTP API with a game ready against a bot")
-    dem.add_argument("--name", default="you", help="your seat's name")
+    dem.add_argument("--name", default="player", help="your seat's name")
     dem.add_argument("--bot", choices=["greedy", "random"], default="greedy")
     dem.add_argument("--seed", default=None, help="the game's shuffle seed (a repeatable deal)")
     sub.add_parser("migrate", help="apply the SQL migrations to BURA_DATABASE_URL")
