@@ -14,7 +14,7 @@ import msgspec
 from litestar import Controller, Request, Response, Router, get, post
 from litestar.di import NamedDependency
 from litestar.enums import MediaType
-from litestar.params import FromPath, Parameter
+from litestar.params import FromPath, QueryParameter
 from litestar.static_files import create_static_files_router
 
 from domain.evolve import replay
@@ -41,8 +41,10 @@ HEADERS = {
 }
 
 
-def _html(body: str, status: int = 200) -> Response[str]:
-    return Response(body, media_type=MediaType.HTML, status_code=status, headers=HEADERS)
+def _html(body: str) -> Response[str]:
+    """A page. A refused key is the key's form again with what was wrong, not an error
+    answer: every error this service sends is problem details, and this one is a form's."""
+    return Response(body, media_type=MediaType.HTML, headers=HEADERS)
 
 
 def _viewer(raw: str | None, seats: int) -> Viewer:
@@ -96,17 +98,20 @@ async def record(
         Shown(_hidden_from(f, viewer, rules), viewer == ARBITER or f.versions[0] <= at)
         for f in findings
     ]
-    final = view(replay(events), viewer)
+    table = view(state, viewer)
+    # A seat sees a deal's check once the deal has begun, and the seed (which orders every
+    # deck) only if its view at that version has it: the arbiter's always does.
+    checks = [c for c in check_record(game_id, rows).deals if viewer == ARBITER or c.version <= at]
     return Record(
         game_id=game_id,
         names=names,
         last=last,
         viewer=viewer,
-        table=view(state, viewer),
+        table=table,
         steps=steps,
         findings=shown,
-        checks=check_record(game_id, rows).deals,
-        seed=final.seed,
+        checks=checks,
+        seed=table.seed,
     )
 
 
@@ -142,9 +147,9 @@ class PagesController(Controller):
         request: Request[Any, Any, Any],
         game_id: FromPath[str],
         games: NamedDependency[GameService],
-        version: Annotated[int | None, Parameter(ge=1)] = None,
-        perspective: Annotated[str | None, Parameter(query="as", max_length=8)] = None,
-        finding: Annotated[int | None, Parameter(query="print", ge=0)] = None,
+        version: Annotated[int | None, QueryParameter(ge=1)] = None,
+        perspective: Annotated[str | None, QueryParameter(name="as", max_length=8)] = None,
+        finding: Annotated[int | None, QueryParameter(name="print", ge=0)] = None,
     ) -> Response[str]:
         """Without a key: the key's form. With the operator key in the Authorization header
         (arbiter.js sends the one kept in sessionStorage): the whole record."""
@@ -154,7 +159,7 @@ class PagesController(Controller):
             return _html(shell(game_id))
         refused = await _operator(_runtime(request).seating, key)
         if refused is not None:
-            return _html(shell(game_id, refused), 401)
+            return _html(shell(game_id, refused))
         shown = await record(games, game_id, version, perspective)
         if finding is not None and finding < len(shown.findings):
             return _html(printable(shown, finding))
@@ -174,7 +179,7 @@ class PagesController(Controller):
         key = str(form.get("key") or "") or None
         refused = await _operator(_runtime(request).seating, key)
         if refused is not None:
-            return _html(shell(game_id, refused), 401)
+            return _html(shell(game_id, refused))
         asked = form.get("slider") if form.get("show") else form.get("version")
         version = int(asked) if isinstance(asked, str) and asked.isdigit() else None
         perspective = form.get("perspective") or form.get("as")

@@ -107,7 +107,7 @@ async def test_a_newcomer_plays_a_whole_game_against_the_demo_bot(
         # the DOM (read back from the operator's replay of the same version).
         html, version = await dom_and_version(page, "#table")
         async with httpx.AsyncClient(base_url=base, headers=OPERATOR) as client:
-            replay = (await client.get(f"/games/{game_id}/replay", params={"version": version}))
+            replay = await client.get(f"/games/{game_id}/replay", params={"version": version})
             table = replay.json()["view"]
         hidden = set(table["seats"][1]["hand"]) | set(table["stock"][:-1])
         assert hidden
@@ -145,3 +145,163 @@ async def test_a_newcomer_plays_a_whole_game_against_the_demo_bot(
         assert await page.get_attribute("#table", "data-status") == "finished"
         assert "The game is over" in await page.inner_text("#turn")
         await page.screenshot(path=shot("table-finished"), full_page=True)
+
+
+async def test_the_table_resumes_after_its_stream_drops(
+    start_service: StartService, client: httpx.AsyncClient, browser: Any
+) -> None:
+    service = await start_service()
+    body = {"seats": [{"name": "ann"}, {"name": "bob"}], "deck": THIRTY_ONE_DECK, "dealer": 1}
+    created = (await client.post(f"{service.url}/games", json=body, headers=OPERATOR)).json()
+    game_id, tokens = created["game_id"], [s["token"] for s in created["seats"]]
+    page = await browser.new_page()
+    await page.goto(f"{service.url}/play/{game_id}")
+    await page.fill("#token-form input[name=token]", tokens[0])  # the token entered in the page
+    await page.keyboard.press("Enter")
+    await until(
+        page, f"document.querySelector('#table').dataset.version === '{created['version']}'"
+    )
+    assert tokens[0] not in page.url
+
+    # The server goes away (the stream drops) and comes back on the same address; the page
+    # buys a new ticket and resumes after the last version it had.
+    port = service.port
+    service.stop()
+    await until(page, "document.getElementById('status').textContent.includes('reconnecting')")
+    service = await start_service(port=port)
+    seat, command = FIRST_TRICK[0]
+    sent = await client.post(
+        f"{service.url}/games/{game_id}/commands", json=command, headers=bearer(tokens[seat])
+    )
+    assert sent.status_code == 200, sent.text
+    await until(
+        page,
+        f"document.querySelector('#table').dataset.version === '{sent.json()['version']}'",
+    )
+    assert "ann" in await page.inner_text("#trick")  # the lead is on the table
+    await page.screenshot(path=shot("table-resumed"), full_page=True)
+
+
+async def record_with_findings(client: httpx.AsyncClient, base: str) -> tuple[str, list[str]]:
+    """A game of two deals: seat 1 draws out of turn in the first, and the leader of the
+    second declares 31 with no trick taken; every command names the version it saw."""
+    body = {
+        "seats": [{"name": "ann"}, {"name": "bob"}],
+        "deck": THIRTY_ONE_DECK,
+        "dealer": 1,
+        "rules": {"match_target": 2},
+    }
+    created = (await client.post(f"{base}/games", json=body, headers=OPERATOR)).json()
+    game_id, tokens = created["game_id"], [s["token"] for s in created["seats"]]
+
+    async def play(seat: int, command: dict[str, Any], request: str) -> None:
+        seen = (await client.get(f"{base}/games/{game_id}", headers=bearer(tokens[seat]))).json()
+        headers = {**bearer(tokens[seat]), "X-Request-ID": request}
+        sent = await client.post(
+            f"{base}/games/{game_id}/commands",
+            json={**command, "seen": seen["version"]},
+            headers=headers,
+        )
+        assert sent.status_code == 200, sent.text
+
+    for i, (seat, command) in enumerate(FIRST_TRICK):
+        await play(seat, command, f"trick-{i}")
+    await play(1, {"type": "draw"}, "bob-draws-out-of-turn")
+    table = (await client.get(f"{base}/games/{game_id}", headers=OPERATOR)).json()
+    await play(table["turn"], {"type": "declare", "claim": "thirty_one"}, "false-thirty-one")
+    return game_id, tokens
+
+
+async def test_the_arbiter_steps_to_a_finding_and_sees_it_as_a_seat_did(
+    start_service: StartService, client: httpx.AsyncClient, browser: Any
+) -> None:
+    service = await start_service()
+    game_id, _ = await record_with_findings(client, service.url)
+    audit = (await client.get(f"{service.url}/games/{game_id}/audit", headers=OPERATOR)).json()
+    draw, claim = audit["findings"]
+    assert (draw["rule"], claim["rule"]) == ("out_of_turn_draw", "false_declaration")
+
+    page = await browser.new_page()
+    await page.goto(f"{service.url}/arbiter/games/{game_id}")
+    await page.fill("#key-form input[name=key]", OPERATOR_KEY)
+    await page.click("#key-form button")
+    await page.wait_for_selector("#steps")
+    assert OPERATOR_KEY not in page.url
+    assert await page.evaluate("sessionStorage.getItem('bura-operator-key')") == OPERATOR_KEY
+
+    # Both findings are marked on the timeline; step to the out-of-turn draw.
+    assert await page.locator("#timeline li.finding").count() >= 4  # act and verdict each
+    act = draw["versions"][0]
+    await page.click(f"#v{act} button")
+    await until(page, f"document.querySelector('#arbiter').dataset.version === '{act}'")
+    assert await page.get_attribute(f"#v{act}", "aria-current") == "step"
+    evidence = await page.inner_text("#finding-0")
+    assert "docs/rules.md §4" in evidence
+    assert "seat 0 (ann) to draw" in evidence  # what the table was waiting for
+    assert f"{draw['seen']}" in evidence and "bob-draws-out-of-turn" in evidence
+    taken = draw["cards"][0]
+    assert await page.locator(f'#finding-0 [aria-label="{card_name(taken)}"]').count() == 1
+    # the table at that version: every hand, the stock in order, the piles with points
+    assert await page.locator("#stock .card").count() == draw["stock_count"] - 1
+    assert "25 points" in await page.inner_text("#table")
+    await page.screenshot(path=shot("arbiter-finding"), full_page=True)
+
+    # The false 31 at the lead waits for the leader to lead, not for a draw.
+    said = await page.inner_text("#finding-1")
+    leader = claim["seat"]
+    assert f"to lead" in said and "to draw" not in said, said
+    assert "docs/rules.md §5" in said and "had 0, needed 31" in said
+    assert f"seat {leader}" in said
+
+    # As ann saw it: the card bob took, his hand and the stock are nowhere in the page.
+    await page.select_option("#perspective", "0")
+    await until(page, "document.querySelector('#arbiter').dataset.viewer === '0'")
+    html, version = await dom_and_version(page, "#arbiter")
+    assert version == act
+    replay = await client.get(
+        f"{service.url}/games/{game_id}/replay", params={"version": act}, headers=OPERATOR
+    )
+    table = replay.json()["view"]
+    hidden = set(table["seats"][1]["hand"]) | set(table["stock"][:-1])
+    assert taken in hidden
+    for c in hidden:
+        for spelled in spellings(c):
+            assert spelled not in html, (c, spelled)
+    await page.screenshot(path=shot("arbiter-as-seat-0"), full_page=True)
+
+    # The print style sheet keeps the findings and drops the controls and the timeline.
+    await page.emulate_media(media="print")
+    assert not await page.locator("#timeline").is_visible()
+    assert await page.locator("#findings").is_visible()
+    await page.emulate_media(media="screen")
+
+    # The fairness check of each deal.
+    await page.select_option("#perspective", "arbiter")
+    await until(page, "document.querySelector('#arbiter').dataset.viewer === 'arbiter'")
+    fairness = await page.inner_text("#fairness")
+    assert fairness.count("verified") >= 2 and "MISMATCH" not in fairness
+
+
+async def test_the_arbiter_page_reads_without_javascript(
+    start_service: StartService, client: httpx.AsyncClient, browser: Any
+) -> None:
+    service = await start_service()
+    game_id, _ = await record_with_findings(client, service.url)
+    context = await browser.new_context(java_script_enabled=False)
+    page = await context.new_page()
+    await page.goto(f"{service.url}/arbiter/games/{game_id}")
+    await page.fill("#key-form input[name=key]", OPERATOR_KEY)
+    await page.click("#key-form button")  # a form POST: the key in the body
+    await page.wait_for_selector("#timeline li")
+    assert OPERATOR_KEY not in page.url
+    assert await page.locator("#table .hand .card").count() > 0
+    # Stepping works with the page's own forms.
+    await page.click("#previous")
+    last = await page.get_attribute("#arbiter", "data-last")
+    assert await page.get_attribute("#arbiter", "data-version") == str(int(last or 0) - 1)
+    # The printable summary of a finding.
+    await page.click("#finding-0 button.print")
+    await page.wait_for_selector("#printable")
+    assert "out_of_turn_draw" in await page.inner_text("#printable")
+    await page.screenshot(path=shot("arbiter-print-no-js"), full_page=True)
+    await context.close()

@@ -28,7 +28,7 @@
     const answer = await fetch(`${page}?${query}`, { headers: { Authorization: `Bearer ${key}` } });
     const html = await answer.text();
     const fresh = new DOMParser().parseFromString(html, "text/html");
-    if (answer.status === 401) {
+    if (answer.ok && !fresh.getElementById("steps")) { // the key was refused: its form again
       sessionStorage.removeItem(store);
       const form = fresh.getElementById("key-form");
       document.getElementById("key-form")?.replaceWith(form);
