@@ -7,68 +7,24 @@ tests/artifacts/."""
 from __future__ import annotations
 
 import asyncio
-import os
-import re
-import signal
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from harness.databases import free_port
-from harness.processes import OPERATOR, OPERATOR_KEY, ROOT, bearer
+from harness.processes import OPERATOR, OPERATOR_KEY, bearer
 from services.pages.words import card_name, card_sign
 from tests.api.conftest import FIRST_TRICK, THIRTY_ONE_DECK
+from tests.demos import demo
 from tests.e2e.conftest import StartService
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
-LINK = re.compile(r"play against the bot: (http://\S+/play/(\w+)#seat=(\S+))")
 
 
 def shot(name: str) -> str:
     ARTIFACTS.mkdir(exist_ok=True)
     return str(ARTIFACTS / f"{name}.png")
-
-
-@contextmanager
-def demo(tmp_path: Path) -> Iterator[tuple[str, str, str]]:
-    """`bura demo` on the embedded default: (the link it prints, the game id, the base)."""
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BURA_")}
-    env |= {
-        "BURA_PORT": str(port),
-        "BURA_SQLITE_PATH": str(tmp_path / "demo.sqlite3"),
-        "BURA_OPERATOR_KEY": OPERATOR_KEY,
-        "BURA_LOG_LEVEL": "warning",
-    }
-    log = tmp_path / "demo.log"
-    with open(log, "wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "services.cli", "demo", "--seed", "pages-e2e"],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        deadline = time.monotonic() + 60
-        while not (found := LINK.search(log.read_text())):
-            assert process.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, f"no link printed: {log.read_text()}"
-            time.sleep(0.1)
-        yield found.group(1), found.group(2), f"http://127.0.0.1:{port}"
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 async def until(page: Any, expression: str, seconds: float = 30.0) -> None:
@@ -249,7 +205,7 @@ async def test_the_arbiter_steps_to_a_finding_and_sees_it_as_a_seat_did(
     # The false 31 at the lead waits for the leader to lead, not for a draw.
     said = await page.inner_text("#finding-1")
     leader = claim["seat"]
-    assert f"to lead" in said and "to draw" not in said, said
+    assert "to lead" in said and "to draw" not in said, said
     assert "docs/rules.md §5" in said and "had 0, needed 31" in said
     assert f"seat {leader}" in said
 
