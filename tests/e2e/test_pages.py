@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import msgspec
 
+from domain.moves import Moves, commands
 from harness.processes import OPERATOR, OPERATOR_KEY, bearer
 from services.pages.words import card_name, card_sign
 from tests.api.conftest import FIRST_TRICK, THIRTY_ONE_DECK
@@ -49,6 +51,19 @@ async def dom_and_version(page: Any, root: str) -> tuple[str, int]:
     return html, version
 
 
+async def hides_the_bot(page: Any, client: httpx.AsyncClient, game_id: str) -> Any:
+    """The seat's page holds no card of the bot's hand nor of the stock (but the turned
+    trump) at the version it shows, read back from the operator's replay of it."""
+    html, version = await dom_and_version(page, "#table")
+    replay = await client.get(f"/games/{game_id}/replay", params={"version": version})
+    table = replay.json()["view"]
+    hidden = set(table["seats"][1]["hand"] or ()) | set(table["stock"] or ()) - {table["trump"]}
+    for c in hidden:
+        for spelled in spellings(c):
+            assert spelled not in html, (version, c, spelled)
+    return table
+
+
 async def test_a_newcomer_plays_a_whole_game_against_the_demo_bot(
     browser: Any, tmp_path: Path
 ) -> None:
@@ -61,15 +76,8 @@ async def test_a_newcomer_plays_a_whole_game_against_the_demo_bot(
 
         # The seat's page holds its own cards only: the bot's hand at that version is not in
         # the DOM (read back from the operator's replay of the same version).
-        html, version = await dom_and_version(page, "#table")
-        async with httpx.AsyncClient(base_url=base, headers=OPERATOR) as client:
-            replay = await client.get(f"/games/{game_id}/replay", params={"version": version})
-            table = replay.json()["view"]
-        hidden = set(table["seats"][1]["hand"]) | set(table["stock"][:-1])
-        assert hidden
-        for c in hidden:
-            for spelled in spellings(c):
-                assert spelled not in html, (c, spelled)
+        client = httpx.AsyncClient(base_url=base, headers=OPERATOR)
+        table = await hides_the_bot(page, client, game_id)
         for c in table["seats"][0]["hand"]:  # and its own hand, labelled for a screen reader
             assert await page.locator(f'#hand [aria-label="{card_name(c)}"]').count() == 1
 
@@ -84,11 +92,13 @@ async def test_a_newcomer_plays_a_whole_game_against_the_demo_bot(
         await page.keyboard.press("Enter")
         await until(page, f"Number(document.querySelector('#table').dataset.version) > {before}")
 
-        # Then click the first move offered, every time one is, to the end of the game.
+        # Then click the first move offered, every time one is, to the end of the game; at
+        # every step the page holds none of the bot's cards nor the stock's.
         for _ in range(400):
             await page.wait_for_selector(
                 "#moves button:not([disabled]), #table[data-status=finished]"
             )
+            await hides_the_bot(page, client, game_id)
             if await page.get_attribute("#table", "data-status") == "finished":
                 break
             before = int(await page.get_attribute("#table", "data-version") or 0)
@@ -100,6 +110,7 @@ async def test_a_newcomer_plays_a_whole_game_against_the_demo_bot(
             )
         assert await page.get_attribute("#table", "data-status") == "finished"
         assert "The game is over" in await page.inner_text("#turn")
+        await client.aclose()
         await page.screenshot(path=shot("table-finished"), full_page=True)
 
 
@@ -107,7 +118,12 @@ async def test_the_table_resumes_after_its_stream_drops(
     start_service: StartService, client: httpx.AsyncClient, browser: Any
 ) -> None:
     service = await start_service()
-    body = {"seats": [{"name": "ann"}, {"name": "bob"}], "deck": THIRTY_ONE_DECK, "dealer": 1}
+    body = {
+        "seats": [{"name": "ann"}, {"name": "bob"}],
+        "deck": THIRTY_ONE_DECK,
+        "dealer": 1,
+        "rules": {"turn_seconds": 3600},  # a clock, for the deadline; no turn runs out here
+    }
     created = (await client.post(f"{service.url}/games", json=body, headers=OPERATOR)).json()
     game_id, tokens = created["game_id"], [s["token"] for s in created["seats"]]
     page = await browser.new_page()
@@ -118,6 +134,14 @@ async def test_the_table_resumes_after_its_stream_drops(
         page, f"document.querySelector('#table').dataset.version === '{created['version']}'"
     )
     assert tokens[0] not in page.url
+    assert "Your turn: lead" in await page.inner_text("#turn")
+    assert "s left" in await page.inner_text("#deadline")
+    seat_view = await client.get(f"{service.url}/games/{game_id}", headers=bearer(tokens[0]))
+    offered = commands(msgspec.convert(seat_view.json()["moves"], Moves), ("AS", "10S", "KS"))
+    buttons = page.locator("#moves button")
+    assert await buttons.count() == len(offered) > 7  # every lead of AS 10S KS, 31, dave...
+    labels = [await buttons.nth(i).get_attribute("aria-label") for i in range(len(offered))]
+    assert "lead ace of spades and ten of spades" in labels and "declare 31" in labels
 
     # The server goes away (the stream drops) and comes back on the same address; the page
     # buys a new ticket and resumes after the last version it had.
@@ -135,6 +159,8 @@ async def test_the_table_resumes_after_its_stream_drops(
         f"document.querySelector('#table').dataset.version === '{sent.json()['version']}'",
     )
     assert "ann" in await page.inner_text("#trick")  # the lead is on the table
+    assert "Waiting for bob to respond" in await page.inner_text("#turn")
+    assert await page.locator("#moves button").count() == 0  # nothing is ann's to do
     await page.screenshot(path=shot("table-resumed"), full_page=True)
 
 
@@ -201,6 +227,10 @@ async def test_the_arbiter_steps_to_a_finding_and_sees_it_as_a_seat_did(
     assert await page.locator("#stock .card").count() == draw["stock_count"] - 1
     assert "25 points" in await page.inner_text("#table")
     await page.screenshot(path=shot("arbiter-finding"), full_page=True)
+    await page.click("#next")
+    await until(page, f"document.querySelector('#arbiter').dataset.version === '{act + 1}'")
+    await page.click("#previous")
+    await until(page, f"document.querySelector('#arbiter').dataset.version === '{act}'")
 
     # The false 31 at the lead waits for the leader to lead, not for a draw.
     said = await page.inner_text("#finding-1")
