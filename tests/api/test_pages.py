@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import html
 import re
+import tomllib
+from fnmatch import fnmatch
+from pathlib import Path
 
 import pytest
 
+from services.pages import STATIC
 from services.pages.words import card_name, card_sign
 from tests.api.conftest import FIRST_TRICK, OPERATOR, OPERATOR_KEY, Api, Table
 
@@ -152,3 +156,13 @@ async def test_the_table_page_holds_no_game_and_its_files_are_served(api: Api) -
 async def test_the_pages_stay_out_of_the_openapi_document(api: Api) -> None:
     paths = (await api.get("/schema/openapi.json", headers={}))["paths"]
     assert not [p for p in paths if p.startswith(("/arbiter", "/play", "/pages"))]
+
+
+def test_the_pages_files_ship_in_the_package() -> None:
+    """`pip install .` (the image) copies package data only as pyproject names it."""
+    root = Path(__file__).resolve().parents[2]
+    with open(root / "pyproject.toml", "rb") as f:
+        shipped = tomllib.load(f)["tool"]["setuptools"]["package-data"]["services.pages"]
+    files = sorted(p.name for p in STATIC.iterdir())
+    assert {"table.js", "arbiter.js", "pages.css"} <= set(files)
+    assert all(any(fnmatch(f"static/{name}", glob) for glob in shipped) for name in files)

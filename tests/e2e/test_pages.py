@@ -91,6 +91,15 @@ async def test_a_newcomer_plays_a_whole_game_against_the_demo_bot(
         before = int(await page.get_attribute("#table", "data-version") or 0)
         await page.keyboard.press("Enter")
         await until(page, f"Number(document.querySelector('#table').dataset.version) > {before}")
+        # The focus comes back to the next moves when they come: Enter alone plays on.
+        await page.wait_for_selector("#moves button:not([disabled]), #table[data-status=finished]")
+        if await page.get_attribute("#table", "data-status") != "finished":
+            assert await page.evaluate("document.activeElement.closest('#moves') !== null")
+            before = int(await page.get_attribute("#table", "data-version") or 0)
+            await page.keyboard.press("Enter")
+            await until(
+                page, f"Number(document.querySelector('#table').dataset.version) > {before}"
+            )
 
         # Then click the first move offered, every time one is, to the end of the game; at
         # every step the page holds none of the bot's cards nor the stock's.

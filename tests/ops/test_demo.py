@@ -4,6 +4,7 @@ plays its own moves over the API reaches the end of the game."""
 
 from __future__ import annotations
 
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,15 @@ import httpx
 import msgspec
 
 from domain.moves import Moves, commands
-from harness.processes import OPERATOR, bearer
+from harness.processes import OPERATOR, ROOT, bearer
 from tests.demos import demo
+
+
+def test_make_run_starts_the_demo() -> None:
+    planned = subprocess.run(
+        ["make", "-n", "run"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    assert planned.strip().splitlines()[-1].endswith("bura demo")
 
 
 def test_the_demo_prints_a_link_to_a_game_the_bot_plays_to_the_end(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@
   let shown = null;
   let ended = false;
   let retry = 500;
+  let refocus = false; // a move was just sent: the next moves get the focus (keyboard play)
 
   const name = (c) => `${RANKS[c.slice(0, -1)]} of ${SUITS[c.slice(-1)][0]}`;
   const sign = (c) => c.slice(0, -1) + SUITS[c.slice(-1)][1];
@@ -92,6 +93,7 @@
   }
 
   async function send(command, buttons) {
+    refocus = buttons.includes(document.activeElement);
     for (const b of buttons) b.disabled = true;
     try {
       const answer = await fetch(`/games/${encodeURIComponent(game)}/commands`, {
@@ -115,6 +117,9 @@
   }
 
   function render(view) {
+    // keyboard play: focus on the moves (or a move just sent) stays on the moves, through
+    // views that offer none (the other seat's turn) until some come again
+    const held = refocus || document.activeElement?.closest?.("#moves") != null;
     shown = view;
     main.dataset.version = String(view.version);
     main.dataset.status = view.status;
@@ -185,6 +190,8 @@
     buttons.forEach((b, i) => b.addEventListener("click", () => send(offered[i].command, buttons)));
     moves.append(...buttons);
     main.append(moves);
+    refocus = held && !buttons.length;
+    if (held && buttons.length) buttons[0].focus();
   }
 
   function reconnect() {
