@@ -18,6 +18,7 @@ from litestar.params import FromPath, QueryParameter
 from litestar.static_files import create_static_files_router
 
 from domain.evolve import replay
+from domain.rules import Rules
 from domain.views import ARBITER, Viewer, redact, sees_hand, view
 from services.app.callers import Seating
 from services.app.codec import from_recorded
@@ -53,7 +54,7 @@ def _viewer(raw: str | None, seats: int) -> Viewer:
     return ARBITER
 
 
-def _hidden_from(finding: AuditFinding, viewer: Viewer, rules: Any) -> AuditFinding:
+def _hidden_from(finding: AuditFinding, viewer: Viewer, rules: Rules) -> AuditFinding:
     """As the seat saw it at the time: another seat's cards stay out, even once the game is
     over and the audit would show them to everyone."""
     if viewer == ARBITER or sees_hand(viewer, finding.seat, rules):

@@ -182,8 +182,8 @@ def _table(r: Record) -> str:
     )
     return (
         f'<section id="table" aria-labelledby="table-title" data-version="{t.version}">'
-        f'<h2 id="table-title">The table at version {t.version} '
-        f"({text(_viewer_name(r.viewer, names))})</h2>"
+        f'<h2 id="table-title">The table at version {t.version}, '
+        f"{text(_viewer_name(r.viewer, names))}</h2>"
         f"<p>deal {t.deal} · {text(t.status)} · waiting for <strong>{text(waiting)}</strong></p>"
         f"<p>trump: {card(t.trump) if t.trump else text(t.trump_suit or 'none')} · "
         f'stock, top first: <span id="stock">{stock}</span></p>'

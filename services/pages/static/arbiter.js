@@ -59,6 +59,8 @@
     const form = document.getElementById("steps");
     if (!main || !form) return;
     const viewer = () => form.elements.perspective.value;
+    // the version shown, in view within the timeline's own scroll
+    document.querySelector("#timeline li.current")?.scrollIntoView({ block: "nearest" });
     const slider = document.getElementById("slider");
     slider.addEventListener("input", () => {
       document.getElementById("shown-version").textContent = slider.value;
