@@ -240,6 +240,10 @@ async def test_the_arbiter_steps_to_a_finding_and_sees_it_as_a_seat_did(
     await until(page, f"document.querySelector('#arbiter').dataset.version === '{act + 1}'")
     await page.click("#previous")
     await until(page, f"document.querySelector('#arbiter').dataset.version === '{act}'")
+    await page.locator("#slider").fill("5")  # the slider moves through versions too
+    await until(page, "document.querySelector('#arbiter').dataset.version === '5'")
+    await page.click(f"#v{act} button")
+    await until(page, f"document.querySelector('#arbiter').dataset.version === '{act}'")
 
     # The false 31 at the lead waits for the leader to lead, not for a draw.
     said = await page.inner_text("#finding-1")
