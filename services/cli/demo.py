@@ -31,7 +31,7 @@ def _ready(url: str, timeout: float) -> bool:
 
 def _local(settings: Settings) -> str:
     host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
-    return f"http://{host}:{settings.port}"
+    return f"http://{f'[{host}]' if ':' in host else host}:{settings.port}"
 
 
 def open_table(url: str, operator_key: str, name: str, seed: str | None) -> tuple[str, str, str]:

@@ -152,6 +152,19 @@ async def test_the_table_resumes_after_its_stream_drops(
     labels = [await buttons.nth(i).get_attribute("aria-label") for i in range(len(offered))]
     assert "lead ace of spades and ten of spades" in labels and "declare 31" in labels
 
+    # The spectator's token opens the same page without a hand: no seat's card is in it.
+    watcher = await browser.new_page()
+    await watcher.goto(f"{service.url}/play/{game_id}")
+    await watcher.fill("#token-form input[name=token]", created["spectator_token"])
+    await watcher.keyboard.press("Enter")
+    await until(watcher, "document.querySelector('#table').dataset.version !== '0'")
+    html = await watcher.content()
+    assert "Watching as the spectator" in html
+    for card in ("AS", "10S", "KS", "6H", "7H", "8H"):  # both hands (tests/api/conftest.py)
+        assert all(spelled not in html for spelled in spellings(card)), card
+    assert await watcher.locator("#moves button").count() == 0
+    await watcher.close()
+
     # The server goes away (the stream drops) and comes back on the same address; the page
     # buys a new ticket and resumes after the last version it had.
     port = service.port

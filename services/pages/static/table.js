@@ -124,13 +124,17 @@
     main.dataset.version = String(view.version);
     main.dataset.status = view.status;
     main.replaceChildren();
-    const me = view.seats[view.seat];
-    main.append(el("h2", `You are ${me.name}, seat ${view.seat}. Deal ${view.deal}.`));
+    // a spectator's (or the operator's) token shows the table without a hand of its own
+    const me = view.seat === null ? null : view.seats[view.seat];
+    main.append(el("h2", me ? `You are ${me.name}, seat ${view.seat}. Deal ${view.deal}.`
+      : `Watching as the ${view.viewer}. Deal ${view.deal}.`));
 
     const turn = el("p", null, { id: "turn" });
     if (view.status === "finished") {
-      const won = view.result && view.result.winners.includes(view.seat);
-      turn.textContent = `The game is over: ${won ? "you won" : "you lost"}` +
+      const winners = view.result ? view.result.winners : [];
+      const told = !me ? `${winners.map((w) => view.seats[w].name).join(", ")} won`
+        : (winners.includes(view.seat) ? "you won" : "you lost");
+      turn.textContent = `The game is over: ${told}` +
         (view.result ? ` (${view.result.reason}).` : ".");
     } else if (view.due) {
       turn.textContent = `Your turn: ${VERBS[view.due] || view.due}.`;
@@ -172,8 +176,8 @@
     const cards = el("p");
     cards.append(...(view.hand || []).map(cardOf));
     hand.append(cards);
-    if (me.points !== null && me.points !== undefined) hand.append(el("p", `Your points: ${me.points}`));
-    main.append(hand);
+    if (me && me.points !== null && me.points !== undefined) hand.append(el("p", `Your points: ${me.points}`));
+    if (me) main.append(hand);
 
     const seats = el("ul", null, { id: "seats" });
     for (const s of view.seats) {
