@@ -153,6 +153,7 @@ async def test_the_table_page_holds_no_game_and_its_files_are_served(api: Api) -
         assert served.status_code == 200 and kind in served.headers["content-type"]
 
 
+@pytest.mark.slow  # builds the whole document
 async def test_the_pages_stay_out_of_the_openapi_document(api: Api) -> None:
     paths = (await api.get("/schema/openapi.json", headers={}))["paths"]
     assert not [p for p in paths if p.startswith(("/arbiter", "/play", "/pages"))]
