@@ -167,3 +167,12 @@ def test_the_pages_files_ship_in_the_package() -> None:
     files = sorted(p.name for p in STATIC.iterdir())
     assert {"table.js", "arbiter.js", "pages.css"} <= set(files)
     assert all(any(fnmatch(f"static/{name}", glob) for glob in shipped) for name in files)
+
+
+async def test_names_are_text_never_markup(api: Api) -> None:
+    hostile = '<img src=x onerror="alert(1)">'
+    body = {"seats": [{"name": hostile}, {"name": "bob"}], "seed": "escape"}
+    created = (await api.client.post("/games", json=body, headers=OPERATOR)).json()
+    page = await api.client.get(f"/arbiter/games/{created['game_id']}", headers=OPERATOR)
+    assert page.status_code == 200
+    assert hostile not in page.text and html.escape(hostile) in page.text
