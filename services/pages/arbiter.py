@@ -300,6 +300,7 @@ def _fairness(r: Record) -> str:
         f"<tr><td>{c.number}</td><td>{c.version}</td><td>{text(c.shuffle)}</td>"
         f"<td><code>{text(c.commitment)}</code></td><td>{ok(c.commitment_ok)}</td>"
         f"<td>{ok(c.shuffle_ok)}{' (operator-fixed deck)' if c.explicit else ''}</td>"
+        f"<td>{_seeds(c)}</td>"
         f"<td>{'verified' if c.ok else 'DOES NOT VERIFY'}</td></tr>"
         for c in r.checks
     )
@@ -308,9 +309,19 @@ def _fairness(r: Record) -> str:
         '<section id="fairness" aria-labelledby="fairness-title">'
         f'<h2 id="fairness-title">Fairness</h2><p>game seed: {seed}</p>'
         "<table><thead><tr><th>deal</th><th>version</th><th>shuffle</th><th>commitment</th>"
-        "<th>commitment</th><th>deck</th><th>deal</th></tr></thead>"
+        "<th>commitment</th><th>deck</th><th>seeds</th><th>deal</th></tr></thead>"
         f"<tbody>{rows}</tbody></table></section>"
     )
+
+
+def _seeds(c: DealCheck) -> str:
+    """What the deal was shuffled from: the game's seed, or the seats' with the server's."""
+    if c.shuffle == "server":
+        return "the game seed"
+    seeds = ", ".join(f"<code>{text(s or '∅')}</code>" for s in c.seeds or ())
+    server = "verified" if c.server_commitment_ok else "MISMATCH"
+    missing = f"; seats {list(c.missing)} sent none" if c.missing else ""
+    return f"seats' seeds {seeds}{missing}; server seed {server}"
 
 
 def printable(r: Record, index: int) -> str:

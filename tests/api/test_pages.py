@@ -176,3 +176,13 @@ async def test_names_are_text_never_markup(api: Api) -> None:
     page = await api.client.get(f"/arbiter/games/{created['game_id']}", headers=OPERATOR)
     assert page.status_code == 200
     assert hostile not in page.text and html.escape(hostile) in page.text
+
+
+async def test_the_fairness_of_a_seat_shuffled_deal_names_the_seeds(api: Api) -> None:
+    table = await api.create(rules={"shuffle": "seats"}, deck=None)
+    for seat in (0, 1):
+        await api.play(table, seat, {"type": "seed", "value": f"seed-of-p{seat}"})
+    page = await api.client.get(f"/arbiter/games/{table.game_id}", headers=OPERATOR)
+    fairness = page.text[page.text.index('id="fairness"') :]
+    assert "seed-of-p0" in fairness and "seed-of-p1" in fairness
+    assert "server seed verified" in fairness and "MISMATCH" not in fairness
