@@ -23,8 +23,11 @@ $(DEV): requirements/dev.lock $(RUNTIME)
 
 install: $(DEV)
 
+# The server with a game ready against a bot (`bura demo`): it prints the link to play.
 run: $(RUNTIME)
-	$(VENV)/bin/bura serve
+	$(VENV)/bin/bura demo
+
+demo: run
 
 test: $(DEV)
 	$(PY) -m pytest

@@ -1,4 +1,4 @@
-"""The operator's command line: `bura serve | migrate | simulate | replay | audit |
+"""The operator's command line: `bura serve | demo | migrate | simulate | replay | audit |
 verify | export | verify-bundle | import | play`. A failure is one line on stderr and an exit code
 (services/cli/errors.py)."""
 
@@ -22,6 +22,10 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bura", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("serve", help="run the HTTP API")
+    dem = sub.add_parser("demo", help="run the HTTP API with a game ready against a bot")
+    dem.add_argument("--name", default="player", help="your seat's name")
+    dem.add_argument("--bot", choices=["greedy", "random"], default="greedy")
+    dem.add_argument("--seed", default=None, help="the game's shuffle seed (a repeatable deal)")
     sub.add_parser("migrate", help="apply the SQL migrations to BURA_DATABASE_URL")
     sim = sub.add_parser("simulate", help="play bot games and print a summary")
     sim.add_argument("--games", type=int, default=200)
@@ -31,8 +35,10 @@ def _parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("replay", help="print the table of a game at a version")
     rep.add_argument("game")
     rep.add_argument("--version", type=int)
+    rep.add_argument("--json", action="store_true", help="the table as JSON (the replay's view)")
     aud = sub.add_parser("audit", help="print each penalty and false declaration with evidence")
     aud.add_argument("game")
+    aud.add_argument("--json", action="store_true", help="the findings as JSON")
     ver = sub.add_parser(
         "verify", help="check a game's hash chain and every deal against its commitments"
     )
@@ -70,6 +76,10 @@ def _run(args: argparse.Namespace, settings: config.Settings) -> int:
             from services.http.server import serve
 
             return serve(settings)
+        case "demo":
+            from services.cli.demo import demo
+
+            return demo(settings, args.name, args.bot, args.seed)
         case "migrate":
             if not settings.database_url:
                 raise CliError("BURA_DATABASE_URL is not set (SQLite migrates itself)", USAGE)
@@ -90,9 +100,9 @@ def _run(args: argparse.Namespace, settings: config.Settings) -> int:
             print_summary(summary)
             return 0
         case "replay":
-            return asyncio.run(records.cmd_replay(settings, args.game, args.version))
+            return asyncio.run(records.cmd_replay(settings, args.game, args.version, args.json))
         case "audit":
-            return asyncio.run(records.cmd_audit(settings, args.game))
+            return asyncio.run(records.cmd_audit(settings, args.game, args.json))
         case "verify":
             return asyncio.run(records.cmd_verify(settings, args.game))
         case "export":

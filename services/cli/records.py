@@ -10,14 +10,14 @@ import msgspec
 
 from domain.events import Event, GameFinished, GameStarted
 from domain.evolve import replay
-from domain.views import ARBITER, view
+from domain.views import ARBITER, View, view
 from infra.ports.events import Conflict, EventStore, OutcomeUnknown, RecordedEvent
 from infra.ports.games import AlreadyRematched
 from services import bootstrap, config
 from services.app.bundle import Bundle, make_bundle
 from services.app.bundle_check import BundleReport, check_bundle
 from services.app.codec import from_recorded
-from services.app.results import Verification
+from services.app.results import AuditFinding, Verification
 from services.app.reviews import audited, check_record
 from services.cli.errors import FAILED, NOT_FOUND, UNAVAILABLE, CliError
 from services.cli.exports import (
@@ -29,7 +29,7 @@ from services.cli.exports import (
     parse_export,
 )
 from services.cli.progress import Progress
-from services.cli.table_text import render
+from services.cli.table_text import finding_lines, render
 
 
 async def _store(settings: config.Settings, *, existing: bool = True) -> EventStore:
@@ -64,39 +64,58 @@ async def _events(settings: config.Settings, game_id: str) -> list[tuple[int, Ev
     return [(r.version, from_recorded(r)) for r in await _rows(settings, game_id)]
 
 
-async def cmd_replay(settings: config.Settings, game_id: str, version: int | None) -> int:
+class ReplayText(msgspec.Struct, frozen=True):
+    """`bura replay --json`: the whole table at a version, as the operator's replay shows it."""
+
+    game_id: str
+    version: int
+    view: View
+
+
+class AuditText(msgspec.Struct, frozen=True):
+    """`bura audit --json`: the findings with the seats' names, as GET /audit has them."""
+
+    game_id: str
+    version: int
+    seats: tuple[str, ...]
+    findings: list[AuditFinding]
+
+
+_json = msgspec.json.Encoder()
+
+
+async def cmd_replay(
+    settings: config.Settings, game_id: str, version: int | None, as_json: bool = False
+) -> int:
     events = await _events(settings, game_id)
     if version is not None and not 1 <= version <= len(events):
         raise CliError(f"game {game_id} has versions 1 to {len(events)}, not {version}", NOT_FOUND)
     chosen = [e for v, e in events if version is None or v <= version]
-    print(render(view(replay(chosen), ARBITER)))
+    shown = view(replay(chosen), ARBITER)
+    if as_json:
+        print(_json.encode(ReplayText(game_id, shown.version, shown)).decode())
+    else:
+        print(render(shown))
     return 0
 
 
-async def cmd_audit(settings: config.Settings, game_id: str) -> int:
+def _names(rows: list[RecordedEvent]) -> tuple[str, ...]:
+    started = from_recorded(rows[0])
+    return started.seats if isinstance(started, GameStarted) else ()
+
+
+async def cmd_audit(settings: config.Settings, game_id: str, as_json: bool = False) -> int:
     rows = await _rows(settings, game_id)
     findings = audited(rows)
+    names = _names(rows)
+    if as_json:
+        print(_json.encode(AuditText(game_id, len(rows), names, findings)).decode())
+        return 0
     if not findings:
         print(f"game {game_id}: no penalty and no false declaration in {len(rows)} events")
     for f in findings:
-        print(f"deal {f.deal}: {f.rule} by seat {f.seat} (events {f.versions[0]}-{f.versions[1]})")
-        print(f"  rule: {f.text}")
-        due = "nobody" if f.due is None else f"seat {f.due}"
-        print(
-            f"  table at version {f.before_version}: phase {f.phase}, due to draw: {due}, "
-            f"hands {list(f.hand_sizes)}, stock {f.stock_count}"
-        )
-        if f.cards:
-            print(f"  cards taken: {' '.join(f.cards)}")
-        if f.claim:
-            print(f"  claimed {f.claim}: had {f.value}, needed {f.needed}")
-        seen = (
-            f"the command named version {f.seen}"
-            if f.seen_carried
-            else "the command named no version: judged on the table it found"
-        )
-        at = f.recorded_at.isoformat() if f.recorded_at else "-"
-        print(f"  {seen}; request {f.request_id or '-'}, recorded at {at}")
+        for line in finding_lines(f, names):
+            print(line)
     return 0
 
 

@@ -1,22 +1,37 @@
-"""A view as a few lines of text, for the CLI's `replay` and for people reading logs."""
+"""A view as a few lines of text, for the CLI's `replay` and for people reading logs; and
+the audit's findings, each with its evidence, for `bura audit`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from domain.cards import POINTS
 from domain.views import View
+from services.app.results import AuditFinding
+from services.pages.words import VERBS, seat_named, waiting_for
 
 
 def render(v: View) -> str:
+    names = [s.name for s in v.seats]
     lines = [
-        f"version {v.version}  deal {v.deal}  dealer {v.dealer}  status {v.status}",
+        f"version {v.version}  deal {v.deal}  dealer {seat_named(v.dealer, names)}  "
+        f"status {v.status}",
         f"phase {v.phase}  turn {v.turn}  trump {v.trump or '-'} ({v.trump_suit or 'none'})  "
         f"stock {v.stock_count}",
     ]
+    if v.turn is not None and v.phase in VERBS:
+        lines.append(f"  waiting for {seat_named(v.turn, names)} to {VERBS[v.phase]}")
     for s in v.seats:
         hand = " ".join(s.hand) if s.hand is not None else f"{s.cards} cards"
         pts = f"  points {s.points}" if s.points is not None else ""
         lines.append(
             f"  seat {s.seat} {s.name:<12} hand {hand:<20} tricks {s.tricks}{pts}  score {s.score}"
         )
+        if s.pile is not None:
+            counted = sum(POINTS[c] for c in s.pile)
+            lines.append(f"    pile: {' '.join(s.pile) or '-'} ({counted} card points)")
+    if v.stock is not None:
+        lines.append(f"  stock, top first: {' '.join(v.stock) or '-'}")
     if v.trick is not None:
         answers = ", ".join(
             f"seat {r.seat}: {' '.join(r.cards) if r.cards else 'face down'}"
@@ -49,5 +64,40 @@ def render(v: View) -> str:
             f"losers {list(d.losers)}, stake {d.stake}"
         )
     if v.result is not None:
-        lines.append(f"  result: winners {list(v.result.winners)} ({v.result.reason})")
+        winners = ", ".join(seat_named(w, names) for w in v.result.winners)
+        lines.append(f"  result: winners {list(v.result.winners)} ({v.result.reason}): {winners}")
     return "\n".join(lines)
+
+
+def finding_lines(f: AuditFinding, names: Sequence[str]) -> list[str]:
+    """One finding and its evidence: the rule, what the table waited for, the cards taken or
+    counted, and what the store recorded of the act."""
+    lines = [
+        f"deal {f.deal}: {f.rule} by seat {f.seat} ({names[f.seat]}) "
+        f"(events {f.versions[0]}-{f.versions[1]})",
+        f"  rule: {f.text}",
+        f"  table at version {f.before_version}: waiting for {waiting_for(f, names)}; "
+        f"hands {list(f.hand_sizes)}, stock {f.stock_count}",
+    ]
+    if f.phase == "draw" and f.due is not None:
+        lines.append(f"  due to draw: {seat_named(f.due, names)}")
+    if f.cards:
+        lines.append(f"  cards taken: {' '.join(f.cards)}")
+    if f.claim:
+        lines.append(f"  claimed {f.claim}: had {f.value}, needed {f.needed}")
+    if f.pile is not None:
+        counted = sum(POINTS[c] for c in f.pile)
+        hidden = f", {f.hidden} face-down card(s) left out" if f.hidden else ""
+        lines.append(
+            f"  counted pile: {' '.join(f.pile) or 'no trick taken'} ({counted} points{hidden})"
+        )
+    if f.hand is not None:
+        lines.append(f"  judged on the hand: {' '.join(f.hand)}")
+    seen = (
+        f"the command named version {f.seen}"
+        if f.seen_carried
+        else "the command named no version: judged on the table it found"
+    )
+    at = f.recorded_at.isoformat() if f.recorded_at else "-"
+    lines.append(f"  {seen}; request {f.request_id or '-'}, recorded at {at}")
+    return lines

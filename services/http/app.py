@@ -24,6 +24,7 @@ from services.http.games import GamesController
 from services.http.health import HealthController, prometheus
 from services.http.limits import rate_limit_middleware
 from services.http.middleware import request_middleware
+from services.http.pages import PagesController, static
 from services.http.reviews import ReviewsController
 from services.http.schemas import MAX_NESTING, nesting
 from services.http.streams import StreamController
@@ -109,6 +110,8 @@ def create_app(settings: Settings, adapters: bootstrap.Adapters | None = None) -
             ProblemsController,
             prometheus,
             assets(),
+            PagesController,
+            static(),
         ],
         dependencies=DEPENDENCIES,
         middleware=[

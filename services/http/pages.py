@@ -1,0 +1,203 @@
+"""The service's pages: /arbiter/games/{id} (the operator's record of a game, version by
+version) and /play/{id} (a seat's table), with their script and style under /pages/static.
+They stay out of the OpenAPI document: they are for people, not integrators.
+
+The operator key reaches the arbiter's page in a header (arbiter.js, from sessionStorage) or
+a form's body (a browser without JavaScript), never in a URL. The table page holds no game
+at all: its script reads the seat's own view from the API."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+from litestar import Controller, Request, Response, Router, get, post
+from litestar.di import NamedDependency
+from litestar.enums import MediaType
+from litestar.params import FromPath, QueryParameter
+from litestar.static_files import create_static_files_router
+
+from domain.evolve import replay
+from domain.rules import Rules
+from domain.views import ARBITER, Viewer, redact, sees_hand, view
+from services.app.callers import Seating
+from services.app.codec import from_recorded
+from services.app.errors import Forbidden, Unauthorized
+from services.app.games import GameService
+from services.app.results import AuditFinding
+from services.app.reviews import audited, check_record
+from services.bootstrap import Runtime
+from services.http.deps import bearer
+from services.pages import STATIC
+from services.pages.arbiter import Record, Shown, Step, printable, shell, whole
+from services.pages.html import CSP
+from services.pages.table import table_page
+from services.pages.words import describe
+
+HEADERS = {
+    "Content-Security-Policy": CSP,
+    "Cache-Control": "no-store",
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+}
+
+
+def _html(body: str) -> Response[str]:
+    """A page. A refused key is the key's form again with what was wrong, not an error
+    answer: every error this service sends is problem details, and this one is a form's."""
+    return Response(body, media_type=MediaType.HTML, headers=HEADERS)
+
+
+def _viewer(raw: str | None, seats: int) -> Viewer:
+    if raw is not None and raw.isdigit() and int(raw) < seats:
+        return int(raw)
+    return ARBITER
+
+
+def _hidden_from(finding: AuditFinding, viewer: Viewer, rules: Rules) -> AuditFinding:
+    """As the seat saw it at the time: another seat's cards stay out, even once the game is
+    over and the audit would show them to everyone."""
+    if viewer == ARBITER or sees_hand(viewer, finding.seat, rules):
+        return finding
+    return msgspec.structs.replace(finding, cards=None, hand=None)
+
+
+async def record(
+    games: GameService, game_id: str, version: int | None, viewer_raw: str | None
+) -> Record:
+    """The page's whole content at `version`, as `viewer` may see it (domain/views.py)."""
+    rows = await games.rows(game_id)
+    events = [from_recorded(r) for r in rows]
+    last = len(rows)
+    at = min(max(1, version or last), last)
+    state = replay(events[:at])
+    names = state.seats
+    viewer = _viewer(viewer_raw, len(names))
+    rules = state.rules
+    findings = audited(rows, viewer)
+    proving = {
+        v: i for i, f in enumerate(findings) for v in range(f.versions[0], f.versions[1] + 1)
+    }
+    steps = [
+        Step(
+            version=r.version,
+            kind=r.type,
+            # a seat sees an event only once it has happened, and then as redacted for it
+            said=None
+            if viewer != ARBITER and r.version > at
+            else describe(redact(e, viewer, rules), names),
+            actor=names[r.metadata.actor]
+            if r.metadata.actor is not None and 0 <= r.metadata.actor < len(names)
+            else None,
+            recorded_at=r.recorded_at,
+            request_id=r.metadata.correlation_id,
+            finding=proving.get(r.version),
+        )
+        for r, e in zip(rows, events, strict=True)
+    ]
+    shown = [
+        Shown(_hidden_from(f, viewer, rules), viewer == ARBITER or f.versions[0] <= at)
+        for f in findings
+    ]
+    table = view(state, viewer)
+    # A seat sees a deal's check once the deal has begun, and the seed (which orders every
+    # deck) only if its view at that version has it: the arbiter's always does.
+    checks = [c for c in check_record(game_id, rows).deals if viewer == ARBITER or c.version <= at]
+    return Record(
+        game_id=game_id,
+        names=names,
+        last=last,
+        viewer=viewer,
+        table=table,
+        steps=steps,
+        findings=shown,
+        checks=checks,
+        seed=table.seed,
+    )
+
+
+async def _operator(seating: Seating, key: str | None) -> str | None:
+    """None when the key is the operator's; else what the page says."""
+    try:
+        await seating.operator(key)
+    except Unauthorized:
+        return "That is not the operator key."
+    except Forbidden:
+        return "That is a player's token: the record opens with the operator key."
+    return None
+
+
+def _runtime(request: Request[Any, Any, Any]) -> Runtime:
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+class PagesController(Controller):
+    include_in_schema = False
+
+    @get("/play/{game_id:str}", media_type=MediaType.HTML)
+    async def table(
+        self, game_id: FromPath[str], games: NamedDependency[GameService]
+    ) -> Response[str]:
+        await games.load(game_id)  # 404 for no such game
+        return _html(table_page(game_id))
+
+    @get("/arbiter/games/{game_id:str}", media_type=MediaType.HTML)
+    async def arbiter(
+        self,
+        request: Request[Any, Any, Any],
+        game_id: FromPath[str],
+        games: NamedDependency[GameService],
+        version: Annotated[int | None, QueryParameter(ge=1)] = None,
+        perspective: Annotated[str | None, QueryParameter(name="as", max_length=8)] = None,
+        finding: Annotated[int | None, QueryParameter(name="print", ge=0)] = None,
+    ) -> Response[str]:
+        """Without a key: the key's form. With the operator key in the Authorization header
+        (arbiter.js sends the one kept in sessionStorage): the whole record."""
+        await games.load(game_id)
+        key = bearer(request)
+        if key is None:
+            return _html(shell(game_id))
+        refused = await _operator(_runtime(request).seating, key)
+        if refused is not None:
+            return _html(shell(game_id, refused))
+        shown = await record(games, game_id, version, perspective)
+        if finding is not None and finding < len(shown.findings):
+            return _html(printable(shown, finding))
+        return _html(whole(shown))
+
+    @post("/arbiter/games/{game_id:str}", media_type=MediaType.HTML, status_code=200)
+    async def arbiter_form(
+        self,
+        request: Request[Any, Any, Any],
+        game_id: FromPath[str],
+        games: NamedDependency[GameService],
+    ) -> Response[str]:
+        """A browser without JavaScript: the key, the version and the perspective posted by
+        the page's own forms."""
+        await games.load(game_id)
+        form = await request.form()
+        key = str(form.get("key") or "") or None
+        refused = await _operator(_runtime(request).seating, key)
+        if refused is not None:
+            return _html(shell(game_id, refused))
+        asked = form.get("slider") if form.get("show") else form.get("version")
+        version = int(asked) if isinstance(asked, str) and asked.isdigit() else None
+        perspective = form.get("perspective") or form.get("as")
+        shown = await record(
+            games, game_id, version, perspective if isinstance(perspective, str) else None
+        )
+        shown = Record(**{**shown.__dict__, "key": key})
+        chosen = form.get("print")
+        if isinstance(chosen, str) and chosen.isdigit() and int(chosen) < len(shown.findings):
+            return _html(printable(shown, int(chosen)))
+        return _html(whole(shown))
+
+
+def static() -> Router:
+    return create_static_files_router(
+        path="/pages/static",
+        directories=[STATIC],
+        include_in_schema=False,
+        name="page-assets",
+    )

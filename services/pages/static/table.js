@@ -1,0 +1,266 @@
+// A seat's table: the seat's own view, live through the stream (EventSource with a stream
+// ticket, bought with the seat's token), drawn with text nodes only; one button for every
+// command the view's `moves` lists, and nothing else.
+"use strict";
+(() => {
+  const game = document.body.dataset.game;
+  const store = `bura-seat-${game}`;
+  const main = document.getElementById("table");
+  const status = document.getElementById("status");
+  const RANKS = { A: "ace", K: "king", Q: "queen", J: "jack", 10: "ten", 9: "nine", 8: "eight",
+    7: "seven", 6: "six", 5: "five", 4: "four", 3: "three", 2: "two" };
+  const SUITS = { S: ["spades", "♠"], H: ["hearts", "♥"], D: ["diamonds", "♦"], C: ["clubs", "♣"] };
+  const VERBS = { lead: "lead", respond: "respond", draw: "draw", dave_answer: "answer the dave",
+    seeding: "send seeds", dealing: "deal" };
+  const CLAIMS = { thirty_one: "31", bura: "bura", four_aces: "four aces" };
+  let token = null;
+  let last = 0; // the last version this page has: a reconnect resumes after it
+  let source = null;
+  let shown = null;
+  let ended = false;
+  let retry = 500;
+  let refocus = false; // a move was just sent: the next moves get the focus (keyboard play)
+
+  const name = (c) => `${RANKS[c.slice(0, -1)]} of ${SUITS[c.slice(-1)][0]}`;
+  const sign = (c) => c.slice(0, -1) + SUITS[c.slice(-1)][1];
+  const names = (cs) => cs.map(name).join(" and ");
+  const el = (tag, text, attrs = {}) => {
+    const node = document.createElement(tag);
+    if (text !== undefined && text !== null) node.textContent = text;
+    for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+    return node;
+  };
+  const cardOf = (c) => el("span", sign(c), { class: `card ${SUITS[c.slice(-1)][0]}`,
+    "data-card": c, role: "img", "aria-label": name(c) });
+  const backs = (n) => Array.from({ length: n }, () =>
+    el("span", "🂠", { class: "card back", role: "img", "aria-label": "a hidden card" }));
+  const seatName = (view, s) => (s === null || s === undefined ? "nobody"
+    : `${view.seats[s].name}${s === view.seat ? " (you)" : ""}`);
+  const say = (text) => { status.textContent = text; };
+
+  function subsets(cards, k) {
+    if (k === 0) return [[]];
+    if (cards.length < k) return [];
+    const [first, ...rest] = cards;
+    return [...subsets(rest, k - 1).map((s) => [first, ...s]), ...subsets(rest, k)];
+  }
+
+  // Every command the view's moves stand for, as domain/moves.py `commands` writes them out.
+  function commands(moves, hand) {
+    const out = [];
+    if (moves.seed) {
+      const bytes = crypto.getRandomValues(new Uint8Array(16));
+      const value = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+      out.push({ command: { type: "seed", value }, text: "Send my seed", label: "send my seed" });
+    }
+    for (const group of moves.lead) {
+      for (const count of group.counts) {
+        for (const cards of subsets(group.cards, count)) {
+          out.push({ command: { type: "lead", cards }, text: `Lead ${cards.map(sign).join(" ")}`,
+            label: `lead ${names(cards)}` });
+        }
+      }
+    }
+    for (const combo of moves.combinations) {
+      out.push({ command: { type: "lead", cards: combo.cards },
+        text: `Lead ${combo.combination} ${combo.cards.map(sign).join(" ")}`,
+        label: `lead ${combo.combination}: ${names(combo.cards)}` });
+    }
+    if (moves.respond !== null && moves.respond !== undefined) {
+      for (const cards of subsets(hand, moves.respond)) {
+        out.push({ command: { type: "respond", cards }, text: `Respond ${cards.map(sign).join(" ")}`,
+          label: `respond with ${names(cards)}` });
+      }
+    }
+    if (moves.draw) out.push({ command: { type: "draw" }, text: "Draw a card", label: "draw a card" });
+    if (moves.dave_answer) {
+      out.push({ command: { type: "dave_answer", accept: true }, text: "Accept the dave", label: "accept the dave" });
+      out.push({ command: { type: "dave_answer", accept: false }, text: "Decline the dave", label: "decline the dave" });
+    }
+    if (moves.pass) out.push({ command: { type: "pass" }, text: "Pass", label: "pass" });
+    for (const claim of moves.declare) {
+      out.push({ command: { type: "declare", claim }, text: `Declare ${CLAIMS[claim]}`,
+        label: `declare ${CLAIMS[claim]}` });
+    }
+    if (moves.dave) out.push({ command: { type: "dave" }, text: "Offer a dave", label: "offer a dave" });
+    if (moves.concede) out.push({ command: { type: "concede" }, text: "Concede", label: "concede the deal" });
+    return out;
+  }
+
+  function key() {
+    if (crypto.randomUUID) return crypto.randomUUID();
+    return `k${Date.now()}${Math.random().toString(16).slice(2)}`;
+  }
+
+  async function send(command, buttons) {
+    refocus = buttons.includes(document.activeElement);
+    for (const b of buttons) b.disabled = true;
+    try {
+      const answer = await fetch(`/games/${encodeURIComponent(game)}/commands`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json",
+          "Idempotency-Key": key() },
+        body: JSON.stringify({ ...command, seen: shown.version }),
+      });
+      if (answer.ok) { say(`Sent: ${command.type}.`); return; }
+      const problem = await answer.json().catch(() => ({}));
+      say(`Refused: ${problem.detail || answer.status}`);
+    } catch (error) {
+      say("The server could not be reached; try again.");
+    }
+    if (shown) render(shown);
+  }
+
+  function left(deadline) {
+    const seconds = Math.max(0, Math.round((deadline - Date.now()) / 1000));
+    return `${new Date(deadline).toLocaleTimeString()} (${seconds} s left)`;
+  }
+
+  function render(view) {
+    // keyboard play: focus on the moves (or a move just sent) stays on the moves, through
+    // views that offer none (the other seat's turn) until some come again
+    const held = refocus || document.activeElement?.closest?.("#moves") != null;
+    shown = view;
+    main.dataset.version = String(view.version);
+    main.dataset.status = view.status;
+    main.replaceChildren();
+    // a spectator's (or the operator's) token shows the table without a hand of its own
+    const me = view.seat === null ? null : view.seats[view.seat];
+    main.append(el("h2", me ? `You are ${me.name}, seat ${view.seat}. Deal ${view.deal}.`
+      : `Watching as the ${view.viewer}. Deal ${view.deal}.`));
+
+    const turn = el("p", null, { id: "turn" });
+    if (view.status === "finished") {
+      const winners = view.result ? view.result.winners : [];
+      const told = !me ? `${winners.map((w) => view.seats[w].name).join(", ")} won`
+        : (winners.includes(view.seat) ? "you won" : "you lost");
+      turn.textContent = `The game is over: ${told}` +
+        (view.result ? ` (${view.result.reason}).` : ".");
+    } else if (view.due) {
+      turn.textContent = `Your turn: ${VERBS[view.due] || view.due}.`;
+    } else if (view.turn !== null) {
+      turn.textContent = `Waiting for ${seatName(view, view.turn)} to ${VERBS[view.phase] || view.phase}.`;
+    } else {
+      turn.textContent = `Waiting (${view.phase}).`;
+    }
+    const due = view.turn !== null ? view.seats[view.turn] : null;
+    if (due && due.deadline) {
+      turn.append(" Deadline: ", el("time", left(due.deadline), { id: "deadline",
+        "data-deadline": String(due.deadline) }));
+    }
+    main.append(turn);
+
+    const trump = el("p", "Trump: ", { id: "trump" });
+    trump.append(view.trump ? cardOf(view.trump) : (view.trump_suit ? SUITS[view.trump_suit][0] : "none"));
+    trump.append(` · stock: ${view.stock_count} card${view.stock_count === 1 ? "" : "s"}`);
+    main.append(trump);
+
+    const trick = el("div", null, { id: "trick", "aria-label": "the trick on the table" });
+    trick.append(el("h3", "On the table"));
+    if (view.trick) {
+      const led = el("p", `${seatName(view, view.trick.leader)} led `);
+      led.append(...view.trick.led.map(cardOf));
+      trick.append(led);
+      for (const r of view.trick.responses) {
+        const line = el("p", `${seatName(view, r.seat)} answered${r.beat ? " (beats)" : ""} `);
+        line.append(...(r.cards ? r.cards.map(cardOf) : backs(r.count)));
+        trick.append(line);
+      }
+    } else {
+      trick.append(el("p", "nothing"));
+    }
+    main.append(trick);
+
+    const hand = el("div", null, { id: "hand" });
+    hand.append(el("h3", "Your hand"));
+    const cards = el("p");
+    cards.append(...(view.hand || []).map(cardOf));
+    hand.append(cards);
+    if (me && me.points !== null && me.points !== undefined) hand.append(el("p", `Your points: ${me.points}`));
+    if (me) main.append(hand);
+
+    const seats = el("ul", null, { id: "seats" });
+    for (const s of view.seats) {
+      const mine = s.seat === view.seat;
+      seats.append(el("li", `${s.name}${mine ? " (you)" : ""}: ${s.cards} card(s), ${s.tricks} trick(s), ` +
+        `score ${s.score}`, mine ? { class: "mine" } : {}));
+    }
+    main.append(seats);
+
+    const moves = el("div", null, { id: "moves", role: "group", "aria-label": "your moves" });
+    const offered = view.moves && view.status === "in_progress" ? commands(view.moves, view.hand || []) : [];
+    const buttons = offered.map((m) => el("button", m.text, { type: "button", "aria-label": m.label,
+      "data-command": JSON.stringify(m.command) }));
+    buttons.forEach((b, i) => b.addEventListener("click", () => send(offered[i].command, buttons)));
+    moves.append(...buttons);
+    main.append(moves);
+    refocus = held && !buttons.length;
+    if (held && buttons.length) buttons[0].focus();
+  }
+
+  function reconnect() {
+    if (ended) return;
+    say("The connection dropped: reconnecting…");
+    setTimeout(connect, retry);
+    retry = Math.min(retry * 2, 5000);
+  }
+
+  async function connect() {
+    let answer;
+    try {
+      answer = await fetch(`/games/${encodeURIComponent(game)}/stream-tickets`, {
+        method: "POST", headers: { Authorization: `Bearer ${token}` } });
+    } catch (error) {
+      reconnect();
+      return;
+    }
+    if (answer.status === 401 || answer.status === 403) {
+      sessionStorage.removeItem(store);
+      document.getElementById("token-form").hidden = false;
+      say("That token does not open a seat at this game.");
+      return;
+    }
+    if (!answer.ok) { reconnect(); return; }
+    const ticket = await answer.json();
+    // a ticket opens one stream once: a reconnect buys a new one and resumes after `last`
+    source = new EventSource(ticket.stream + (last ? `&after=${last}` : ""));
+    source.addEventListener("open", () => { retry = 500; say("Connected."); });
+    source.addEventListener("view", (message) => {
+      const data = JSON.parse(message.data);
+      last = Number(message.lastEventId) || data.version;
+      render(data.view);
+    });
+    source.addEventListener("end", () => { ended = true; source.close(); say("The game is over."); });
+    source.addEventListener("shutdown", () => { source.close(); reconnect(); });
+    source.addEventListener("error", () => { source.close(); reconnect(); });
+  }
+
+  function sit(given) {
+    token = given;
+    sessionStorage.setItem(store, token);
+    document.getElementById("token-form").hidden = true;
+    connect();
+  }
+
+  document.getElementById("token-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const input = event.target.elements.token;
+    const given = input.value.trim();
+    input.value = "";
+    if (given) sit(given);
+  });
+  setInterval(() => {
+    const deadline = document.getElementById("deadline");
+    if (deadline) deadline.textContent = left(Number(deadline.dataset.deadline));
+  }, 1000);
+
+  // A link may carry the token in its fragment, which no browser sends to a server: it is
+  // moved into this tab's storage and off the address bar at once.
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  if (fragment.get("seat")) {
+    history.replaceState(null, "", location.pathname + location.search);
+    sit(fragment.get("seat"));
+  } else if (sessionStorage.getItem(store)) {
+    sit(sessionStorage.getItem(store));
+  }
+})();

@@ -1,0 +1,188 @@
+"""The pages as a plain HTTP client sees them (no JavaScript): the arbiter's record rendered
+whole on the server once the operator key comes in a form's body or a header (never a URL),
+each seat's perspective without a card hidden from it, the printable finding, a table page
+that holds no game at all, and a Content-Security-Policy with no inline script."""
+
+from __future__ import annotations
+
+import html
+import re
+import tomllib
+from fnmatch import fnmatch
+from pathlib import Path
+
+import pytest
+
+from services.pages import STATIC
+from services.pages.words import card_name, card_sign
+from tests.api.conftest import FIRST_TRICK, OPERATOR, OPERATOR_KEY, Api, Table
+
+INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc=)[^>]*>")
+
+
+async def with_findings(api: Api) -> Table:
+    """Two deals: seat 1 draws out of turn in the first; the leader of the second declares
+    31 with no trick taken."""
+    table = await api.create(rules={"match_target": 2})
+    for seat, command in FIRST_TRICK:
+        await api.play(table, seat, command)
+    await api.play(table, 1, {"type": "draw"})
+    shown = await api.get(f"/games/{table.game_id}")
+    await api.play(table, shown["turn"], {"type": "declare", "claim": "thirty_one"})
+    return table
+
+
+def secret(html: str, card: str) -> bool:
+    """The card is nowhere in the page: not as data, not by name, not by sign."""
+    return all(s not in html for s in (f'data-card="{card}"', card_name(card), card_sign(card)))
+
+
+async def test_without_a_key_the_arbiter_page_is_a_form_that_posts_it(api: Api) -> None:
+    table = await with_findings(api)
+    answer = await api.client.get(f"/arbiter/games/{table.game_id}")
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/html")
+    page = answer.text
+    assert '<form id="key-form" method="post"' in page and 'type="password" name="key"' in page
+    assert 'id="timeline"' not in page and "data-card" not in page
+    policy = answer.headers["content-security-policy"]
+    assert "script-src 'self'" in policy and "unsafe-inline" not in policy
+    assert not INLINE_SCRIPT.search(page) and " style=" not in page
+
+
+async def test_the_posted_key_renders_the_whole_record_without_javascript(api: Api) -> None:
+    table = await with_findings(api)
+    audit = await api.get(f"/games/{table.game_id}/audit")
+    draw, claim = audit["findings"]
+    answer = await api.client.post(
+        f"/arbiter/games/{table.game_id}", data={"key": OPERATOR_KEY, "version": "1"}
+    )
+    assert answer.status_code == 200, answer.text
+    page = answer.text
+    last = audit["version"]
+    # the timeline: every version, with its event, seat, time and request id
+    assert all(f'id="v{v}"' in page for v in range(1, last + 1))
+    assert "seat 1 (p1) draws" in page or "penalty: out_of_turn_draw by seat 1 (p1)" in page
+    assert page.count('class="step finding') >= 4
+    # the table at version 1, then at the finding: hands, stock in order, piles with points
+    at = await api.client.post(
+        f"/arbiter/games/{table.game_id}",
+        data={"key": OPERATOR_KEY, "version": str(draw["versions"][0])},
+    )
+    shown = at.text
+    assert f'data-version="{draw["versions"][0]}"' in shown
+    assert "25 points" in shown  # seat 0's pile: the trick it took
+    replay = await api.get(f"/games/{table.game_id}/replay", version=draw["versions"][0])
+    stock = replay["view"]["stock"]
+    order = [shown.index(f'data-card="{c}"', shown.index('id="stock"')) for c in stock]
+    assert order == sorted(order)  # in the stock's order, top first
+    # the evidence of both findings
+    assert "docs/rules.md §4" in shown and "seat 0 (p0) to draw" in shown
+    assert "docs/rules.md §5" in shown and "had 0, needed 31" in shown
+    assert f"seat {claim['seat']} (p{claim['seat']}) to lead" in shown
+    assert 'id="fairness"' in shown and "DOES NOT VERIFY" not in shown
+    # the key came in the body: no link or form of the page carries it in a URL
+    assert "key=" not in shown
+
+
+async def test_a_header_key_renders_the_same_record_and_a_wrong_key_is_refused(
+    api: Api,
+) -> None:
+    table = await with_findings(api)
+    path = f"/arbiter/games/{table.game_id}"
+    by_header = await api.client.get(path, headers=OPERATOR, params={"version": 5})
+    assert by_header.status_code == 200 and 'data-version="5"' in by_header.text
+    assert OPERATOR_KEY not in by_header.text  # only a page without JavaScript needs it back
+    wrong = await api.client.post(path, data={"key": "not-the-key"})
+    assert wrong.status_code == 200 and "not the operator key" in wrong.text
+    player = await api.client.post(path, data={"key": table.tokens[0]})
+    assert player.status_code == 200 and "player's token" in html.unescape(player.text)
+    assert 'id="timeline"' not in wrong.text + player.text
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+async def test_as_a_seat_saw_it_the_page_holds_no_card_hidden_from_that_seat(
+    api: Api, seat: int
+) -> None:
+    table = await with_findings(api)
+    audit = await api.get(f"/games/{table.game_id}/audit")
+    other = 1 - seat
+    for version in (9, 12, audit["findings"][0]["versions"][0]):
+        page = (
+            await api.client.get(
+                f"/arbiter/games/{table.game_id}",
+                headers=OPERATOR,
+                params={"version": version, "as": seat},
+            )
+        ).text
+        assert f'data-viewer="{seat}"' in page
+        whole = (await api.get(f"/games/{table.game_id}/replay", version=version))["view"]
+        trump = whole["trump"]
+        hidden = set(whole["seats"][other]["hand"]) | set(whole["stock"]) - {trump}
+        for card in hidden:
+            assert secret(page, card), (version, card)
+        for card in whole["seats"][seat]["hand"]:
+            assert f'data-card="{card}"' in page  # its own hand is there
+        assert "not yet seen from here" in page  # later versions: their kind only
+        assert "game seed" in page and "not revealed to this viewer" in page
+
+
+async def test_a_printable_summary_of_a_finding(api: Api) -> None:
+    table = await with_findings(api)
+    answer = await api.client.post(
+        f"/arbiter/games/{table.game_id}", data={"key": OPERATOR_KEY, "print": "1"}
+    )
+    assert answer.status_code == 200
+    assert 'id="printable"' in answer.text and "false_declaration" in answer.text
+    assert 'id="timeline"' not in answer.text
+
+
+async def test_the_table_page_holds_no_game_and_its_files_are_served(api: Api) -> None:
+    table = await with_findings(api)
+    answer = await api.client.get(f"/play/{table.game_id}")
+    assert answer.status_code == 200
+    assert "data-card" not in answer.text and 'id="token-form"' in answer.text
+    assert not INLINE_SCRIPT.search(answer.text)
+    assert "script-src 'self'" in answer.headers["content-security-policy"]
+    assert (await api.client.get("/play/no-such-game")).status_code == 404
+    for name, kind in (
+        ("table.js", "javascript"),
+        ("arbiter.js", "javascript"),
+        ("pages.css", "css"),
+    ):
+        served = await api.client.get(f"/pages/static/{name}")
+        assert served.status_code == 200 and kind in served.headers["content-type"]
+
+
+@pytest.mark.slow  # builds the whole document
+async def test_the_pages_stay_out_of_the_openapi_document(api: Api) -> None:
+    paths = (await api.get("/schema/openapi.json", headers={}))["paths"]
+    assert not [p for p in paths if p.startswith(("/arbiter", "/play", "/pages"))]
+
+
+def test_the_pages_files_ship_in_the_package() -> None:
+    """`pip install .` (the image) copies package data only as pyproject names it."""
+    root = Path(__file__).resolve().parents[2]
+    with open(root / "pyproject.toml", "rb") as f:
+        shipped = tomllib.load(f)["tool"]["setuptools"]["package-data"]["services.pages"]
+    files = sorted(p.name for p in STATIC.iterdir())
+    assert {"table.js", "arbiter.js", "pages.css"} <= set(files)
+    assert all(any(fnmatch(f"static/{name}", glob) for glob in shipped) for name in files)
+
+
+async def test_names_are_text_never_markup(api: Api) -> None:
+    hostile = '<img src=x onerror="alert(1)">'
+    body = {"seats": [{"name": hostile}, {"name": "bob"}], "seed": "escape"}
+    created = (await api.client.post("/games", json=body, headers=OPERATOR)).json()
+    page = await api.client.get(f"/arbiter/games/{created['game_id']}", headers=OPERATOR)
+    assert page.status_code == 200
+    assert hostile not in page.text and html.escape(hostile) in page.text
+
+
+async def test_the_fairness_of_a_seat_shuffled_deal_names_the_seeds(api: Api) -> None:
+    table = await api.create(rules={"shuffle": "seats"}, deck=None)
+    for seat in (0, 1):
+        await api.play(table, seat, {"type": "seed", "value": f"seed-of-p{seat}"})
+    page = await api.client.get(f"/arbiter/games/{table.game_id}", headers=OPERATOR)
+    fairness = page.text[page.text.index('id="fairness"') :]
+    assert "seed-of-p0" in fairness and "seed-of-p1" in fairness
+    assert "server seed verified" in fairness and "MISMATCH" not in fairness

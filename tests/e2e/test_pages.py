@@ -1,0 +1,319 @@
+"""The pages in a real browser (headless Chromium, tests/browser.py): a newcomer plays a
+whole game against the demo's bot by keyboard and clicks; the table resumes after its
+stream drops; the arbiter steps to a finding, reads its evidence, and switches to a seat's
+perspective, whose page then holds no card hidden from that seat. Screenshots go to
+tests/artifacts/."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import msgspec
+
+from domain.moves import Moves, commands
+from harness.processes import OPERATOR, OPERATOR_KEY, bearer
+from services.pages.words import card_name, card_sign
+from tests.api.conftest import FIRST_TRICK, THIRTY_ONE_DECK
+from tests.demos import demo
+from tests.e2e.conftest import StartService
+
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+
+
+def shot(name: str) -> str:
+    ARTIFACTS.mkdir(exist_ok=True)
+    return str(ARTIFACTS / f"{name}.png")
+
+
+async def until(page: Any, expression: str, seconds: float = 30.0) -> None:
+    """Wait for `expression` to hold in the page. The pages' CSP forbids string evaluation
+    inside the page (wait_for_function), so the test asks from outside."""
+    deadline = time.monotonic() + seconds
+    while not await page.evaluate(expression):
+        assert time.monotonic() < deadline, f"never held: {expression}"
+        await asyncio.sleep(0.05)
+
+
+def spellings(card: str) -> list[str]:
+    """Every way a page could hold a card: its code as data, its name, its sign."""
+    return [f'data-card="{card}"', card_name(card), card_sign(card)]
+
+
+async def dom_and_version(page: Any, root: str) -> tuple[str, int]:
+    html, version = await page.evaluate(
+        f"() => [document.documentElement.outerHTML, Number(document.querySelector('{root}')"
+        ".dataset.version)]"
+    )
+    return html, version
+
+
+async def hides_the_bot(page: Any, client: httpx.AsyncClient, game_id: str) -> Any:
+    """The seat's page holds no card of the bot's hand nor of the stock (but the turned
+    trump) at the version it shows, read back from the operator's replay of it."""
+    html, version = await dom_and_version(page, "#table")
+    replay = await client.get(f"/games/{game_id}/replay", params={"version": version})
+    table = replay.json()["view"]
+    hidden = set(table["seats"][1]["hand"] or ()) | set(table["stock"] or ()) - {table["trump"]}
+    for c in hidden:
+        for spelled in spellings(c):
+            assert spelled not in html, (version, c, spelled)
+    return table
+
+
+async def test_a_newcomer_plays_a_whole_game_against_the_demo_bot(
+    browser: Any, tmp_path: Path
+) -> None:
+    with demo(tmp_path) as (link, game_id, base):
+        page = await browser.new_page()
+        await page.goto(link)
+        await page.wait_for_selector("#moves button, #table[data-status=finished]")
+        assert "seat=" not in page.url  # the token left the address bar at once
+        await page.screenshot(path=shot("table-start"), full_page=True)
+
+        # The seat's page holds its own cards only: the bot's hand at that version is not in
+        # the DOM (read back from the operator's replay of the same version).
+        client = httpx.AsyncClient(base_url=base, headers=OPERATOR)
+        table = await hides_the_bot(page, client, game_id)
+        for c in table["seats"][0]["hand"]:  # and its own hand, labelled for a screen reader
+            assert await page.locator(f'#hand [aria-label="{card_name(c)}"]').count() == 1
+
+        # Keyboard: Tab reaches a move, Enter plays it.
+        await page.wait_for_selector("#moves button")
+        for _ in range(40):
+            await page.keyboard.press("Tab")
+            if await page.evaluate("document.activeElement.closest('#moves') !== null"):
+                break
+        assert await page.evaluate("document.activeElement.closest('#moves') !== null")
+        before = int(await page.get_attribute("#table", "data-version") or 0)
+        await page.keyboard.press("Enter")
+        await until(page, f"Number(document.querySelector('#table').dataset.version) > {before}")
+        # The focus comes back to the next moves when they come: Enter alone plays on.
+        await page.wait_for_selector("#moves button:not([disabled]), #table[data-status=finished]")
+        if await page.get_attribute("#table", "data-status") != "finished":
+            assert await page.evaluate("document.activeElement.closest('#moves') !== null")
+            before = int(await page.get_attribute("#table", "data-version") or 0)
+            await page.keyboard.press("Enter")
+            await until(
+                page, f"Number(document.querySelector('#table').dataset.version) > {before}"
+            )
+
+        # Then click the first move offered, every time one is, to the end of the game; at
+        # every step the page holds none of the bot's cards nor the stock's.
+        for _ in range(400):
+            await page.wait_for_selector(
+                "#moves button:not([disabled]), #table[data-status=finished]"
+            )
+            await hides_the_bot(page, client, game_id)
+            if await page.get_attribute("#table", "data-status") == "finished":
+                break
+            before = int(await page.get_attribute("#table", "data-version") or 0)
+            await page.locator("#moves button").first.click()
+            await until(
+                page,
+                f"Number(document.querySelector('#table').dataset.version) > {before}"
+                " || document.getElementById('status').textContent.startsWith('Refused')",
+            )
+        assert await page.get_attribute("#table", "data-status") == "finished"
+        assert "The game is over" in await page.inner_text("#turn")
+        await client.aclose()
+        await page.screenshot(path=shot("table-finished"), full_page=True)
+
+
+async def test_the_table_resumes_after_its_stream_drops(
+    start_service: StartService, client: httpx.AsyncClient, browser: Any
+) -> None:
+    service = await start_service()
+    body = {
+        "seats": [{"name": "ann"}, {"name": "bob"}],
+        "deck": THIRTY_ONE_DECK,
+        "dealer": 1,
+        "rules": {"turn_seconds": 3600},  # a clock, for the deadline; no turn runs out here
+    }
+    created = (await client.post(f"{service.url}/games", json=body, headers=OPERATOR)).json()
+    game_id, tokens = created["game_id"], [s["token"] for s in created["seats"]]
+    page = await browser.new_page()
+    await page.goto(f"{service.url}/play/{game_id}")
+    await page.fill("#token-form input[name=token]", tokens[0])  # the token entered in the page
+    await page.keyboard.press("Enter")
+    await until(
+        page, f"document.querySelector('#table').dataset.version === '{created['version']}'"
+    )
+    assert tokens[0] not in page.url
+    assert "Your turn: lead" in await page.inner_text("#turn")
+    assert "s left" in await page.inner_text("#deadline")
+    seat_view = await client.get(f"{service.url}/games/{game_id}", headers=bearer(tokens[0]))
+    offered = commands(msgspec.convert(seat_view.json()["moves"], Moves), ("AS", "10S", "KS"))
+    buttons = page.locator("#moves button")
+    assert await buttons.count() == len(offered) > 7  # every lead of AS 10S KS, 31, dave...
+    labels = [await buttons.nth(i).get_attribute("aria-label") for i in range(len(offered))]
+    assert "lead ace of spades and ten of spades" in labels and "declare 31" in labels
+
+    # The spectator's token opens the same page without a hand: no seat's card is in it.
+    watcher = await browser.new_page()
+    await watcher.goto(f"{service.url}/play/{game_id}")
+    await watcher.fill("#token-form input[name=token]", created["spectator_token"])
+    await watcher.keyboard.press("Enter")
+    await until(watcher, "document.querySelector('#table').dataset.version !== '0'")
+    html = await watcher.content()
+    assert "Watching as the spectator" in html
+    for card in ("AS", "10S", "KS", "6H", "7H", "8H"):  # both hands (tests/api/conftest.py)
+        assert all(spelled not in html for spelled in spellings(card)), card
+    assert await watcher.locator("#moves button").count() == 0
+    await watcher.close()
+
+    # The server goes away (the stream drops) and comes back on the same address; the page
+    # buys a new ticket and resumes after the last version it had.
+    port = service.port
+    service.stop()
+    await until(page, "document.getElementById('status').textContent.includes('reconnecting')")
+    service = await start_service(port=port)
+    seat, command = FIRST_TRICK[0]
+    sent = await client.post(
+        f"{service.url}/games/{game_id}/commands", json=command, headers=bearer(tokens[seat])
+    )
+    assert sent.status_code == 200, sent.text
+    await until(
+        page,
+        f"document.querySelector('#table').dataset.version === '{sent.json()['version']}'",
+    )
+    assert "ann" in await page.inner_text("#trick")  # the lead is on the table
+    assert "Waiting for bob to respond" in await page.inner_text("#turn")
+    assert await page.locator("#moves button").count() == 0  # nothing is ann's to do
+    await page.screenshot(path=shot("table-resumed"), full_page=True)
+
+
+async def record_with_findings(client: httpx.AsyncClient, base: str) -> tuple[str, list[str]]:
+    """A game of two deals: seat 1 draws out of turn in the first, and the leader of the
+    second declares 31 with no trick taken; every command names the version it saw."""
+    body = {
+        "seats": [{"name": "ann"}, {"name": "bob"}],
+        "deck": THIRTY_ONE_DECK,
+        "dealer": 1,
+        "rules": {"match_target": 2},
+    }
+    created = (await client.post(f"{base}/games", json=body, headers=OPERATOR)).json()
+    game_id, tokens = created["game_id"], [s["token"] for s in created["seats"]]
+
+    async def play(seat: int, command: dict[str, Any], request: str) -> None:
+        seen = (await client.get(f"{base}/games/{game_id}", headers=bearer(tokens[seat]))).json()
+        headers = {**bearer(tokens[seat]), "X-Request-ID": request}
+        sent = await client.post(
+            f"{base}/games/{game_id}/commands",
+            json={**command, "seen": seen["version"]},
+            headers=headers,
+        )
+        assert sent.status_code == 200, sent.text
+
+    for i, (seat, command) in enumerate(FIRST_TRICK):
+        await play(seat, command, f"trick-{i}")
+    await play(1, {"type": "draw"}, "bob-draws-out-of-turn")
+    table = (await client.get(f"{base}/games/{game_id}", headers=OPERATOR)).json()
+    await play(table["turn"], {"type": "declare", "claim": "thirty_one"}, "false-thirty-one")
+    return game_id, tokens
+
+
+async def test_the_arbiter_steps_to_a_finding_and_sees_it_as_a_seat_did(
+    start_service: StartService, client: httpx.AsyncClient, browser: Any
+) -> None:
+    service = await start_service()
+    game_id, _ = await record_with_findings(client, service.url)
+    audit = (await client.get(f"{service.url}/games/{game_id}/audit", headers=OPERATOR)).json()
+    draw, claim = audit["findings"]
+    assert (draw["rule"], claim["rule"]) == ("out_of_turn_draw", "false_declaration")
+
+    page = await browser.new_page()
+    await page.goto(f"{service.url}/arbiter/games/{game_id}")
+    await page.fill("#key-form input[name=key]", OPERATOR_KEY)
+    await page.click("#key-form button")
+    await page.wait_for_selector("#steps")
+    assert OPERATOR_KEY not in page.url
+    assert await page.evaluate("sessionStorage.getItem('bura-operator-key')") == OPERATOR_KEY
+
+    # Both findings are marked on the timeline; step to the out-of-turn draw.
+    assert await page.locator("#timeline li.finding").count() >= 4  # act and verdict each
+    act = draw["versions"][0]
+    await page.click(f"#v{act} button")
+    await until(page, f"document.querySelector('#arbiter').dataset.version === '{act}'")
+    assert await page.get_attribute(f"#v{act}", "aria-current") == "step"
+    evidence = await page.inner_text("#finding-0")
+    assert "docs/rules.md §4" in evidence
+    assert "seat 0 (ann) to draw" in evidence  # what the table was waiting for
+    assert f"{draw['seen']}" in evidence and "bob-draws-out-of-turn" in evidence
+    taken = draw["cards"][0]
+    assert await page.locator(f'#finding-0 [aria-label="{card_name(taken)}"]').count() == 1
+    # the table at that version: every hand, the stock in order, the piles with points
+    assert await page.locator("#stock .card").count() == draw["stock_count"] - 1
+    assert "25 points" in await page.inner_text("#table")
+    await page.screenshot(path=shot("arbiter-finding"), full_page=True)
+    await page.click("#next")
+    await until(page, f"document.querySelector('#arbiter').dataset.version === '{act + 1}'")
+    await page.click("#previous")
+    await until(page, f"document.querySelector('#arbiter').dataset.version === '{act}'")
+    await page.locator("#slider").fill("5")  # the slider moves through versions too
+    await until(page, "document.querySelector('#arbiter').dataset.version === '5'")
+    await page.click(f"#v{act} button")
+    await until(page, f"document.querySelector('#arbiter').dataset.version === '{act}'")
+
+    # The false 31 at the lead waits for the leader to lead, not for a draw.
+    said = await page.inner_text("#finding-1")
+    leader = claim["seat"]
+    assert "to lead" in said and "to draw" not in said, said
+    assert "docs/rules.md §5" in said and "had 0, needed 31" in said
+    assert f"seat {leader}" in said
+
+    # As ann saw it: the card bob took, his hand and the stock are nowhere in the page.
+    await page.select_option("#perspective", "0")
+    await until(page, "document.querySelector('#arbiter').dataset.viewer === '0'")
+    html, version = await dom_and_version(page, "#arbiter")
+    assert version == act
+    replay = await client.get(
+        f"{service.url}/games/{game_id}/replay", params={"version": act}, headers=OPERATOR
+    )
+    table = replay.json()["view"]
+    hidden = set(table["seats"][1]["hand"]) | set(table["stock"][:-1])
+    assert taken in hidden
+    for c in hidden:
+        for spelled in spellings(c):
+            assert spelled not in html, (c, spelled)
+    await page.screenshot(path=shot("arbiter-as-seat-0"), full_page=True)
+
+    # The print style sheet keeps the findings and drops the controls and the timeline.
+    await page.emulate_media(media="print")
+    assert not await page.locator("#timeline").is_visible()
+    assert await page.locator("#findings").is_visible()
+    await page.emulate_media(media="screen")
+
+    # The fairness check of each deal.
+    await page.select_option("#perspective", "arbiter")
+    await until(page, "document.querySelector('#arbiter').dataset.viewer === 'arbiter'")
+    fairness = await page.inner_text("#fairness")
+    assert fairness.count("verified") >= 2 and "MISMATCH" not in fairness
+
+
+async def test_the_arbiter_page_reads_without_javascript(
+    start_service: StartService, client: httpx.AsyncClient, browser: Any
+) -> None:
+    service = await start_service()
+    game_id, _ = await record_with_findings(client, service.url)
+    context = await browser.new_context(java_script_enabled=False)
+    page = await context.new_page()
+    await page.goto(f"{service.url}/arbiter/games/{game_id}")
+    await page.fill("#key-form input[name=key]", OPERATOR_KEY)
+    await page.click("#key-form button")  # a form POST: the key in the body
+    await page.wait_for_selector("#timeline li")
+    assert OPERATOR_KEY not in page.url
+    assert await page.locator("#table .hand .card").count() > 0
+    # Stepping works with the page's own forms.
+    await page.click("#previous")
+    last = await page.get_attribute("#arbiter", "data-last")
+    assert await page.get_attribute("#arbiter", "data-version") == str(int(last or 0) - 1)
+    # The printable summary of a finding.
+    await page.click("#finding-0 button.print")
+    await page.wait_for_selector("#printable")
+    assert "out_of_turn_draw" in await page.inner_text("#printable")
+    await page.screenshot(path=shot("arbiter-print-no-js"), full_page=True)
+    await context.close()
