@@ -32,7 +32,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit
@@ -58,7 +58,6 @@ WINDOW = sized(5.0, 1.5)  # seconds counted per window
 TARGET_RATIO = 1.5
 
 _encode = msgspec.json.Encoder().encode
-Post = Callable[[str, bytes, dict[str, str]], Awaitable[tuple[int, bytes]]]
 
 
 def run() -> dict[str, Any]:
