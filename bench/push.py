@@ -31,6 +31,7 @@ import msgspec
 
 from bench import PRODUCTION, database_url, redis_url, sized
 from bench.cpu import Meter
+from bench.service import KeepAlive
 from domain.bots import random_bot
 from domain.commands import StartGame
 from domain.decide import decide
@@ -46,6 +47,13 @@ WINDOW = sized(20.0, 3.0)  # seconds counted
 THINK = 0.02  # mean pause between two moves of one game, seconds
 TARGET_P99_MS = 20.0
 _encode = msgspec.json.Encoder().encode
+
+
+class _Version(msgspec.Struct):
+    version: int
+
+
+_version = msgspec.json.Decoder(_Version).decode
 
 
 def run() -> dict[str, Any]:
@@ -165,34 +173,52 @@ async def _game(
     ):
         streams = (seat0, seat1)
         await asyncio.gather(*(s.version(state.version) for s in streams))
-        while not state.finished and time.perf_counter() < clock.closes:
-            assert state.deal is not None
-            seat = state.deal.turn
-            command = random_bot(state, seat, chance)
-            sent = time.perf_counter()
-            answer = await _post(
-                client,
-                f"{a}/games/{game_id}/commands",
-                content=_encode(command),
-                headers={
-                    **bearer(tokens[seat]),
-                    "Content-Type": "application/json",
-                    "Idempotency-Key": f"{seed}-{state.version}",
-                },
-            )
-            acked = time.perf_counter()
-            assert answer.status_code == 200, answer.text
-            state = fold(state, decide(state, command, seat))
-            version = answer.json()["version"]
-            assert version == state.version, "the local fold went astray"
-            pushed = await streams[1 - seat].version(version)
-            if clock.counting():
-                clock.commands += 1
-                clock.after_ack.append(pushed.at - acked)
-                clock.round_trips.append(acked - sent)
-                clock.sent_to_push.append(pushed.at - sent)
-                clock.early += pushed.at < acked
-            await asyncio.sleep(chance.expovariate(1 / THINK))
+        # Commands on a lean keep-alive connection (bench/service.py): httpx's CPU per
+        # request would make the generator, not the servers, what sets the latency.
+        post = await KeepAlive.open(a)
+        try:
+            await _moves(post, streams, game_id, tokens, seed, state, chance, clock)
+        finally:
+            await post.close()
+
+
+async def _moves(
+    post: KeepAlive,
+    streams: tuple[Stream, Stream],
+    game_id: str,
+    tokens: list[str],
+    seed: str,
+    state: Game,
+    chance: random.Random,
+    clock: _Clock,
+) -> None:
+    while not state.finished and time.perf_counter() < clock.closes:
+        assert state.deal is not None
+        seat = state.deal.turn
+        command = random_bot(state, seat, chance)
+        sent = time.perf_counter()
+        status, answer = await post(
+            f"/games/{game_id}/commands",
+            _encode(command),
+            {
+                **bearer(tokens[seat]),
+                "Content-Type": "application/json",
+                "Idempotency-Key": f"{seed}-{state.version}",
+            },
+        )
+        acked = time.perf_counter()
+        assert status == 200, answer.decode(errors="replace")
+        state = fold(state, decide(state, command, seat))
+        version = _version(answer).version
+        assert version == state.version, "the local fold went astray"
+        pushed = await streams[1 - seat].version(version)
+        if clock.counting():
+            clock.commands += 1
+            clock.after_ack.append(pushed.at - acked)
+            clock.round_trips.append(acked - sent)
+            clock.sent_to_push.append(pushed.at - sent)
+            clock.early += pushed.at < acked
+        await asyncio.sleep(chance.expovariate(1 / THINK))
 
 
 async def _post(client: httpx.AsyncClient, url: str, **request: Any) -> httpx.Response:
