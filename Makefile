@@ -46,8 +46,9 @@ format: $(DEV)
 	$(VENV)/bin/ruff check --fix domain infra services tests bench harness clients
 	$(VENV)/bin/ruff format domain infra services tests bench harness clients
 
+# QUICK=1: every benchmark with small counts, in a few minutes (what CI runs).
 bench: $(DEV)
-	$(PY) -m bench
+	$(PY) -m bench $(if $(QUICK),--quick)
 
 simulate: $(RUNTIME)
 	$(VENV)/bin/bura simulate --games 500 --seats 2 --seed 1

@@ -1,23 +1,30 @@
 """Run the benchmarks in order, print their figures, keep them in bench/results/<name>.json.
 
 Each benchmark is a module bench.<name> with `run() -> dict`. A module that does not
-exist (yet) is passed over. `python -m bench store` runs only the named ones.
+exist (yet) is passed over. `python -m bench store` runs only the named ones;
+`python -m bench --quick` (or BENCH_QUICK=1) runs them with small counts (bench.quick()).
+BENCH_RESULTS names another folder for the JSON files.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-ORDER = ("store", "domain", "service", "push", "newcomer")
-RESULTS = Path(__file__).parent / "results"
+ORDER = ("append", "store", "domain", "service", "replicas", "push", "load", "newcomer")
+RESULTS = Path(os.environ.get("BENCH_RESULTS") or Path(__file__).parent / "results")
 
 
 def main(names: list[str]) -> int:
+    if "--quick" in names:
+        # before any benchmark module is imported: they size themselves at import
+        os.environ["BENCH_QUICK"] = "1"
+        names = [n for n in names if n != "--quick"]
     ran = 0
     for name in names or ORDER:
         try:

@@ -11,13 +11,14 @@ import statistics
 import time
 from typing import Any
 
+from bench import sized
 from domain.bots import greedy_bot, random_bot
 from domain.events import Event
 from domain.evolve import replay
 from domain.simulation import Bot, play_game
 
-RECORDED_GAMES = 300
-REPETITIONS = 5
+RECORDED_GAMES = int(sized(300, 60))
+REPETITIONS = int(sized(5, 3))
 TARGETS = {"replay_events_per_second": 200_000, "random_games_per_second": 500}
 
 
@@ -27,7 +28,7 @@ def record(games: int, bot: Bot = random_bot, seed: int = 1) -> list[list[Event]
 
 
 def replay_rate(games: list[list[Event]]) -> float:
-    """Events per second replaying every recorded game from scratch, median of 5 runs."""
+    """Events per second replaying every recorded game from scratch, median of REPETITIONS runs."""
     count = sum(len(events) for events in games)
     times = []
     for _ in range(REPETITIONS):

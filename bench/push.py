@@ -3,14 +3,17 @@ for that version received from another replica.
 
 Two `bura serve` processes share a scratch PostgreSQL database and Redis. GAMES two-seat
 games run at once, game after game, each a closed loop: a bot's command goes to replica A;
-its acknowledgement starts the clock, which stops when the other seat's stream, open on
-replica B, delivers the message of that version. Bots pick their moves on a state they fold
-locally (the seed is theirs, the rules deterministic), so no extra request loads the servers.
-A push that arrives before the acknowledgement counts as 0 ms (`pushed_before_ack` says
-how often); `sent_to_push` times the same push from the moment the command was sent.
-The client, both servers, PostgreSQL and Redis share this machine (its CPU count and load
-are recorded: on a busy machine the tail is the scheduler's). Target: p99 <= 50 ms,
-printed, never asserted.
+the clock starts when the command is sent and stops when the other seat's stream, open
+on replica B, delivers the message of that version: what a player waits for. Bots pick
+their moves on a state they fold locally (the seed is theirs, the rules deterministic), so
+no extra request loads the servers.
+(An earlier version timed from the acknowledgement and counted a push that beat it as
+0 ms, which flattered the tail; `after_ack_*` keeps that figure, as the push's own delay
+after the answer, without the clamp.) Production settings: Redis, info logging as JSON,
+rate limits on. The client, both servers, PostgreSQL and Redis share this machine (its
+CPU count and load are recorded, and the client's share of the CPU: on a busy machine
+the tail is the scheduler's). Target: p99 <= 20 ms on a quiet machine, printed, never
+asserted.
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ from typing import Any
 import httpx
 import msgspec
 
-from bench import database_url
+from bench import PRODUCTION, database_url, redis_url, sized
+from bench.cpu import Meter
+from bench.service import KeepAlive
 from domain.bots import random_bot
 from domain.commands import StartGame
 from domain.decide import decide
@@ -36,33 +41,36 @@ from harness.databases import fresh_database
 from harness.processes import OPERATOR, Service, bearer
 from harness.sse import Stream
 
-DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
 GAMES = 32
-WARMUP = 3.0  # seconds before latencies count
-WINDOW = 20.0  # seconds counted
+WARMUP = sized(3.0, 1.0)  # seconds before latencies count
+WINDOW = sized(20.0, 3.0)  # seconds counted
 THINK = 0.02  # mean pause between two moves of one game, seconds
-TARGET_P99_MS = 50.0
+TARGET_P99_MS = 20.0
 _encode = msgspec.json.Encoder().encode
 
 
+class _Version(msgspec.Struct):
+    version: int
+
+
+_version = msgspec.json.Decoder(_Version).decode
+
+
 def run() -> dict[str, Any]:
-    redis_url = (
-        os.environ.get("BURA_BENCH_REDIS_URL")
-        or os.environ.get("BURA_TEST_REDIS_URL")
-        or DEFAULT_REDIS
-    )
     started = time.perf_counter()
     with fresh_database(database_url()) as scratch, tempfile.TemporaryDirectory() as logs:
-        env = {"BURA_DATABASE_URL": scratch, "BURA_REDIS_URL": redis_url}
+        env = {**PRODUCTION, "BURA_DATABASE_URL": scratch, "BURA_REDIS_URL": redis_url()}
         replicas = [Service(env, log_dir=Path(logs)), Service(env, log_dir=Path(logs))]
         try:
             for replica in replicas:
                 replica.start()
-            clock = asyncio.run(_measure(*replicas))
+            pids = [r.process.pid for r in replicas if r.process is not None]
+            clock = asyncio.run(_measure(*replicas, meter=Meter(pids)))
         finally:
             for replica in replicas:
                 replica.stop()
-    push = _ms(clock.latencies)
+    push = _ms(clock.sent_to_push)
+    after_ack = _ms(clock.after_ack)
     figures = {
         "games": GAMES,
         "replicas": 2,
@@ -73,11 +81,15 @@ def run() -> dict[str, Any]:
         "push_p90_ms": _at(push, 90),
         "push_p99_ms": _at(push, 99),
         "push_max_ms": _at(push, 100),
+        "timed_from": "the command's send",
         "pushed_before_ack": clock.early,
         "ack_p50_ms": _at(_ms(clock.round_trips), 50),
         "ack_p99_ms": _at(_ms(clock.round_trips), 99),
-        "sent_to_push_p50_ms": _at(_ms(clock.sent_to_push), 50),
-        "sent_to_push_p99_ms": _at(_ms(clock.sent_to_push), 99),
+        "after_ack_p50_ms": _at(after_ack, 50),
+        "after_ack_p99_ms": _at(after_ack, 99),
+        "server_cpu_cores": round(clock.meter.servers / clock.meter.wall, 2),
+        "client_cpu_cores": round(clock.meter.client / clock.meter.wall, 2),
+        "client_cpu_share": clock.meter.client_share(),
         "target_p99_ms": TARGET_P99_MS,
         "meets_target": _at(push, 99) <= TARGET_P99_MS,
         "cpus": os.cpu_count(),
@@ -104,12 +116,13 @@ def _at(sorted_ms: list[float], p: float) -> float:
 
 
 class _Clock:
-    def __init__(self) -> None:
+    def __init__(self, meter: Meter) -> None:
         self.opens = time.perf_counter() + WARMUP
         self.closes = self.opens + WINDOW
-        self.latencies: list[float] = []  # ack -> push, 0 when the push came first
+        self.meter = meter  # the servers' CPU and the client's, over the counted window
+        self.after_ack: list[float] = []  # ack -> push, negative when the push came first
         self.round_trips: list[float] = []  # command sent -> ack
-        self.sent_to_push: list[float] = []  # command sent -> push
+        self.sent_to_push: list[float] = []  # command sent -> push: the latency
         self.early = 0
         self.commands = 0
 
@@ -117,14 +130,22 @@ class _Clock:
         return self.opens <= time.perf_counter() < self.closes
 
 
-async def _measure(a: Service, b: Service) -> _Clock:
+async def _measure(a: Service, b: Service, meter: Meter) -> _Clock:
     await asyncio.gather(a.ready(), b.ready())
-    clock = _Clock()
+    clock = _Clock(meter)
     # No keep-alive cap: under one, httpx closes and reopens connections all the time.
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
     async with httpx.AsyncClient(timeout=10.0, limits=limits) as client:
-        await asyncio.gather(*(_games(client, a.url, b.url, n, clock) for n in range(GAMES)))
+        await asyncio.gather(
+            _metered(clock), *(_games(client, a.url, b.url, n, clock) for n in range(GAMES))
+        )
     return clock
+
+
+async def _metered(clock: _Clock) -> None:
+    await asyncio.sleep(clock.opens - time.perf_counter())
+    with clock.meter:
+        await asyncio.sleep(clock.closes - time.perf_counter())
 
 
 async def _games(client: httpx.AsyncClient, a: str, b: str, slot: int, clock: _Clock) -> None:
@@ -152,34 +173,52 @@ async def _game(
     ):
         streams = (seat0, seat1)
         await asyncio.gather(*(s.version(state.version) for s in streams))
-        while not state.finished and time.perf_counter() < clock.closes:
-            assert state.deal is not None
-            seat = state.deal.turn
-            command = random_bot(state, seat, chance)
-            sent = time.perf_counter()
-            answer = await _post(
-                client,
-                f"{a}/games/{game_id}/commands",
-                content=_encode(command),
-                headers={
-                    **bearer(tokens[seat]),
-                    "Content-Type": "application/json",
-                    "Idempotency-Key": f"{seed}-{state.version}",
-                },
-            )
-            acked = time.perf_counter()
-            assert answer.status_code == 200, answer.text
-            state = fold(state, decide(state, command, seat))
-            version = answer.json()["version"]
-            assert version == state.version, "the local fold went astray"
-            pushed = await streams[1 - seat].version(version)
-            if clock.counting():
-                clock.commands += 1
-                clock.latencies.append(max(0.0, pushed.at - acked))
-                clock.round_trips.append(acked - sent)
-                clock.sent_to_push.append(pushed.at - sent)
-                clock.early += pushed.at < acked
-            await asyncio.sleep(chance.expovariate(1 / THINK))
+        # Commands on a lean keep-alive connection (bench/service.py): httpx's CPU per
+        # request would make the generator, not the servers, what sets the latency.
+        post = await KeepAlive.open(a)
+        try:
+            await _moves(post, streams, game_id, tokens, seed, state, chance, clock)
+        finally:
+            await post.close()
+
+
+async def _moves(
+    post: KeepAlive,
+    streams: tuple[Stream, Stream],
+    game_id: str,
+    tokens: list[str],
+    seed: str,
+    state: Game,
+    chance: random.Random,
+    clock: _Clock,
+) -> None:
+    while not state.finished and time.perf_counter() < clock.closes:
+        assert state.deal is not None
+        seat = state.deal.turn
+        command = random_bot(state, seat, chance)
+        sent = time.perf_counter()
+        status, answer = await post(
+            f"/games/{game_id}/commands",
+            _encode(command),
+            {
+                **bearer(tokens[seat]),
+                "Content-Type": "application/json",
+                "Idempotency-Key": f"{seed}-{state.version}",
+            },
+        )
+        acked = time.perf_counter()
+        assert status == 200, answer.decode(errors="replace")
+        state = fold(state, decide(state, command, seat))
+        version = _version(answer).version
+        assert version == state.version, "the local fold went astray"
+        pushed = await streams[1 - seat].version(version)
+        if clock.counting():
+            clock.commands += 1
+            clock.after_ack.append(pushed.at - acked)
+            clock.round_trips.append(acked - sent)
+            clock.sent_to_push.append(pushed.at - sent)
+            clock.early += pushed.at < acked
+        await asyncio.sleep(chance.expovariate(1 / THINK))
 
 
 async def _post(client: httpx.AsyncClient, url: str, **request: Any) -> httpx.Response:

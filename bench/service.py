@@ -1,20 +1,24 @@
-"""End to end over HTTP: 32 bot games at once against the real service.
+"""Server CPU per command, end to end over HTTP: the command endpoint against a bare one.
 
-The service runs as `bura serve` (uvicorn) in a subprocess on a free 127.0.0.1 port, on a
-scratch PostgreSQL database with the in-process bus. Each bot game is one coroutine: it
-creates a game with a seed of its own (not timed), then its two seats send the moves
-domain.bots.greedy_bot picks, one command in flight per game; a game that ends is
-followed by a new one. The driver keeps its own replica of each game by running the same
-deterministic decide() as the server, so it needs no extra request to know whose turn it
-is (and checks every answer's version against the replica).
+Side by side in one run: `bura serve` (harness.processes.Service) with production's
+settings (PostgreSQL, Redis, info logging as JSON, rate limits on, metrics), and
+bench/bare.py, a Litestar route doing one asyncpg INSERT, under the same uvicorn settings
+and on the same PostgreSQL. At 8, 32 and 64 games at once, each target gets a window in
+turn (the order rotates every repeat, so drift spreads over both), REPEATS times; the
+figures are medians of the windows. A window's CPU is the server process's user + system
+time read from /proc over it (bench/cpu.py); per command is that over the requests
+answered in the window (game creations included, counted apart: a finished bot game is
+followed by a new one).
 
-Only command POSTs are counted and timed, in windows after a warm-up; the figures are
-medians over the windows. Commands go over a lean keep-alive HTTP/1.1 connection per
-game: the driver shares the machine's two cores with the server it measures, and httpx
-spends more CPU per request than the server does. One window driven through
-httpx.AsyncClient is reported beside, to show what the client costs.
+Bot games (bura): each game is a coroutine whose two seats send the moves
+domain.bots.greedy_bot picks, one command in flight per game, each seat on its own lean
+keep-alive HTTP/1.1 connection. The driver folds the same deterministic decide() as the
+server, so it needs no extra request to know whose turn it is (and checks every answer's
+version). The bare target gets the same connections and the same command bodies. The
+driver's own CPU share is reported next to every figure (`client_cpu_share`): it shares
+the machine's cores with the server it measures.
 
-Targets (printed, never asserted): >= 1,000 commands/s with p99 <= 50 ms.
+Target (printed, never asserted): command CPU per command <= 1.5x the bare endpoint's.
 """
 
 from __future__ import annotations
@@ -23,109 +27,145 @@ import asyncio
 import contextlib
 import os
 import random
-import signal
-import socket
 import statistics
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 import msgspec
 
-from bench import database_url
+from bench import PRODUCTION, database_url, redis_url, sized
+from bench.cpu import Meter
 from domain.bots import greedy_bot
-from domain.commands import PlayerCommand, StartGame
+from domain.commands import StartGame
 from domain.decide import decide
 from domain.evolve import fold
 from domain.rules import Rules
 from domain.state import NEW_GAME, Game
-from harness.databases import fresh_database
+from harness.databases import free_port, fresh_database
+from harness.processes import OPERATOR_KEY, ROOT, Service
 
-GAMES = 32
-WINDOWS = 3
-WARMUP = 2.0  # seconds before the first window: connections, prepared statements, caches
-WINDOW = 5.0  # seconds counted per window
-TARGETS = {"commands_per_second": 1_000, "p99_ms": 50.0}
-OPERATOR_KEY = "bench-operator-key"
-ROOT = Path(__file__).resolve().parent.parent
+GAMES = (8, 32, 64)
+REPEATS = 3
+WARMUP = sized(1.5, 0.5)  # seconds before a window: connections, prepared statements, caches
+WINDOW = sized(5.0, 1.5)  # seconds counted per window
+TARGET_RATIO = 1.5
 
 _encode = msgspec.json.Encoder().encode
-Post = Callable[[str, bytes, dict[str, str]], Awaitable[tuple[int, bytes]]]
 
 
 def run() -> dict[str, Any]:
     started = time.perf_counter()
-    # Unmigrated: the service migrates at start, as in production.
-    with fresh_database(database_url(), migrated=False) as scratch, _service(scratch) as base:
-        windows = asyncio.run(_drive(base, lean=True, windows=WINDOWS))
-        [through_httpx] = asyncio.run(_drive(base, lean=False, windows=1))
-    rate = statistics.median(w["commands_per_second"] for w in windows)
-    p50 = statistics.median(w["p50_ms"] for w in windows)
-    p99 = statistics.median(w["p99_ms"] for w in windows)
-    rate_met = rate >= TARGETS["commands_per_second"]
-    p99_met = p99 <= TARGETS["p99_ms"]
+    with fresh_database(database_url()) as scratch, servers(scratch, 1) as (bura, bare):
+        samples: dict[tuple[str, int], list[dict[str, Any]]] = {}
+        targets = [("bura", bura), ("bare", bare)]
+        for repeat in range(REPEATS):
+            for games in GAMES:
+                for name, target in targets[repeat % 2 :] + targets[: repeat % 2]:
+                    figures = asyncio.run(window(target, games, bare=name == "bare"))
+                    samples.setdefault((name, games), []).append(figures)
+    rows = [_row(games, samples) for games in GAMES]
+    worst = max(r["ratio"] for r in rows)
     print(
-        f"commands/s {rate:.0f} (target >= {TARGETS['commands_per_second']}: "
-        f"{'met' if rate_met else 'MISSED'}), p50 {p50:.1f} ms, p99 {p99:.1f} ms "
-        f"(target <= {TARGETS['p99_ms']:.0f} ms: {'met' if p99_met else 'MISSED'})"
+        f"CPU per command, bura over bare: {', '.join(str(r['ratio']) for r in rows)} at "
+        f"{', '.join(map(str, GAMES))} games (target <= {TARGET_RATIO}: "
+        f"{'met' if worst <= TARGET_RATIO else 'MISSED'})"
     )
     return {
-        "games_in_flight": GAMES,
+        "unit": "server CPU ms per request (median of windows)",
+        "settings": "production: PostgreSQL, Redis, info logging (json), rate limits, metrics",
+        "repeats": REPEATS,
         "window_s": WINDOW,
-        "commands_per_second": round(rate),
-        "target_commands_per_second": TARGETS["commands_per_second"],
-        "p50_ms": round(p50, 2),
-        "p99_ms": round(p99, 2),
-        "target_p99_ms": TARGETS["p99_ms"],
-        "meets_targets": rate_met and p99_met,
-        "httpx_commands_per_second": through_httpx["commands_per_second"],
-        "httpx_p99_ms": through_httpx["p99_ms"],
-        "errors": sum(w["errors"] for w in windows),
+        "target_ratio": TARGET_RATIO,
+        "worst_ratio": worst,
+        "meets_target": worst <= TARGET_RATIO,
         "cores": os.cpu_count(),
+        "load_average": round(os.getloadavg()[0], 2),
         "seconds": round(time.perf_counter() - started, 1),
-        "table": [
-            *({"client": "lean", **w} for w in windows),
-            {"client": "httpx", **through_httpx},
-        ],
+        "table": rows,
     }
 
 
-# --- the service under test ---------------------------------------------------------
+def _row(games: int, samples: dict[tuple[str, int], list[dict[str, Any]]]) -> dict[str, Any]:
+    def median(name: str, key: str) -> float:
+        return float(statistics.median(s[key] for s in samples[(name, games)]))
+
+    bura, bare = median("bura", "cpu_ms"), median("bare", "cpu_ms")
+    return {
+        "games": games,
+        "bura_cpu_ms": round(bura, 3),
+        "bare_cpu_ms": round(bare, 3),
+        "ratio": round(bura / bare, 2),
+        "ratio_per_repeat": [
+            round(a["cpu_ms"] / b["cpu_ms"], 2)
+            for a, b in zip(samples[("bura", games)], samples[("bare", games)], strict=True)
+        ],
+        "bura_per_s": round(median("bura", "per_second")),
+        "bare_per_s": round(median("bare", "per_second")),
+        "bura_p99_ms": median("bura", "p99_ms"),
+        "bura_creates": round(median("bura", "creates")),
+        "client_cpu_share_bura": median("bura", "client_cpu_share"),
+        "client_cpu_share_bare": median("bare", "client_cpu_share"),
+        "errors": sum(s["errors"] for name in ("bura", "bare") for s in samples[(name, games)]),
+    }
+
+
+# --- the servers under test ----------------------------------------------------------
+
+
+class Target:
+    """Where to send commands: one base URL per replica, and the processes to meter."""
+
+    def __init__(self, bases: Sequence[str], pids: Sequence[int]) -> None:
+        self.bases, self.pids = list(bases), list(pids)
 
 
 @contextmanager
-def _service(database_url: str) -> Iterator[str]:
-    """`bura serve` on a free port with the in-process bus; its base URL once ready."""
-    port = _free_port()
-    env = {
-        **os.environ,
-        "BURA_DATABASE_URL": database_url,
-        "BURA_HOST": "127.0.0.1",
-        "BURA_PORT": str(port),
-        "BURA_OPERATOR_KEY": OPERATOR_KEY,
-        "BURA_LOG_LEVEL": "warning",
-    }
-    env.pop("BURA_REDIS_URL", None)
+def servers(database_url: str, replicas: int) -> Iterator[tuple[Target, Target]]:
+    """`replicas` bura servers with production settings, and the bare baseline."""
+    env = {**PRODUCTION, "BURA_DATABASE_URL": database_url, "BURA_REDIS_URL": redis_url()}
+    with bura_replicas(env, replicas) as bura, _bare(database_url) as bare:
+        yield bura, bare
+
+
+@contextmanager
+def bura_replicas(env: dict[str, str], count: int) -> Iterator[Target]:
+    services = [Service(env) for _ in range(count)]
+    try:
+        for service in services:
+            service.start()
+
+        async def ready() -> None:
+            await asyncio.gather(*(s.ready() for s in services))
+
+        asyncio.run(ready())
+        yield Target([s.url for s in services], [s.process.pid for s in services if s.process])
+    finally:
+        for service in services:
+            service.stop()
+
+
+@contextmanager
+def _bare(database_url: str) -> Iterator[Target]:
+    port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "services.cli", "serve"],
+        [sys.executable, "-m", "bench.bare", str(port), database_url],
         cwd=ROOT,
-        env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
     base = f"http://127.0.0.1:{port}"
     try:
         _wait_ready(base, server)
-        yield base
+        yield Target([base], [server.pid])
     finally:
-        server.send_signal(signal.SIGTERM)
+        server.terminate()
         try:
             server.wait(timeout=30)
         except subprocess.TimeoutExpired:
@@ -133,36 +173,55 @@ def _service(database_url: str) -> Iterator[str]:
             server.wait()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _wait_ready(base: str, server: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if server.poll() is not None:
             error = server.stderr.read().decode() if server.stderr else ""
-            raise RuntimeError(f"bura serve exited with {server.returncode}: {error[-2000:]}")
+            raise RuntimeError(f"{base} exited with {server.returncode}: {error[-2000:]}")
         with contextlib.suppress(httpx.HTTPError):
             if httpx.get(f"{base}/health/ready", timeout=1).status_code == 200:
                 return
         time.sleep(0.1)
-    raise RuntimeError(f"bura serve on {base} not ready after 30 s")
+    raise RuntimeError(f"{base} not ready after 30 s")
+
+
+async def window(target: Target, games: int, bare: bool = False) -> dict[str, Any]:
+    """One timed window of `games` bot games on the target; its figures."""
+    meter = Meter(target.pids)
+    timed = Window(time.perf_counter() + WARMUP, time.perf_counter() + WARMUP + WINDOW)
+
+    async def metered() -> None:
+        await asyncio.sleep(timed.opens - time.perf_counter())
+        with meter:
+            await asyncio.sleep(timed.closes - time.perf_counter())
+
+    play = _bare_games if bare else _bot_games
+    await asyncio.gather(metered(), *(play(target, n, timed) for n in range(games)))
+    figures = timed.figures()
+    requests = figures["commands"] + timed.creates
+    figures["creates"] = timed.creates
+    figures["server_cpu_s"] = round(meter.servers, 3)
+    figures["cpu_ms"] = 1000 * meter.servers / requests if requests else float("nan")
+    figures["client_cpu_share"] = meter.client_share()
+    return figures
 
 
 # --- the bots ------------------------------------------------------------------------
 
 
 class Window:
-    """Commands whose POST started and ended between opens and closes."""
+    """Requests whose POST started and ended between opens and closes."""
 
     def __init__(self, opens: float, closes: float) -> None:
         self.opens, self.closes = opens, closes
         self.latencies: list[float] = []
+        self.creates = 0
         self.games_finished = 0
         self.errors = 0
+
+    def counts(self, started: float, done: float) -> bool:
+        return self.opens <= started and done < self.closes
 
     def figures(self) -> dict[str, Any]:
         lat = sorted(self.latencies)
@@ -171,50 +230,34 @@ class Window:
             return round(1000 * lat[min(len(lat) - 1, int(len(lat) * q))], 2) if lat else None
 
         return {
-            "commands_per_second": round(len(lat) / (self.closes - self.opens)),
+            "per_second": round(len(lat) / (self.closes - self.opens)),
             "p50_ms": ms(0.5),
             "p99_ms": ms(0.99),
-            "max_ms": ms(1.0),
             "commands": len(lat),
             "games_finished": self.games_finished,
             "errors": self.errors,
         }
 
 
-async def _drive(base: str, lean: bool, windows: int) -> list[dict[str, Any]]:
-    opens = time.perf_counter() + WARMUP
-    timed = [Window(opens + i * WINDOW, opens + (i + 1) * WINDOW) for i in range(windows)]
-    await asyncio.gather(*(_bot_games(base, n, timed, lean) for n in range(GAMES)))
-    return [w.figures() for w in timed]
+async def _bot_games(target: Target, slot: int, window: Window) -> None:
+    """Bot games one after another; seat n sends on a connection of its own to replica
+    (slot + n) mod replicas, as a load balancer holding each client's connection would."""
+    seats = [await KeepAlive.open(target.bases[(slot + n) % len(target.bases)]) for n in range(2)]
+    try:
+        await _play(seats, slot, window)
+    finally:
+        for post in seats:
+            await post.close()
 
 
-async def _bot_games(base: str, slot: int, windows: list[Window], lean: bool) -> None:
-    # A client per game: httpcore's pool scans every pooled connection on each request,
-    # which at 32 connections costs more than the request itself.
-    async with httpx.AsyncClient(base_url=base, timeout=30) as client:
-        post = await KeepAlive.open(base) if lean else _through(client)
-        try:
-            await _play(client, post, slot, windows)
-        finally:
-            if isinstance(post, KeepAlive):
-                await post.close()
-
-
-def _through(client: httpx.AsyncClient) -> Post:
-    async def post(path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
-        answer = await client.post(path, content=body, headers=headers)
-        return answer.status_code, answer.content
-
-    return post
-
-
-async def _play(client: httpx.AsyncClient, post: Post, slot: int, windows: list[Window]) -> None:
+async def _play(seats: list[KeepAlive], slot: int, window: Window) -> None:
     chance = random.Random(slot)
-    end = windows[-1].closes
-    while time.perf_counter() < end:
-        state, game_id, tokens = await _new_game(client, f"bench-{slot}-{uuid.uuid4().hex}")
+    while time.perf_counter() < window.closes:
+        started = time.perf_counter()
+        state, game_id, tokens = await _new_game(seats[0], f"bench-{slot}-{uuid.uuid4().hex}")
+        window.creates += window.counts(started, time.perf_counter())
         path = f"/games/{game_id}/commands"
-        while not state.finished and time.perf_counter() < end:
+        while not state.finished and time.perf_counter() < window.closes:
             seat = state.deal.turn  # type: ignore[union-attr]
             command = greedy_bot(state, seat, chance)
             headers = {
@@ -223,38 +266,71 @@ async def _play(client: httpx.AsyncClient, post: Post, slot: int, windows: list[
                 "Idempotency-Key": uuid.uuid4().hex,
             }
             started = time.perf_counter()
-            status, answer = await post(path, _encode(command), headers)
+            status, answer = await seats[seat](path, _encode(command), headers)
             done = time.perf_counter()
-            window = next((w for w in windows if w.opens <= started < w.closes), None)
             if status != 200:
-                if window is not None:
-                    window.errors += 1
+                window.errors += 1
                 raise RuntimeError(f"{command!r} -> {status} {answer.decode(errors='replace')}")
-            if window is not None and done < window.closes:
+            if window.counts(started, done):
                 window.latencies.append(done - started)
-            state = _after(state, command, seat)
+            state = fold(state, decide(state, command, seat))
             if _version(answer).version != state.version:
                 raise RuntimeError(f"game {game_id}: the server is at another version")
-            if state.finished and window is not None:
+            if state.finished and window.counts(started, done):
                 window.games_finished += 1
 
 
-async def _new_game(client: httpx.AsyncClient, seed: str) -> tuple[Game, str, list[str]]:
-    body = {"seats": [{"name": "ann"}, {"name": "bob"}], "seed": seed}
-    answer = await client.post(
-        "/games", json=body, headers={"Authorization": f"Bearer {OPERATOR_KEY}"}
-    )
-    answer.raise_for_status()
-    created = answer.json()
+async def _bare_games(target: Target, slot: int, window: Window) -> None:
+    """The same connections and bodies, on the bare endpoint (no game to follow)."""
+    seats = [await KeepAlive.open(target.bases[0]) for _ in range(2)]
+    body = _encode(msgspec.json.decode(b'{"type": "lead", "cards": ["AS", "KS"]}'))
+    headers = {"Authorization": "Bearer " + "t" * 43, "Content-Type": "application/json"}
+    try:
+        turn = 0
+        while time.perf_counter() < window.closes:
+            started = time.perf_counter()
+            status, answer = await seats[turn](
+                f"/games/bare-{slot}/commands",
+                body,
+                {**headers, "Idempotency-Key": uuid.uuid4().hex},
+            )
+            done = time.perf_counter()
+            if status != 200:
+                window.errors += 1
+                raise RuntimeError(f"bare -> {status} {answer.decode(errors='replace')}")
+            if window.counts(started, done):
+                window.latencies.append(done - started)
+            turn = 1 - turn
+    finally:
+        for post in seats:
+            await post.close()
+
+
+async def _new_game(post: KeepAlive, seed: str) -> tuple[Game, str, list[str]]:
+    body = _encode({"seats": [{"name": "ann"}, {"name": "bob"}], "seed": seed})
+    headers = {"Authorization": f"Bearer {OPERATOR_KEY}", "Content-Type": "application/json"}
+    status, answer = await post("/games", body, headers)
+    if status != 201:
+        raise RuntimeError(f"POST /games -> {status} {answer.decode(errors='replace')}")
+    created = _created(answer)
     start = StartGame(seats=("ann", "bob"), rules=Rules(), seed=seed)
     state = fold(NEW_GAME, decide(NEW_GAME, start, None))
-    if state.version != created["version"]:
+    if state.version != created.version:
         raise RuntimeError("the server dealt another game than the replica")
-    return state, created["game_id"], [s["token"] for s in created["seats"]]
+    return state, created.game_id, [s.token for s in created.seats]
 
 
-def _after(state: Game, command: PlayerCommand, seat: int) -> Game:
-    return fold(state, decide(state, command, seat))
+class _Seat(msgspec.Struct):
+    token: str
+
+
+class _Created(msgspec.Struct):
+    game_id: str
+    version: int
+    seats: list[_Seat]
+
+
+_created = msgspec.json.Decoder(_Created).decode
 
 
 class _Version(msgspec.Struct):

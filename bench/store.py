@@ -32,16 +32,16 @@ from urllib.parse import urlsplit
 import asyncpg
 import msgspec
 
-from bench import database_url
+from bench import database_url, sized
 from harness.databases import fresh_database
 from infra.ports.events import Metadata, NewEvent
 from infra.postgres.migrate import migrate
 from infra.postgres.store import PostgresEventStore
 
 WRITERS = (1, 8, 32)
-REPEATS = 5
+REPEATS = int(sized(5, 3))
 WARMUP = 0.15  # seconds per window before counting starts (connections, prepared plans)
-WINDOW = 1.5  # seconds counted per window
+WINDOW = sized(1.5, 0.4)  # seconds counted per window
 GAMES_PER_WRITER = 20
 
 _BATCH = (

@@ -1,0 +1,45 @@
+"""CPU time of processes, from /proc: what a server spent on a timed window, read from
+outside it (its own counters would cost it CPU and need an endpoint)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def seconds(pid: int) -> float:
+    """User + system CPU seconds the process (all its threads) has used so far."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+        # the command name may hold spaces: the fields after it follow its closing ')'
+        fields = f.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime (fields 14 and 15)
+
+
+class Meter:
+    """CPU of some server processes and of this process (the load generator) over a window."""
+
+    def __init__(self, pids: Iterable[int]) -> None:
+        self.pids = list(pids)
+        self.servers = 0.0  # CPU seconds, summed over the servers
+        self.client = 0.0  # CPU seconds of this process
+        self.wall = 0.0
+
+    def __enter__(self) -> Meter:
+        self._servers = sum(seconds(p) for p in self.pids)
+        self._client = time.process_time()
+        self._wall = time.perf_counter()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.servers = sum(seconds(p) for p in self.pids) - self._servers
+        self.client = time.process_time() - self._client
+        self.wall = time.perf_counter() - self._wall
+
+    def client_share(self) -> float:
+        """The generator's CPU over the servers' and its own: near 0.5 on two cores it is
+        as busy as the servers, and may be what limits them."""
+        total = self.servers + self.client
+        return round(self.client / total, 3) if total else 0.0

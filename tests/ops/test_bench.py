@@ -1,0 +1,57 @@
+"""`python -m bench --quick` runs a benchmark end to end and writes its figures: what CI
+runs on every change. The figures' values are never asserted (speed lives in bench/, on a
+shared machine); their names are the benchmark's contract with whoever reads the JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SERVICE_FIGURES = {"unit", "settings", "repeats", "target_ratio", "worst_ratio", "meets_target"}
+SERVICE_ROW = {
+    "games",
+    "bura_cpu_ms",
+    "bare_cpu_ms",
+    "ratio",
+    "ratio_per_repeat",
+    "client_cpu_share_bura",
+    "client_cpu_share_bare",
+    "errors",
+}
+
+
+@pytest.mark.slow
+def test_the_quick_service_benchmark_writes_its_figures(
+    postgres_admin_url: str, redis_url: str, tmp_path: Path
+) -> None:
+    env = {
+        **os.environ,
+        "BURA_BENCH_DATABASE_URL": postgres_admin_url,
+        "BURA_BENCH_REDIS_URL": redis_url,
+        "BENCH_RESULTS": str(tmp_path),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "service"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    figures = json.loads((tmp_path / "service.json").read_text())
+    assert figures.keys() >= SERVICE_FIGURES
+    assert [row["games"] for row in figures["table"]] == [8, 32, 64]
+    for row in figures["table"]:
+        assert row.keys() >= SERVICE_ROW
+        assert len(row["ratio_per_repeat"]) == figures["repeats"] >= 3
+        assert row["errors"] == 0
+    assert "CPU per command, bura over bare" in done.stdout
