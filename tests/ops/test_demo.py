@@ -19,8 +19,12 @@ from tests.demos import demo
 
 def test_make_run_starts_the_demo() -> None:
     planned = subprocess.run(
-        ["make", "-n", "run"], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout
+        ["make", "--no-print-directory", "-n", "run"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout  # (under `make test` this make is a sub-make, which would print its directory)
     assert planned.strip().splitlines()[-1].endswith("bura demo")
 
 
