@@ -3,7 +3,13 @@ bus says so (a None hint) and readers catch up from the store.
 
 Publishing never waits on Redis: a hint goes at once to this process's own listeners and
 into a bounded outbox that a background task sends, so a slow or dead Redis delays no
-command; a hint it cannot send is dropped, which the readers' catch-up makes harmless."""
+command; a hint it cannot send is dropped, which the readers' catch-up makes harmless.
+
+Each process numbers the hints it sends (`seq`, from 1): a listener that sees a number
+skipped, or meets a publisher first somewhere past its first hint, says that hints may
+have been missed (a None), exactly as after a resubscribe. So a listener that has heard
+no None since it last read a game knows of every append to it but those still on their
+way, which is what lets a replica trust its copy of a game without asking the store."""
 
 from __future__ import annotations
 
@@ -32,11 +38,45 @@ _DOWN = (RedisError, OSError)
 
 
 class _Wire(msgspec.Struct, frozen=True):
-    """A hint as sent: `origin` lets a process skip the echo of its own hints."""
+    """A hint as sent: `origin` lets a process skip the echo of its own hints, and `seq`
+    (1, 2, ... per origin) shows a listener any it missed. The events go as the JSON they
+    are stored as (no second encoding), the head as hex. Older replicas ignore the
+    fields they do not know and take it as a plain hint."""
 
     game_id: str
     version: int
     origin: str = ""
+    seq: int = 0
+    after: int | None = None
+    events: msgspec.Raw | None = None
+    head: str = ""
+    schema: str = ""
+
+
+def _wire(hint: Hint, origin: str, seq: int) -> _Wire:
+    return _Wire(
+        hint.game_id,
+        hint.version,
+        origin,
+        seq,
+        hint.after,
+        msgspec.Raw(hint.events) if hint.events else None,
+        hint.head.hex(),
+        hint.schema,
+    )
+
+
+def _hint(wire: _Wire) -> Hint:
+    if wire.events is None:
+        return Hint(wire.game_id, wire.version)
+    return Hint(
+        wire.game_id,
+        wire.version,
+        wire.after,
+        bytes(wire.events),
+        bytes.fromhex(wire.head),
+        wire.schema,
+    )
 
 
 _encode = msgspec.json.Encoder().encode
@@ -50,6 +90,8 @@ def _closing(pubsub: PubSub) -> Callable[[], Awaitable[None]]:
 
 
 class RedisHintBus:
+    shared = True
+
     def __init__(self, client: redis.Redis, listener: redis.Redis, url: str) -> None:
         self.client = client  # commands: publish, ping
         self.listener = listener  # pub/sub: never retries silently, so no gap goes unseen
@@ -61,6 +103,7 @@ class RedisHintBus:
         self._outbox: asyncio.Queue[bytes] = asyncio.Queue(OUTBOX)
         self._sender: asyncio.Task[None] | None = None
         self._warned = 0.0
+        self._sent = 0  # the seq of the last hint this process queued
 
     @classmethod
     async def open(cls, url: str) -> RedisHintBus:
@@ -83,8 +126,11 @@ class RedisHintBus:
             return
         if self._sender is None or self._sender.done():
             self._sender = asyncio.create_task(self._send())
+        # Numbered before the outbox: a hint dropped on the way still uses its number,
+        # so the listeners see the gap at the next one.
+        self._sent += 1
         try:
-            self._outbox.put_nowait(_encode(_Wire(hint.game_id, hint.version, self.origin)))
+            self._outbox.put_nowait(_encode(_wire(hint, self.origin, self._sent)))
         except asyncio.QueueFull:
             self.errors += 1
 
@@ -133,6 +179,7 @@ class RedisHintBus:
             try:
                 await pubsub.subscribe(CHANNEL)
                 into.put_nowait(None)
+                heard: dict[str, int] = {}  # origin -> the last seq heard since subscribing
                 delay = 0.05
                 while not self._closed.is_set():
                     message = await pubsub.get_message(timeout=1.0)
@@ -143,8 +190,15 @@ class RedisHintBus:
                     except msgspec.DecodeError:
                         log.warning("ignored a malformed hint on %s", CHANNEL)
                         continue
-                    if wire.origin != self.origin:
-                        into.put_nowait(Hint(wire.game_id, wire.version))
+                    if wire.origin == self.origin:
+                        continue
+                    last = heard.get(wire.origin)
+                    if wire.seq and last is not None and wire.seq <= last:
+                        continue  # a pipeline sent again: heard already
+                    if wire.seq and wire.seq != (last or 0) + 1:
+                        into.put_nowait(None)  # some of this publisher's were missed
+                    heard[wire.origin] = wire.seq
+                    into.put_nowait(_hint(wire))
             except _DOWN as error:
                 self.errors += 1
                 self._warn(f"redis pub/sub lost ({error}); reconnecting")
