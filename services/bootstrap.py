@@ -336,6 +336,7 @@ async def running(
             await runtime.timeline.stop()
             await runtime.projector.stop()
             await runtime.games.seeding.stop()
+            await runtime.games.settled()
             await runtime.attendance.stop()
     finally:
         if opened:

@@ -37,7 +37,10 @@ OUTBOX = 4096  # hints waiting to be sent; beyond that, new ones are dropped
 _DOWN = (RedisError, OSError)
 
 
-class _Wire(msgspec.Struct, frozen=True):
+_NO_EVENTS = msgspec.Raw()  # left out of the wire (omit_defaults goes by this very object)
+
+
+class _Wire(msgspec.Struct, frozen=True, omit_defaults=True):
     """A hint as sent: `origin` lets a process skip the echo of its own hints, and `seq`
     (1, 2, ... per origin) shows a listener any it missed. The events go as the JSON they
     are stored as (no second encoding), the head as hex. Older replicas ignore the
@@ -48,7 +51,7 @@ class _Wire(msgspec.Struct, frozen=True):
     origin: str = ""
     seq: int = 0
     after: int | None = None
-    events: msgspec.Raw | None = None
+    events: msgspec.Raw = _NO_EVENTS
     head: str = ""
     schema: str = ""
 
@@ -60,14 +63,14 @@ def _wire(hint: Hint, origin: str, seq: int) -> _Wire:
         origin,
         seq,
         hint.after,
-        msgspec.Raw(hint.events) if hint.events else None,
+        msgspec.Raw(hint.events) if hint.events else _NO_EVENTS,
         hint.head.hex(),
         hint.schema,
     )
 
 
 def _hint(wire: _Wire) -> Hint:
-    if wire.events is None:
+    if not wire.events:
         return Hint(wire.game_id, wire.version)
     return Hint(
         wire.game_id,

@@ -64,7 +64,7 @@ from services.app.results import (
     recorded,
 )
 from services.app.seeding import SeedingTimers, overdue
-from services.app.snapshots import SCHEMA, carried, crossed, restored, snapshot
+from services.app.snapshots import EVERY, SCHEMA, carried, crossed, restored, snapshot
 from services.metrics import Metrics
 
 log = logging.getLogger("bura.games")
@@ -111,6 +111,7 @@ class GameService:
         now: Callable[[], int] = wall_clock,
         snapshots: Snapshots | None = None,
         fresh_seconds: float = 2.0,
+        snapshot_every: int = EVERY,
     ) -> None:
         self.metrics = metrics or Metrics()
         self.store = store
@@ -120,6 +121,7 @@ class GameService:
         self.index = index
         self.now = now
         self.snapshots = snapshots
+        self.snapshot_every = snapshot_every
         # each game's state and the chain hash of its version (the chain head)
         self._cache: OrderedDict[str, Copy] = OrderedDict()
         self._cache_size = cache
@@ -262,13 +264,13 @@ class GameService:
             if rows and rows[0].version == kept.version and rows[0].hash == kept.head:
                 rows = rows[1:]
                 state, head = base, kept.head
-            else:  # not this game's record as stored: ignore it
-                rows = await self.store.read(game_id)
+            else:  # not this game's record as stored: ignore it, read what came before
+                rows = await self.store.read(game_id, until=kept.version - 1) + rows
         else:
             rows = await self.store.read(game_id)
         if rows:
             state, head = fold(state, (from_recorded(r) for r in rows)), rows[-1].hash
-        if state.started and crossed(state.version - len(rows), state.version):
+        if state.started and crossed(state.version - len(rows), state.version, self.snapshot_every):
             self._keep(game_id, state, head)
         return state, head
 
@@ -285,6 +287,11 @@ class GameService:
         task = asyncio.create_task(save(), context=contextvars.Context())
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+    async def settled(self) -> None:
+        """Wait for the snapshots being saved (shutdown, tests)."""
+        while self._background:
+            await asyncio.gather(*self._background)
 
     # --- following the hints --------------------------------------------------------------
 
@@ -624,7 +631,7 @@ class GameService:
         payloads = b"[" + b",".join(to_new(e).data for e in events) + b"]"
         hint = Hint(game_id, version, version - len(events), payloads, head, SCHEMA)
         await self._told(game_id, state, events, version, hint)
-        if crossed(version - len(events), version):
+        if crossed(version - len(events), version, self.snapshot_every):
             self._keep(game_id, state, head)
 
     async def _told(

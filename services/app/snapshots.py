@@ -53,9 +53,9 @@ def restored(kept: Snapshot) -> Game | None:
     return state if state.version == kept.version else None
 
 
-def crossed(before: int, after: int) -> bool:
-    """True when the versions from `before` to `after` pass a multiple of EVERY."""
-    return after // EVERY > before // EVERY
+def crossed(before: int, after: int, every: int = EVERY) -> bool:
+    """True when the versions from `before` to `after` pass a multiple of `every`."""
+    return after // every > before // every
 
 
 def carried(payloads: bytes, schema: str) -> list[Event] | None:
