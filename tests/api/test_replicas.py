@@ -127,9 +127,7 @@ async def test_a_replica_with_no_stream_on_a_game_renders_no_view(
     await two.api.view(table)
     for seat, command in THIRTY_ONE_GAME[:6]:
         answer = await one.api.play(table, seat, command)
-    await until(
-        lambda: two.api.service._cache[table.game_id].state.version == answer["version"]
-    )
+    await until(lambda: two.api.service._cache[table.game_id].state.version == answer["version"])
     for replica in (one, two):
         assert replica.api.runtime.projector.renders == 0
         assert table.game_id not in replica.api.runtime.projector.feeds

@@ -34,7 +34,9 @@ def game() -> str:
 
 
 def kept(game_id: str, version: int, schema: str = "1.a") -> Snapshot:
-    return Snapshot(game_id, version, schema, f"state {version}".encode(), bytes([version % 256]) * 32)
+    return Snapshot(
+        game_id, version, schema, f"state {version}".encode(), bytes([version % 256]) * 32
+    )
 
 
 async def test_a_game_without_a_snapshot_has_none(snapshots: Snapshots) -> None:

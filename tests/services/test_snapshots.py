@@ -35,7 +35,9 @@ class CountedReads:
         self.store = store
         self.rows = 0
 
-    async def read(self, stream_id: str, after: int = 0, until: int | None = None) -> list[RecordedEvent]:
+    async def read(
+        self, stream_id: str, after: int = 0, until: int | None = None
+    ) -> list[RecordedEvent]:
         rows = await self.store.read(stream_id, after, until)
         self.rows += len(rows)
         return rows
