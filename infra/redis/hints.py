@@ -107,6 +107,8 @@ class RedisHintBus:
         self._sender: asyncio.Task[None] | None = None
         self._warned = 0.0
         self._sent = 0  # the seq of the last hint this process queued
+        self._remote: asyncio.Task[None] | None = None  # the one subscription, shared
+        self._subscribed = False
 
     @classmethod
     async def open(cls, url: str) -> RedisHintBus:
@@ -159,10 +161,18 @@ class RedisHintBus:
 
     async def hints(self) -> AsyncIterator[Hint | None]:
         """Every hint: this process's own at once, the others' from Redis. None after each
-        (re)subscribe, since whatever was published while we were away is lost to us."""
+        (re)subscribe, since whatever was published while we were away is lost to us.
+
+        All the listeners of a process share one subscription (the projector, the timers
+        and the operator feed would otherwise each read and decode every hint); one that
+        joins it already subscribed is told None at once, as if it had just subscribed."""
         local: asyncio.Queue[Hint | None] = asyncio.Queue()
         self._local.add(local)
-        remote = asyncio.create_task(self._subscribe(local))
+        if self._remote is None or self._remote.done():
+            self._subscribed = False
+            self._remote = asyncio.create_task(self._subscribe())
+        elif self._subscribed:
+            local.put_nowait(None)
         try:
             while True:
                 hint = await local.get()
@@ -171,17 +181,24 @@ class RedisHintBus:
                 yield hint
         finally:
             self._local.discard(local)
-            remote.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await remote
+            if not self._local and self._remote is not None:
+                remote, self._remote = self._remote, None
+                remote.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await remote
 
-    async def _subscribe(self, into: asyncio.Queue[Hint | None]) -> None:
+    def _tell(self, hint: Hint | None) -> None:
+        for queue in self._local:
+            queue.put_nowait(hint)
+
+    async def _subscribe(self) -> None:
         delay = 0.05
         while not self._closed.is_set():
             pubsub = self.listener.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(CHANNEL)
-                into.put_nowait(None)
+                self._subscribed = True
+                self._tell(None)
                 heard: dict[str, int] = {}  # origin -> the last seq heard since subscribing
                 delay = 0.05
                 while not self._closed.is_set():
@@ -199,9 +216,9 @@ class RedisHintBus:
                     if wire.seq and last is not None and wire.seq <= last:
                         continue  # a pipeline sent again: heard already
                     if wire.seq and wire.seq != (last or 0) + 1:
-                        into.put_nowait(None)  # some of this publisher's were missed
+                        self._tell(None)  # some of this publisher's were missed
                     heard[wire.origin] = wire.seq
-                    into.put_nowait(_hint(wire))
+                    self._tell(_hint(wire))
             except _DOWN as error:
                 self.errors += 1
                 self._warn(f"redis pub/sub lost ({error}); reconnecting")
@@ -209,6 +226,7 @@ class RedisHintBus:
                 self.errors += 1
                 log.exception("redis pub/sub failed; reconnecting")
             finally:
+                self._subscribed = False
                 with contextlib.suppress(*_DOWN):
                     await _closing(pubsub)()
             if not self._closed.is_set():

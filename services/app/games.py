@@ -44,6 +44,7 @@ from infra.ports.events import (
     Conflict,
     EventStore,
     Metadata,
+    NewEvent,
     OutcomeUnknown,
     RecordedEvent,
     StoreUnavailable,
@@ -431,8 +432,8 @@ class GameService:
             unknown.command_id = command_id
             raise
         finally:
-            self.metrics.commands.labels(kind, outcome_label).inc()
-            self.metrics.command_seconds.labels(kind).observe(time.perf_counter() - started)
+            self.metrics.command(kind, outcome_label).inc()
+            self.metrics.command_time(kind).observe(time.perf_counter() - started)
         if not duplicate:
             self._count(events)
         log.info(
@@ -498,10 +499,9 @@ class GameService:
                     raise
                 state = fresh
                 continue
+            new = [to_new(e) for e in events]
             try:
-                result = await self.store.append(
-                    game_id, state.version, [to_new(e) for e in events], metadata
-                )
+                result = await self.store.append(game_id, state.version, new, metadata)
             except Conflict:
                 self.metrics.conflicts.inc()
                 state = await self.load(game_id)
@@ -516,7 +516,7 @@ class GameService:
                 await self._told(game_id, await self.load(game_id), [e for _, e in stored], version)
                 return version, stored, correlation_id is None or by != correlation_id, head
             state = fold(state, events)
-            await self._appended(game_id, state, events, result.last_version, result.last_hash)
+            await self._appended(game_id, state, events, result.last_version, result.last_hash, new)
             first = result.first_version
             shown = [(first + i, e) for i, e in enumerate(events)]
             return result.last_version, shown, False, result.last_hash
@@ -622,13 +622,20 @@ class GameService:
         )
 
     async def _appended(
-        self, game_id: str, state: Game, events: Sequence[Event], version: int, head: bytes
+        self,
+        game_id: str,
+        state: Game,
+        events: Sequence[Event],
+        version: int,
+        head: bytes,
+        new: Sequence[NewEvent] | None = None,
     ) -> None:
         """After an append: the cache (with the chain head), then what _told does, with a
         hint that carries the append. The store has just said that the game was at the
         version appended after, so the new copy is confirmed current."""
         self._remember(game_id, state, head)
-        payloads = b"[" + b",".join(to_new(e).data for e in events) + b"]"
+        stored = new if new is not None else [to_new(e) for e in events]
+        payloads = b"[" + b",".join(e.data for e in stored) + b"]"
         hint = Hint(game_id, version, version - len(events), payloads, head, SCHEMA)
         await self._told(game_id, state, events, version, hint)
         if crossed(version - len(events), version, self.snapshot_every):
