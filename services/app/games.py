@@ -133,6 +133,7 @@ class GameService:
         self.fresh_seconds = fresh_seconds
         self._hinted: OrderedDict[str, int] = OrderedDict()  # the newest version hinted
         self._background: set[asyncio.Task[None]] = set()
+        self._cold_loads: dict[str, asyncio.Future[tuple[Game, bytes]]] = {}
         self.reads = 0  # store reads made to bring a copy up to date (tests, metrics)
         self._observers: list[Observer] = []
         self.seeding = SeedingTimers(self.current, self.now)
@@ -237,10 +238,10 @@ class GameService:
         if copy is not None and self._current(game_id, copy):
             return copy.state, copy.head
         epoch = self._epoch  # a gap while reading leaves what was read unconfirmed
-        self.reads += 1
         if copy is None:
-            state, head = await self._cold(game_id)
+            state, head = await self._cold_once(game_id)
         else:
+            self.reads += 1
             state, head = copy.state, copy.head
             rows = await self.store.read(game_id, after=state.version)
             if rows:
@@ -249,6 +250,38 @@ class GameService:
             raise GameNotFound(game_id)
         self._remember(game_id, state, head, epoch)
         return state, head
+
+    async def _cold_once(self, game_id: str) -> tuple[Game, bytes]:
+        """A cold load, shared by whoever asks for the game while one is under way (a
+        stream, a GET and a timer often ask at once): one snapshot and one read. Only cold
+        loads are shared: a copy brought up to date is read after its caller asked."""
+        while True:
+            loading = self._cold_loads.get(game_id)
+            if loading is None:
+                break
+            try:
+                return await asyncio.shield(loading)
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise
+                # the caller that was loading it went away: load it here
+        loading = asyncio.get_running_loop().create_future()
+        self._cold_loads[game_id] = loading
+        try:
+            self.reads += 1
+            found = await self._cold(game_id)
+        except BaseException as error:
+            if isinstance(error, asyncio.CancelledError):
+                loading.cancel()
+            else:
+                loading.set_exception(error)
+                loading.exception()  # retrieved, whether anyone else waits or not
+            raise
+        finally:
+            del self._cold_loads[game_id]
+        loading.set_result(found)
+        return found
 
     async def _cold(self, game_id: str) -> tuple[Game, bytes]:
         """A game not in the cache: from its newest snapshot and the events after it (the

@@ -88,12 +88,16 @@ async def replicas(database_url: str, redis_url: str) -> AsyncIterator[tuple[Rep
         # Each hears the other's hint: both have subscribed (and said so) by then.
         for speaker, hearer in ((one, two), (two, one)):
             probe = Hint(f"probe-{uuid.uuid4().hex}", 1)
-            for _ in range(500):  # published again until heard: none is kept for later
+            for _ in range(100):  # published again until heard: none is kept for later
                 await speaker.api.adapters.hints.publish(probe)
-                await asyncio.sleep(0.01)
+                await asyncio.sleep(0.05)
                 if probe.game_id in hearer.api.service._hinted:
                     break
             assert probe.game_id in hearer.api.service._hinted
+        # The timers look each probe's game up (there is none): let them finish.
+        counts = None
+        while counts != (counts := (one.counted.reads, two.counted.reads)):
+            await asyncio.sleep(0.3)
         yield one, two
 
 
@@ -179,3 +183,35 @@ def command_of(body: dict[str, Any]) -> Any:
     from domain.commands import PlayerCommand
 
     return msgspec.convert(body, PlayerCommand)
+
+
+async def test_each_version_is_rendered_once_per_viewer_watching(
+    replicas: tuple[Replica, Replica],
+) -> None:
+    """Two spectators and a seat watch on one replica: two renders a version, not three."""
+    one, two = replicas
+    table = await one.api.create()
+    projector = two.api.runtime.projector
+    seen: dict[int, list[int]] = {0: [], 1: [], 2: []}
+
+    async def watch(n: int, viewer: int | str) -> None:
+        async for chunk in projector.stream(table.game_id, viewer, None):  # type: ignore[arg-type]
+            if chunk.startswith(b"id: "):
+                seen[n].append(int(chunk.split(b"\n", 1)[0][4:]))
+
+    tasks = [
+        asyncio.create_task(watch(n, viewer))
+        for n, viewer in enumerate(["spectator", "spectator", 0])
+    ]
+    await until(lambda: all(versions == [table.version] for versions in seen.values()))
+    first = projector.renders
+    assert first == 3  # each stream's first message is its own (the clock as of now)
+    for seat, command in THIRTY_ONE_GAME[:4]:
+        answer = await one.api.play(table, seat, command)
+    await until(lambda: all(v and v[-1] == answer["version"] for v in seen.values()))
+    later = answer["version"] - table.version
+    assert all(v == list(range(table.version, answer["version"] + 1)) for v in seen.values())
+    assert projector.renders - first == 2 * later
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
