@@ -684,7 +684,7 @@ class GameService:
     ) -> None:
         """Who must hear of an append: the hint, the index once the game is over, and
         whoever observes this process's games (the timers)."""
-        await self._publish(hint or Hint(game_id, version))
+        await self._publish(game_id, version, hint)
         finished = next((e for e in events if isinstance(e, GameFinished)), None)
         if finished is not None and self.index is not None:
             try:
@@ -751,6 +751,7 @@ class GameService:
             self._cache.popitem(last=False)
         self.seeding.watch(game_id, state)
 
-    async def _publish(self, hint: Hint) -> None:
+    async def _publish(self, game_id: str, version: int, hint: Hint | None = None) -> None:
+        """The hint that the game reached `version` (the given one, carrying the append)."""
         with contextlib.suppress(Exception):
-            await self.hints.publish(hint)
+            await self.hints.publish(hint or Hint(game_id, version))
