@@ -32,7 +32,7 @@ test: $(DEV)
 # Domain and SQLite only, properties at a fifth of their examples: no PostgreSQL, Redis
 # or real servers needed.
 test-fast: $(DEV)
-	BURA_EXAMPLES_SCALE=0.2 $(PY) -m pytest -m "not external and not slow" -p no:cacheprovider
+	BURA_EXAMPLES_SCALE=0.2 $(PY) -m pytest -m "not external and not slow" -p no:cacheprovider -n 2
 
 lint: $(DEV)
 	$(VENV)/bin/ruff check domain infra services tests bench harness clients

@@ -32,7 +32,9 @@ def _test_fast() -> float:
 def run() -> dict[str, Any]:
     colds: list[float] = []
     fasts: list[float] = []
+    loads: list[float] = []
     for _ in range(REPEATS):
+        loads.append(os.getloadavg()[0])
         with cold_start() as started:
             colds.append(started.seconds)
         fasts.append(_test_fast())
@@ -46,5 +48,6 @@ def run() -> dict[str, Any]:
         "test_fast_runs": [round(f, 1) for f in fasts],
         "test_fast_target_seconds": TARGET_TEST_FAST,
         "cores": os.cpu_count(),
+        "load_average_before_runs": [round(x, 2) for x in loads],  # others' work on the cores
         "note": "pip's download cache warm after the first clone; the machine is shared",
     }

@@ -138,7 +138,7 @@ def safest_act(state: Game, seat: int) -> PlayerCommand:
             return DaveAnswer(False)
         case "respond":
             return Respond(_cheapest_answer(deal, hand))
-        case "lead" if lead_limit(state, deal) == 0:
+        case "lead" if lead_limit(deal) == 0:
             return Pass()
         case "lead":
             return Lead((min(hand, key=lambda c: _cost((c,), deal.trump)),))

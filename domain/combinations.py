@@ -48,7 +48,7 @@ def open_to_combinations(game: Game, deal: Deal) -> bool:
         game.rules.combinations == "czech"
         and deal.phase == "lead"
         and deal.trick is None
-        and lead_limit(game, deal) >= 3
+        and lead_limit(deal) >= 3
     )
 
 

@@ -290,7 +290,7 @@ def _lead(game: Game, deal: Deal, actor: int, cards: Sequence[Card]) -> list[Eve
     if deal.turn != actor and open_to_combinations(game, deal):
         return _lead_out_of_turn(game, deal, actor, cards)
     _own_turn(deal, actor, "lead")
-    limit = lead_limit(game, deal)
+    limit = lead_limit(deal)
     if limit == 0:
         raise RuleViolation("no_cards", "the hands are played out: declare 31 or pass")
     if not 1 <= len(cards) <= limit:
@@ -380,7 +380,7 @@ def _played_out(game: Game, events: list[Event]) -> list[Event]:
     after = fold(game, events)
     deal = after.deal
     assert deal is not None
-    if deal.phase == "lead" and lead_limit(after, deal) == 0:
+    if deal.phase == "lead" and lead_limit(deal) == 0:
         return count_up(after, deal)
     return []
 
@@ -479,7 +479,7 @@ def _show_four_aces(game: Game, deal: Deal, actor: int, seen: int | None) -> lis
 
 def _pass(game: Game, deal: Deal, actor: int) -> list[Event]:
     _own_turn(deal, actor, "lead")
-    if lead_limit(game, deal) > 0:
+    if lead_limit(deal) > 0:
         raise RuleViolation("cannot_pass", "pass only with the hands played out; lead a card")
     if game.rules.no_claim == "most_points":
         return [Passed(actor), *count_up(game, deal)]
@@ -499,7 +499,7 @@ def _dave(game: Game, deal: Deal, actor: int) -> list[Event]:
     if not dave_enabled(game.rules, len(game.seats)):
         raise RuleViolation("dave_off", "dave is not played at this table")
     _own_turn(deal, actor, "lead")
-    if lead_limit(game, deal) == 0:
+    if lead_limit(deal) == 0:
         raise RuleViolation(
             "dave_not_allowed",
             "the hands are played out: nothing is left to double; declare or pass",

@@ -94,7 +94,7 @@ def _unopposed(state: Game, deal: Deal, seat: int) -> list[tuple[Card, ...]]:
 
 
 def leads(state: Game, deal: Deal) -> list[PlayerCommand]:
-    limit = lead_limit(state, deal)
+    limit = lead_limit(deal)
     hand = deal.hands[deal.turn]
     sizes = (1, 3) if state.rules.game == "kozel" else (1, 2, 3)
     moves: list[PlayerCommand] = []
@@ -125,7 +125,7 @@ def _claims(state: Game, deal: Deal, phase: str) -> list[PlayerCommand]:
     elif (phase == "lead" or rules.declare_on == "any_turn") and deal.turn not in deal.refuted:
         moves.append(Declare("thirty_one"))
     if phase == "lead":
-        if lead_limit(state, deal) == 0:
+        if lead_limit(deal) == 0:
             # played out: pass (or declare); there is nothing left to double (docs/rules.md §5)
             moves.append(Pass())
             return moves

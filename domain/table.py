@@ -52,7 +52,7 @@ def known_points(game: Game, deal: Deal, seat: int) -> int:
     )
 
 
-def lead_limit(game: Game, deal: Deal) -> int:
+def lead_limit(deal: Deal) -> int:
     """How many cards the leader may lead: 3 at most, and no more than any seat can answer."""
     return min(3, *(len(h) for h in deal.hands))
 

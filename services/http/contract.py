@@ -21,6 +21,8 @@ from typing import Any
 
 import msgspec
 
+from domain.commands import PlayerCommand
+from services.http.commands import KEY_MAX, KEY_PATTERN
 from services.http.problems import PROBLEMS
 from services.http.schemas import REQUEST_EXAMPLES, CreateGame
 from services.live.sse import MESSAGES
@@ -48,6 +50,9 @@ def refine(openapi: Schema) -> Schema:
     for _, _, operation in operations(doc):
         for parameter in operation.get("parameters", []):
             parameter["schema"] = _not_null(parameter.get("schema", {}))
+            if (operation.get("operationId"), parameter.get("name")) == LOOKUP_KEY:
+                # a `path` parameter takes no bounds in Litestar: the handler checks them
+                parameter["schema"].update(pattern=KEY_PATTERN, minLength=1, maxLength=KEY_MAX)
         if operation.get("operationId") in STREAMS:
             _stream_response(operation)
         if operation.get("operationId") == "followEvents":
@@ -152,7 +157,8 @@ def _forbid_unknown(schemas: Schema) -> None:
 # Request bodies whose integer bounds Litestar may drop: it skips a bound that is 0 (a
 # falsy value), so `dealer >= 0` would be published as unbounded below. msgspec's own
 # schema of the same types has every bound; they are copied back from it.
-_BOUNDED_BODIES: tuple[type[Any], ...] = (CreateGame,)
+LOOKUP_KEY = ("getCommand", "command_id")
+_BOUNDED_BODIES: tuple[Any, ...] = (CreateGame, PlayerCommand)
 _BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
 
 

@@ -133,7 +133,7 @@ def _unknown(request: Request[Any, Any, Any], exc: OutcomeUnknown) -> Response[A
 
 def _internal(request: Request[Any, Any, Any], exc: Exception) -> Response[ProblemDetails]:
     rid = request_id.get()
-    log.error(
+    log.exception(
         "unexpected error in %s %s",
         request.method,
         request.url.path,

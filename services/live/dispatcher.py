@@ -21,15 +21,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import logging
 import os
 import random
 import secrets
 import socket
+import ssl
 import time
 from datetime import UTC, datetime
 
+import certifi
 import httpx
 
 from infra.ports.events import Checkpoint, EventStore, StoreUnavailable
@@ -48,6 +51,12 @@ LEASE = "webhooks"  # the lease's name, and the checkpoint's
 PAGE = 500
 CONCURRENCY = 8  # deliveries in flight at once (each to another endpoint or game)
 COALESCE = 0.05  # hints closer together than this are read as one
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """One TLS context a process: building one loads the CA bundle (tens of ms)."""
+    return ssl.create_default_context(cafile=certifi.where())
 
 
 def delivery_id(endpoint_id: str, game_id: str, version: int) -> str:
@@ -89,6 +98,7 @@ class Dispatcher:
 
     def start(self) -> None:
         self._client = httpx.AsyncClient(
+            verify=_tls(),
             timeout=self.settings.webhook_timeout_seconds,
             follow_redirects=False,
             headers={"User-Agent": "bura-webhooks/1", "Content-Type": "application/json"},

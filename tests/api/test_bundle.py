@@ -18,6 +18,9 @@ from services.app.codec import from_recorded
 from tests.api.bundles import VARIANTS, record
 from tests.api.conftest import OPERATOR, THIRTY_ONE_GAME, Api, bearer
 
+# Real receivers, timers, documents or whole games per case: left out of make test-fast.
+pytestmark = pytest.mark.slow
+
 
 async def bundle_of(api: Api, game_id: str, headers: dict[str, str] = OPERATOR) -> bytes:
     answer = await api.client.get(f"/games/{game_id}/bundle", headers=headers)

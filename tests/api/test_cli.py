@@ -36,6 +36,9 @@ from tests.api.conftest import (
     serving,
 )
 
+# Real receivers, timers, documents or whole games per case: left out of make test-fast.
+pytestmark = pytest.mark.slow
+
 Where = dict[str, str]  # the environment that points the CLI at a store
 
 

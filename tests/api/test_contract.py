@@ -9,6 +9,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
 from domain.commands import PlayerCommand
 from domain.events import EVENT_TYPES
 from domain.naming import snake
@@ -17,6 +19,9 @@ from services.http.problems import PROBLEMS
 from services.http.schemas import COMMAND_EXAMPLES
 from services.live.sse import MESSAGES
 from tests.api.conftest import Api
+
+# Real receivers, timers, documents or whole games per case: left out of make test-fast.
+pytestmark = pytest.mark.slow
 
 Doc = dict[str, Any]
 PUBLIC_TAGS = {"health", "problems"}

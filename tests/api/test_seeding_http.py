@@ -7,9 +7,14 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from domain.chain import receipt, receipt_key
 from domain.shuffle import deal_seed, seed_commitment
 from tests.api.conftest import OPERATOR, Api, Table
+
+# Real receivers, timers, documents or whole games per case: left out of make test-fast.
+pytestmark = pytest.mark.slow
 
 SEATS = {"shuffle": "seats"}
 

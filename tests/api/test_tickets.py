@@ -14,6 +14,9 @@ from services.config import Settings
 from services.http.app import create_app
 from tests.api.conftest import OPERATOR, OPERATOR_KEY, THIRTY_ONE_GAME, Api, Table, serving
 
+# Real receivers, timers, documents or whole games per case: left out of make test-fast.
+pytestmark = pytest.mark.slow
+
 
 async def finished(api: Api) -> Table:
     table = await api.create()

@@ -161,9 +161,7 @@ def play_out(state: Game, stop: Callable[[Deal], bool] | None = None) -> Game:
         assert deal.number == number and not state.finished
         if deal.phase == "draw":
             state = draw_all(state)
-        elif deal.phase == "lead" and (
-            lead_limit(state, deal) == 0 or (stop is not None and stop(deal))
-        ):
+        elif deal.phase == "lead" and (lead_limit(deal) == 0 or (stop is not None and stop(deal))):
             return state
         elif deal.phase == "lead":
             state = act(state, deal.turn, Lead(deal.hands[deal.turn][:1]))[0]

@@ -85,7 +85,7 @@ def in_phase(phase: str, **options: object) -> Game:
             return act(state, 0, Dave())[0]
         case "declare_or_pass":
             state = play_out(state)
-            assert lead_limit(state, current(state)) == 0
+            assert lead_limit(current(state)) == 0
             return state
     raise AssertionError(phase)
 

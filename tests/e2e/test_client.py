@@ -14,13 +14,20 @@ import threading
 
 import pytest
 from bura_client import Client, Refused
+from bura_client.client import Seat
 
 from harness.processes import OPERATOR_KEY, ROOT
 from tests.api.conftest import THIRTY_ONE_DECK, THIRTY_ONE_GAME
 from tests.api.test_variants_http import VARIANTS
 from tests.e2e.conftest import StartService
 
-SEEN = True  # the lead turns it on when the server takes `seen` (issue 10)
+SEEN = True  # every command says which version its player saw (README: the command contract)
+
+
+def act(seat: Seat, command: dict[str, object]) -> None:
+    """A player looks at the table, then acts: its `seen` is the version it looked at."""
+    seat.view()
+    seat.send(command)
 
 
 async def test_the_client_plays_a_whole_game_and_retries_safely(
@@ -43,7 +50,7 @@ async def test_the_client_plays_a_whole_game_and_retries_safely(
             again = seats[0].send(THIRTY_ONE_GAME[0][1], key="ann-1")  # a retry
             assert again.duplicate and again.version == first.version
             for seat, command in THIRTY_ONE_GAME[1:]:
-                seats[seat].send(command)
+                act(seats[seat], command)
             final = seats[0].view()
             assert final["status"] == "finished" and final["result"]["winners"] == [0]
             assert seats[1].verify()["ok"] is True
@@ -63,7 +70,7 @@ async def test_following_a_seat_resumes_after_the_last_message(
             )
             seats = [api.seat(created.game_id, s.token, seen=SEEN) for s in created.seats]
             for seat, command in THIRTY_ONE_GAME[:5]:
-                seats[seat].send(command)
+                act(seats[seat], command)
             watcher = api.seat(created.game_id, created.seats[1].token)
             ids: list[int] = []
             for message in watcher.follow():
@@ -71,7 +78,7 @@ async def test_following_a_seat_resumes_after_the_last_message(
                 if len(ids) == 1:
                     break  # hang up after the current view
             moving = threading.Thread(
-                target=lambda: [seats[s].send(c) for s, c in THIRTY_ONE_GAME[5:]]
+                target=lambda: [act(seats[s], c) for s, c in THIRTY_ONE_GAME[5:]]
             )
             moving.start()
             ended = False

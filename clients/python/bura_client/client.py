@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import Any
@@ -16,6 +17,8 @@ from bura_client.errors import ApiError, error_of
 from bura_client.models import JSON, CreatedGame, Outcome, Recorded, StreamMessage, StreamTicket
 from bura_client.retries import Retries, retried, transient
 from bura_client.sse import messages
+
+KEPT_BODIES = 256  # keys whose first body a retry repeats
 
 
 class Client:
@@ -123,6 +126,9 @@ class Seat:
         self.token = token
         self.seen = seen
         self.version = 0
+        # The bodies sent under the last keys: a retry under a key repeats its body exactly
+        # (the `seen` of the first try), or the server refuses it as another command.
+        self._sent: OrderedDict[str, JSON] = OrderedDict()
 
     @property
     def path(self) -> str:
@@ -168,9 +174,7 @@ class Seat:
         made here once (or given) and kept for every retry, so a retry is never a second
         move."""
         key = key or f"{uuid.uuid4().hex}"
-        body = dict(command)
-        if (self.seen if seen is None else seen) and self.version:
-            body.setdefault("seen", self.version)
+        body = self._body(command, key, self.seen if seen is None else seen)
         answer = self.client.request(
             "POST",
             f"{self.path}/commands",
@@ -181,6 +185,18 @@ class Seat:
         outcome = Outcome.of(answer, key)
         self._saw(outcome.version)
         return outcome
+
+    def _body(self, command: JSON, key: str, seen: bool) -> JSON:
+        first = self._sent.get(key)
+        if first is not None and _unseen(first) == _unseen(command):
+            return first
+        body = dict(command)
+        if seen and self.version:
+            body.setdefault("seen", self.version)
+        self._sent[key] = body
+        while len(self._sent) > KEPT_BODIES:
+            self._sent.popitem(last=False)
+        return body
 
     def draw(self) -> Outcome:
         return self.send({"type": "draw"})
@@ -261,6 +277,10 @@ class _Retry(Exception):
         self.after: float | None = None
         with contextlib.suppress(TypeError, ValueError):
             self.after = float(after)  # type: ignore[arg-type]
+
+
+def _unseen(body: JSON) -> JSON:
+    return {k: v for k, v in body.items() if k != "seen"}
 
 
 def _problem(answer: httpx.Response) -> JSON:
