@@ -347,6 +347,13 @@ class GameService:
             and self._hinted.get(game_id, 0) <= copy.state.version
         )
 
+    def known(self, game_id: str) -> int | None:
+        """The version of the game's cached copy, if it is known current; else None."""
+        copy = self._cache.get(game_id)
+        if copy is None or not self._current(game_id, copy):
+            return None
+        return copy.state.version
+
     def heard(self, hint: Hint) -> list[Event] | None:
         """A hint from the bus: the cached copy takes the append it carries when it is at
         exactly the version the append followed (no store read). Returns the events it

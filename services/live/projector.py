@@ -272,8 +272,10 @@ class Projector:
                 await self._read_presence(feed)
             elif feed.presence is None:
                 await self._read_presence(feed)
-            # Start from what the store has now, not from a feed a hint has yet to wake.
-            await self._refresh(feed)
+            # Start from what the store has now, not from a feed a hint has yet to wake
+            # (unless this replica knows the game current at the feed's version).
+            if self.service.known(game_id) != feed.state.version:
+                await self._refresh(feed)
             shown = feed.presence
             if last_id is None or last_id > feed.state.version:
                 sent = feed.state.version
