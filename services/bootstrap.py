@@ -21,6 +21,7 @@ from infra.ports.hints import HintBus
 from infra.ports.leases import Leases
 from infra.ports.limits import RateCounters
 from infra.ports.presence import PresenceBoard
+from infra.ports.snapshots import Snapshots
 from infra.ports.tickets import StreamTickets
 from infra.ports.tokens import SeatTokens
 from infra.ports.webhooks import WebhookStore
@@ -54,6 +55,24 @@ def index_on(store: EventStore) -> GameIndex:
     return SqliteGameIndex(store.db)
 
 
+def snapshots_on(store: EventStore) -> Snapshots:
+    """Snapshots in the event store's own database (a disposable cache beside the events)."""
+    from infra.postgres.store import PostgresEventStore
+
+    if isinstance(store, PostgresEventStore):
+        from infra.postgres.snapshots import PostgresSnapshots
+
+        return PostgresSnapshots(store.pool, store.command_timeout)
+    from infra.sqlite.snapshots import SqliteSnapshots
+    from infra.sqlite.store import SqliteEventStore
+
+    if isinstance(store, SqliteEventStore):
+        return SqliteSnapshots(store.db)
+    from infra.memory.snapshots import InProcessSnapshots
+
+    return InProcessSnapshots()
+
+
 @dataclass
 class Adapters:
     """Open connections to the outside world; close() releases them. The games index
@@ -71,10 +90,13 @@ class Adapters:
 
     index: GameIndex | None = None
     presence: PresenceBoard = field(default_factory=InProcessPresence)
+    snapshots: Snapshots | None = None
 
     def __post_init__(self) -> None:
         if self.index is None:
             self.index = index_on(self.store)
+        if self.snapshots is None:
+            self.snapshots = snapshots_on(self.store)
 
     @property
     def games(self) -> GameIndex:
@@ -243,6 +265,10 @@ def assemble(settings: Settings, adapters: Adapters, metrics: Metrics | None = N
         cache=settings.cache_games,
         metrics=metrics,
         index=adapters.games,
+        snapshots=adapters.snapshots,
+        # a copy unconfirmed for longer is read again, hint or not: the bound on how long
+        # a hint lost without a trace (its publisher died) can leave a copy stale
+        fresh_seconds=settings.feed_poll_seconds,
     )
     attendance = Attendance(adapters.presence, now=games.now)
     projector = Projector(
@@ -310,6 +336,7 @@ async def running(
             await runtime.timeline.stop()
             await runtime.projector.stop()
             await runtime.games.seeding.stop()
+            await runtime.games.settled()
             await runtime.attendance.stop()
     finally:
         if opened:

@@ -4,6 +4,7 @@ apps in one process (tests, benchmarks) never mix their counts."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import prometheus_client
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -13,7 +14,22 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 _disable_created_metrics: Callable[[], None] = prometheus_client.disable_created_metrics
 _disable_created_metrics()
 
-__all__ = ["CONTENT_TYPE_LATEST", "Metrics"]
+__all__ = ["CONTENT_TYPE_LATEST", "Children", "Metrics"]
+
+
+class Children:
+    """A labelled metric's children, each looked up in prometheus_client once: its
+    `labels()` checks and locks on every call, which the hot path need not pay."""
+
+    def __init__(self, metric: Any) -> None:
+        self.metric = metric
+        self._kids: dict[tuple[str, ...], Any] = {}
+
+    def __call__(self, *values: str) -> Any:
+        kid = self._kids.get(values)
+        if kid is None:
+            kid = self._kids[values] = self.metric.labels(*values)
+        return kid
 
 
 class Metrics:
@@ -123,6 +139,9 @@ class Metrics:
             ["method", "route", "status"],
             registry=r,
         )
+
+        self.command = Children(self.commands)  # (type, outcome)
+        self.command_time = Children(self.command_seconds)  # (type,)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -9,6 +9,8 @@ from infra.ports.hints import Hint
 
 
 class InProcessHintBus:
+    shared = False  # other processes writing the same file are never heard here
+
     def __init__(self) -> None:
         self._queues: set[asyncio.Queue[Hint | None]] = set()
         self.errors = 0

@@ -1,5 +1,10 @@
 """The hint bus port: wake-ups sent after a commit. At most once: a hint may be lost, so
-whoever is woken reads what it lacks from the event store."""
+whoever is woken reads what it lacks from the event store.
+
+A hint may also carry the append itself (the version it followed, its events as the
+store holds them, the chain head it reached), so that a process whose copy of the game
+is at exactly `after` applies it without reading the store. That is only ever a
+shortcut: a process that is not at `after`, or cannot read the events, reads the store."""
 
 from __future__ import annotations
 
@@ -10,19 +15,30 @@ import msgspec
 
 
 class Hint(msgspec.Struct, frozen=True):
-    """A wake-up sent after a commit: game `game_id` has reached `version`."""
+    """A wake-up sent after a commit: game `game_id` has reached `version`; when `events`
+    is given, the append that took it there from version `after` (a JSON array of the
+    events' payloads, written by code of schema `schema`) and the chain hash of `version`."""
 
     game_id: str
     version: int
+    after: int | None = None
+    events: bytes = b""
+    head: bytes = b""
+    schema: str = ""
 
 
 class HintBus(Protocol):
+    # True when the bus reaches every process that writes the store (Redis); an
+    # in-process bus hears only this process, so it can never say that a copy is current.
+    shared: bool
+
     async def publish(self, hint: Hint) -> None:
         """Send the hint to every listener of every process; never waits on the network."""
         ...
 
     def hints(self) -> AsyncIterator[Hint | None]:
-        """Hints as they arrive; None when some may have been missed (a (re)subscribe)."""
+        """Hints as they arrive, in the order each process published them; None when some
+        may have been missed (a (re)subscribe, or a gap in a publisher's sequence)."""
         ...
 
     async def ping(self) -> None: ...

@@ -3,7 +3,13 @@ bus says so (a None hint) and readers catch up from the store.
 
 Publishing never waits on Redis: a hint goes at once to this process's own listeners and
 into a bounded outbox that a background task sends, so a slow or dead Redis delays no
-command; a hint it cannot send is dropped, which the readers' catch-up makes harmless."""
+command; a hint it cannot send is dropped, which the readers' catch-up makes harmless.
+
+Each process numbers the hints it sends (`seq`, from 1): a listener that sees a number
+skipped, or meets a publisher first somewhere past its first hint, says that hints may
+have been missed (a None), exactly as after a resubscribe. So a listener that has heard
+no None since it last read a game knows of every append to it but those still on their
+way, which is what lets a replica trust its copy of a game without asking the store."""
 
 from __future__ import annotations
 
@@ -31,12 +37,49 @@ OUTBOX = 4096  # hints waiting to be sent; beyond that, new ones are dropped
 _DOWN = (RedisError, OSError)
 
 
-class _Wire(msgspec.Struct, frozen=True):
-    """A hint as sent: `origin` lets a process skip the echo of its own hints."""
+_NO_EVENTS = msgspec.Raw()  # left out of the wire (omit_defaults goes by this very object)
+
+
+class _Wire(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A hint as sent: `origin` lets a process skip the echo of its own hints, and `seq`
+    (1, 2, ... per origin) shows a listener any it missed. The events go as the JSON they
+    are stored as (no second encoding), the head as hex. Older replicas ignore the
+    fields they do not know and take it as a plain hint."""
 
     game_id: str
     version: int
     origin: str = ""
+    seq: int = 0
+    after: int | None = None
+    events: msgspec.Raw = _NO_EVENTS
+    head: str = ""
+    schema: str = ""
+
+
+def _wire(hint: Hint, origin: str, seq: int) -> _Wire:
+    return _Wire(
+        hint.game_id,
+        hint.version,
+        origin,
+        seq,
+        hint.after,
+        msgspec.Raw(hint.events) if hint.events else _NO_EVENTS,
+        hint.head.hex(),
+        hint.schema,
+    )
+
+
+def _hint(wire: _Wire) -> Hint:
+    if not wire.events:
+        return Hint(wire.game_id, wire.version)
+    return Hint(
+        wire.game_id,
+        wire.version,
+        wire.after,
+        bytes(wire.events),
+        bytes.fromhex(wire.head),
+        wire.schema,
+    )
 
 
 _encode = msgspec.json.Encoder().encode
@@ -50,6 +93,8 @@ def _closing(pubsub: PubSub) -> Callable[[], Awaitable[None]]:
 
 
 class RedisHintBus:
+    shared = True
+
     def __init__(self, client: redis.Redis, listener: redis.Redis, url: str) -> None:
         self.client = client  # commands: publish, ping
         self.listener = listener  # pub/sub: never retries silently, so no gap goes unseen
@@ -61,6 +106,9 @@ class RedisHintBus:
         self._outbox: asyncio.Queue[bytes] = asyncio.Queue(OUTBOX)
         self._sender: asyncio.Task[None] | None = None
         self._warned = 0.0
+        self._sent = 0  # the seq of the last hint this process queued
+        self._remote: asyncio.Task[None] | None = None  # the one subscription, shared
+        self._subscribed = False
 
     @classmethod
     async def open(cls, url: str) -> RedisHintBus:
@@ -83,8 +131,11 @@ class RedisHintBus:
             return
         if self._sender is None or self._sender.done():
             self._sender = asyncio.create_task(self._send())
+        # Numbered before the outbox: a hint dropped on the way still uses its number,
+        # so the listeners see the gap at the next one.
+        self._sent += 1
         try:
-            self._outbox.put_nowait(_encode(_Wire(hint.game_id, hint.version, self.origin)))
+            self._outbox.put_nowait(_encode(_wire(hint, self.origin, self._sent)))
         except asyncio.QueueFull:
             self.errors += 1
 
@@ -110,10 +161,18 @@ class RedisHintBus:
 
     async def hints(self) -> AsyncIterator[Hint | None]:
         """Every hint: this process's own at once, the others' from Redis. None after each
-        (re)subscribe, since whatever was published while we were away is lost to us."""
+        (re)subscribe, since whatever was published while we were away is lost to us.
+
+        All the listeners of a process share one subscription (the projector, the timers
+        and the operator feed would otherwise each read and decode every hint); one that
+        joins it already subscribed is told None at once, as if it had just subscribed."""
         local: asyncio.Queue[Hint | None] = asyncio.Queue()
         self._local.add(local)
-        remote = asyncio.create_task(self._subscribe(local))
+        if self._remote is None or self._remote.done():
+            self._subscribed = False
+            self._remote = asyncio.create_task(self._subscribe())
+        elif self._subscribed:
+            local.put_nowait(None)
         try:
             while True:
                 hint = await local.get()
@@ -122,17 +181,25 @@ class RedisHintBus:
                 yield hint
         finally:
             self._local.discard(local)
-            remote.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await remote
+            if not self._local and self._remote is not None:
+                remote, self._remote = self._remote, None
+                remote.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await remote
 
-    async def _subscribe(self, into: asyncio.Queue[Hint | None]) -> None:
+    def _tell(self, hint: Hint | None) -> None:
+        for queue in self._local:
+            queue.put_nowait(hint)
+
+    async def _subscribe(self) -> None:
         delay = 0.05
         while not self._closed.is_set():
             pubsub = self.listener.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(CHANNEL)
-                into.put_nowait(None)
+                self._subscribed = True
+                self._tell(None)
+                heard: dict[str, int] = {}  # origin -> the last seq heard since subscribing
                 delay = 0.05
                 while not self._closed.is_set():
                     message = await pubsub.get_message(timeout=1.0)
@@ -143,8 +210,15 @@ class RedisHintBus:
                     except msgspec.DecodeError:
                         log.warning("ignored a malformed hint on %s", CHANNEL)
                         continue
-                    if wire.origin != self.origin:
-                        into.put_nowait(Hint(wire.game_id, wire.version))
+                    if wire.origin == self.origin:
+                        continue
+                    last = heard.get(wire.origin)
+                    if wire.seq and last is not None and wire.seq <= last:
+                        continue  # a pipeline sent again: heard already
+                    if wire.seq and wire.seq != (last or 0) + 1:
+                        self._tell(None)  # some of this publisher's were missed
+                    heard[wire.origin] = wire.seq
+                    self._tell(_hint(wire))
             except _DOWN as error:
                 self.errors += 1
                 self._warn(f"redis pub/sub lost ({error}); reconnecting")
@@ -152,6 +226,7 @@ class RedisHintBus:
                 self.errors += 1
                 log.exception("redis pub/sub failed; reconnecting")
             finally:
+                self._subscribed = False
                 with contextlib.suppress(*_DOWN):
                     await _closing(pubsub)()
             if not self._closed.is_set():

@@ -203,6 +203,17 @@ SCHEMA: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     ) WITHOUT ROWID;
     """,
     _index_games,
+    # Step 5: snapshots (PostgreSQL migration 009), a disposable cache of folded states.
+    """
+    CREATE TABLE snapshots (
+        stream_id TEXT    NOT NULL,
+        schema    TEXT    NOT NULL,
+        version   INTEGER NOT NULL CHECK (version > 0),
+        state     BLOB    NOT NULL,
+        head      BLOB    NOT NULL,
+        PRIMARY KEY (stream_id, schema)
+    ) WITHOUT ROWID;
+    """,
 )
 
 

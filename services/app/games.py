@@ -1,8 +1,16 @@
-"""The game service: load -> decide -> append -> publish, with retries on races."""
+"""The game service: load -> decide -> append -> publish, with retries on races.
+
+Each process keeps recent games' states (the cache). A cached copy is *known current*
+while the shared hint bus has been followed without a gap since the copy was read or last
+moved, no hint names a later version, and it was confirmed within `fresh_seconds`: then
+reads answer from it without asking the store. Appends never rely on it (the store's
+version check does), and a cold load starts from the game's newest snapshot."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import contextvars
 import logging
 import secrets
 import time
@@ -36,12 +44,14 @@ from infra.ports.events import (
     Conflict,
     EventStore,
     Metadata,
+    NewEvent,
     OutcomeUnknown,
     RecordedEvent,
     StoreUnavailable,
 )
 from infra.ports.games import AlreadyRematched, GameIndex
 from infra.ports.hints import Hint, HintBus
+from infra.ports.snapshots import Snapshots
 from services.app.callers import GAME_ID, Seating
 from services.app.codec import fingerprint, from_recorded, to_new, type_of_command
 from services.app.errors import GameNotFound, KeyReused
@@ -55,6 +65,7 @@ from services.app.results import (
     recorded,
 )
 from services.app.seeding import SeedingTimers, overdue
+from services.app.snapshots import EVERY, SCHEMA, carried, crossed, restored, snapshot
 from services.metrics import Metrics
 
 log = logging.getLogger("bura.games")
@@ -74,6 +85,19 @@ def wall_clock() -> int:
 Observer = Callable[[str, Game], None]
 
 
+class Copy:
+    """A cached game: its state, the chain hash of its version, and whether (and since
+    when) it is known current: `epoch` is the hint epoch it was confirmed in."""
+
+    __slots__ = ("confirmed", "epoch", "head", "state")
+
+    def __init__(self, state: Game, head: bytes, epoch: int, confirmed: float) -> None:
+        self.state = state
+        self.head = head
+        self.epoch = epoch
+        self.confirmed = confirmed
+
+
 class GameService:
     def __init__(
         self,
@@ -86,6 +110,9 @@ class GameService:
         metrics: Metrics | None = None,
         index: GameIndex | None = None,
         now: Callable[[], int] = wall_clock,
+        snapshots: Snapshots | None = None,
+        fresh_seconds: float = 2.0,
+        snapshot_every: int = EVERY,
     ) -> None:
         self.metrics = metrics or Metrics()
         self.store = store
@@ -94,9 +121,20 @@ class GameService:
         self.retries = retries
         self.index = index
         self.now = now
+        self.snapshots = snapshots
+        self.snapshot_every = snapshot_every
         # each game's state and the chain hash of its version (the chain head)
-        self._cache: OrderedDict[str, tuple[Game, bytes]] = OrderedDict()
+        self._cache: OrderedDict[str, Copy] = OrderedDict()
         self._cache_size = cache
+        # Trust in the cache: bumped at every possible gap in the hints; a copy confirmed
+        # in an older epoch is read again. Zero while nobody follows a shared bus.
+        self._epoch = 0
+        self._following = False
+        self.fresh_seconds = fresh_seconds
+        self._hinted: OrderedDict[str, int] = OrderedDict()  # the newest version hinted
+        self._background: set[asyncio.Task[None]] = set()
+        self._cold_loads: dict[str, asyncio.Future[tuple[Game, bytes]]] = {}
+        self.reads = 0  # store reads made to bring a copy up to date (tests, metrics)
         self._observers: list[Observer] = []
         self.seeding = SeedingTimers(self.current, self.now)
 
@@ -196,14 +234,154 @@ class GameService:
 
     async def _caught_up(self, game_id: str) -> tuple[Game, bytes]:
         _named(game_id)
-        state, head = self._cache.get(game_id, (NEW_GAME, GENESIS))
-        rows = await self.store.read(game_id, after=state.version)
-        if rows:
-            state, head = fold(state, (from_recorded(r) for r in rows)), rows[-1].hash
+        copy = self._cache.get(game_id)
+        if copy is not None and self._current(game_id, copy):
+            return copy.state, copy.head
+        epoch = self._epoch  # a gap while reading leaves what was read unconfirmed
+        if copy is None:
+            state, head = await self._cold_once(game_id)
+        else:
+            self.reads += 1
+            state, head = copy.state, copy.head
+            rows = await self.store.read(game_id, after=state.version)
+            if rows:
+                state, head = fold(state, (from_recorded(r) for r in rows)), rows[-1].hash
         if not state.started:
             raise GameNotFound(game_id)
-        self._remember(game_id, state, head)
+        self._remember(game_id, state, head, epoch)
         return state, head
+
+    async def _cold_once(self, game_id: str) -> tuple[Game, bytes]:
+        """A cold load, shared by whoever asks for the game while one is under way (a
+        stream, a GET and a timer often ask at once): one snapshot and one read. Only cold
+        loads are shared: a copy brought up to date is read after its caller asked."""
+        while True:
+            loading = self._cold_loads.get(game_id)
+            if loading is None:
+                break
+            try:
+                return await asyncio.shield(loading)
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise
+                # the caller that was loading it went away: load it here
+        loading = asyncio.get_running_loop().create_future()
+        self._cold_loads[game_id] = loading
+        try:
+            self.reads += 1
+            found = await self._cold(game_id)
+        except BaseException as error:
+            if isinstance(error, asyncio.CancelledError):
+                loading.cancel()
+            else:
+                loading.set_exception(error)
+                loading.exception()  # retrieved, whether anyone else waits or not
+            raise
+        finally:
+            del self._cold_loads[game_id]
+        loading.set_result(found)
+        return found
+
+    async def _cold(self, game_id: str) -> tuple[Game, bytes]:
+        """A game not in the cache: from its newest snapshot and the events after it (the
+        row at the snapshot's version included, to check the head it names), else from
+        every event. A cold load that folded many events leaves a snapshot behind."""
+        state, head = NEW_GAME, GENESIS
+        kept = None
+        if self.snapshots is not None:
+            with contextlib.suppress(Exception):  # a cache: failing it only costs time
+                kept = await self.snapshots.load(game_id, SCHEMA)
+        base = restored(kept) if kept is not None else None
+        if kept is not None and base is not None:
+            rows = await self.store.read(game_id, after=kept.version - 1)
+            if rows and rows[0].version == kept.version and rows[0].hash == kept.head:
+                rows = rows[1:]
+                state, head = base, kept.head
+            else:  # not this game's record as stored: ignore it, read what came before
+                rows = await self.store.read(game_id, until=kept.version - 1) + rows
+        else:
+            rows = await self.store.read(game_id)
+        if rows:
+            state, head = fold(state, (from_recorded(r) for r in rows)), rows[-1].hash
+        if state.started and crossed(state.version - len(rows), state.version, self.snapshot_every):
+            self._keep(game_id, state, head)
+        return state, head
+
+    def _keep(self, game_id: str, state: Game, head: bytes) -> None:
+        """Save a snapshot in the background, outside the request's deadline."""
+        if self.snapshots is None:
+            return
+        saving = self.snapshots.save(snapshot(game_id, state, head))
+
+        async def save() -> None:
+            with contextlib.suppress(Exception):
+                await saving
+
+        task = asyncio.create_task(save(), context=contextvars.Context())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def settled(self) -> None:
+        """Wait for the snapshots being saved (shutdown, tests)."""
+        while self._background:
+            await asyncio.gather(*self._background)
+
+    # --- following the hints --------------------------------------------------------------
+
+    def follow(self, following: bool) -> None:
+        """A listener of a shared bus starts (or stops) following the hints for us: only
+        then can a copy be known current. Either way whatever was trusted is no more."""
+        self._following = following and self.hints.shared
+        self.gap()
+
+    def gap(self) -> None:
+        """Hints may have been missed: no copy is known current until read again."""
+        self._epoch += 1
+
+    def _current(self, game_id: str, copy: Copy) -> bool:
+        return (
+            self._following
+            and copy.epoch == self._epoch
+            and time.monotonic() - copy.confirmed < self.fresh_seconds
+            and self._hinted.get(game_id, 0) <= copy.state.version
+        )
+
+    def known(self, game_id: str) -> int | None:
+        """The version of the game's cached copy, if it is known current; else None."""
+        copy = self._cache.get(game_id)
+        if copy is None or not self._current(game_id, copy):
+            return None
+        return copy.state.version
+
+    def heard(self, hint: Hint) -> list[Event] | None:
+        """A hint from the bus: the cached copy takes the append it carries when it is at
+        exactly the version the append followed (no store read). Returns the events it
+        carried, decoded once for whoever else follows the game here (the feeds)."""
+        game_id = hint.game_id
+        if self._hinted.get(game_id, 0) < hint.version:
+            self._hinted[game_id] = hint.version
+            self._hinted.move_to_end(game_id)
+            while len(self._hinted) > self._cache_size:
+                forgotten, _ = self._hinted.popitem(last=False)
+                evicted = self._cache.get(forgotten)
+                if evicted is not None:  # what was hinted about it is no longer known
+                    evicted.epoch = -1
+        events = carried(hint.events, hint.schema) if hint.after is not None else None
+        copy = self._cache.get(game_id)
+        if events is None or copy is None or copy.state.version != hint.after:
+            return events
+        try:
+            state = fold(copy.state, events)
+        except Exception:  # an append this code cannot fold: leave it to the store
+            return None
+        if state.version != hint.version:
+            return None  # not the append it says it is: leave it to the store
+        trusted = copy.epoch == self._epoch
+        self._remember(game_id, state, hint.head, copy.epoch)
+        if not trusted:  # it moved, but whether it missed something is still unknown
+            self._cache[game_id].confirmed = copy.confirmed
+        return events
 
     async def state_at(self, game_id: str, version: int) -> tuple[Game, bytes]:
         """The game as it was at `version`, and the chain hash of that version."""
@@ -294,8 +472,8 @@ class GameService:
             unknown.command_id = command_id
             raise
         finally:
-            self.metrics.commands.labels(kind, outcome_label).inc()
-            self.metrics.command_seconds.labels(kind).observe(time.perf_counter() - started)
+            self.metrics.command(kind, outcome_label).inc()
+            self.metrics.command_time(kind).observe(time.perf_counter() - started)
         if not duplicate:
             self._count(events)
         log.info(
@@ -310,7 +488,7 @@ class GameService:
             },
         )
         cached = self._cache.get(game_id)
-        game = cached[0] if cached is not None else await self.load(game_id)
+        game = cached.state if cached is not None else await self.load(game_id)
         shown = [recorded(v, redact(e, seat, game.rules)) for v, e in events]
         return Outcome(version, duplicate, shown, *heads(game, seat, head), command_id)
 
@@ -339,7 +517,7 @@ class GameService:
         said = fingerprint(command)
         metadata = Metadata(command_id, seat, correlation_id, said)
         cached = self._cache.get(game_id)
-        state = cached[0] if cached is not None else await self.load(game_id)
+        state = cached.state if cached is not None else await self.load(game_id)
         for attempt in range(self.retries + 1):
             if attempt:
                 self.metrics.retries.inc()
@@ -361,10 +539,9 @@ class GameService:
                     raise
                 state = fresh
                 continue
+            new = [to_new(e) for e in events]
             try:
-                result = await self.store.append(
-                    game_id, state.version, [to_new(e) for e in events], metadata
-                )
+                result = await self.store.append(game_id, state.version, new, metadata)
             except Conflict:
                 self.metrics.conflicts.inc()
                 state = await self.load(game_id)
@@ -379,7 +556,7 @@ class GameService:
                 await self._told(game_id, await self.load(game_id), [e for _, e in stored], version)
                 return version, stored, correlation_id is None or by != correlation_id, head
             state = fold(state, events)
-            await self._appended(game_id, state, events, result.last_version, result.last_hash)
+            await self._appended(game_id, state, events, result.last_version, result.last_hash, new)
             first = result.first_version
             shown = [(first + i, e) for i, e in enumerate(events)]
             return result.last_version, shown, False, result.last_hash
@@ -485,16 +662,36 @@ class GameService:
         )
 
     async def _appended(
-        self, game_id: str, state: Game, events: Sequence[Event], version: int, head: bytes
+        self,
+        game_id: str,
+        state: Game,
+        events: Sequence[Event],
+        version: int,
+        head: bytes,
+        new: Sequence[NewEvent] | None = None,
     ) -> None:
-        """After an append: the cache (with the chain head), then what _told does."""
+        """After an append: the cache (with the chain head), then what _told does, with a
+        hint that carries the append. The store has just said that the game was at the
+        version appended after, so the new copy is confirmed current."""
         self._remember(game_id, state, head)
-        await self._told(game_id, state, events, version)
+        stored = new if new is not None else [to_new(e) for e in events]
+        payloads = b"[" + b",".join(e.data for e in stored) + b"]"
+        hint = Hint(game_id, version, version - len(events), payloads, head, SCHEMA)
+        await self._told(game_id, state, events, version, hint)
+        if crossed(version - len(events), version, self.snapshot_every):
+            self._keep(game_id, state, head)
 
-    async def _told(self, game_id: str, state: Game, events: Sequence[Event], version: int) -> None:
+    async def _told(
+        self,
+        game_id: str,
+        state: Game,
+        events: Sequence[Event],
+        version: int,
+        hint: Hint | None = None,
+    ) -> None:
         """Who must hear of an append: the hint, the index once the game is over, and
         whoever observes this process's games (the timers)."""
-        await self._publish(game_id, version)
+        await self._publish(game_id, version, hint)
         finished = next((e for e in events if isinstance(e, GameFinished)), None)
         if finished is not None and self.index is not None:
             try:
@@ -552,13 +749,16 @@ class GameService:
             recorded_at=rows[0].recorded_at if rows else None,
         )
 
-    def _remember(self, game_id: str, state: Game, head: bytes) -> None:
-        self._cache[game_id] = (state, head)
+    def _remember(self, game_id: str, state: Game, head: bytes, epoch: int | None = None) -> None:
+        """Cache a copy, confirmed now in `epoch` (the current one unless told)."""
+        copy = Copy(state, head, self._epoch if epoch is None else epoch, time.monotonic())
+        self._cache[game_id] = copy
         self._cache.move_to_end(game_id)
         while len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
         self.seeding.watch(game_id, state)
 
-    async def _publish(self, game_id: str, version: int) -> None:
+    async def _publish(self, game_id: str, version: int, hint: Hint | None = None) -> None:
+        """The hint that the game reached `version` (the given one, carrying the append)."""
         with contextlib.suppress(Exception):
-            await self.hints.publish(Hint(game_id, version))
+            await self.hints.publish(hint or Hint(game_id, version))

@@ -1,8 +1,13 @@
-"""Live views: one feed per game this process follows, woken by bus hints and by a poll,
-always catching up from the event store, so a lost hint only delays, never loses.
+"""Live views: one feed per game watched here, woken by bus hints and by a poll, catching
+up from the event store whenever a hint cannot be applied as it is, so a lost hint only
+delays, never loses.
 
-A process follows a game while a stream here watches it or hints about it keep coming
-(idle feeds are dropped)."""
+Only games with a stream open here are followed: a hint about any other game only moves
+the game service's cached copy (services/app/games.py), and renders nothing. A hint that
+carries its append, one event after exactly the feed's version, is applied without
+reading the store; anything else (a gap, several events, whose intermediate chain heads
+only the store has) is read. Each version's message is rendered once per viewer watching
+(a seat, the spectators, the arbiter), however many streams share it."""
 
 from __future__ import annotations
 
@@ -30,9 +35,7 @@ from services.live.sse import END, KEEPALIVE, SHUTDOWN, message, presence_messag
 log = logging.getLogger("bura.projector")
 
 HISTORY = 64  # versions a feed keeps for resuming streams without reading the store
-# A game nobody watches here is caught up at most this often: its hints, one per command,
-# then cost one read per interval rather than one each.
-UNWATCHED_DELAY = 0.25
+RENDERED = 4 * HISTORY  # messages a feed keeps rendered, by (version, viewer)
 
 
 class Feed:
@@ -48,9 +51,14 @@ class Feed:
         self.refreshed = time.monotonic()
         self.used = time.monotonic()
         self.wanted = False
-        self.lazy = False  # the refresher is waiting UNWATCHED_DELAY before it reads
         self.refresher: asyncio.Task[None] | None = None
         self.presence: tuple[Presence, ...] | None = None  # the seats', as last read
+        # (version, viewer) -> (the presence it was rendered with, the message)
+        self.rendered: dict[tuple[int, Viewer], tuple[object, bytes]] = {}
+
+    def advance(self, version: int, event: Event, state: Game, head: bytes) -> None:
+        self.history.append((version, event, state, head))
+        self.state, self.head = state, head
 
     def announce(self) -> None:
         changed, self.changed = self.changed, asyncio.Event()
@@ -80,8 +88,9 @@ class Projector:
         self.draining = asyncio.Event()
         self.open_streams = 0
         self.lag = 0  # versions the newest hint was ahead of its feed: read by /metrics
+        self.renders = 0  # view messages rendered (each shared by the streams of a viewer)
+        self.applied = 0  # versions a feed took from a hint, without reading the store
         self._tasks: set[asyncio.Task[None]] = set()
-        self._loading: dict[str, int] = {}  # games being loaded: the newest version hinted
 
     def start(self) -> None:
         self._spawn(self._listen())
@@ -115,42 +124,51 @@ class Projector:
 
     async def _listen(self) -> None:
         while not self.draining.is_set():
+            # The service trusts its copies only while this follows the hints.
+            self.service.follow(True)
             try:
                 async for hint in self.bus.hints():
                     if hint is None:
-                        # (Re)subscribed: hints may have been lost.
+                        # (Re)subscribed, or a publisher's hints were missed.
+                        self.service.gap()
                         for feed in self.feeds.values():
-                            self._catch_up(feed)
+                            if feed.watchers:
+                                self._catch_up(feed)
                     else:
                         self._hinted(hint)
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("hint listener failed; restarting")
+            finally:
+                self.service.follow(False)
             await asyncio.sleep(0.5)
 
     def _hinted(self, hint: Hint) -> None:
+        events = self.service.heard(hint)
         feed = self.feeds.get(hint.game_id)
-        if feed is None:
-            if hint.game_id in self._loading:
-                self._loading[hint.game_id] = max(self._loading[hint.game_id], hint.version)
-            elif not self.draining.is_set():
-                self._loading[hint.game_id] = hint.version
-                self._spawn(self._follow(hint.game_id))
-            return
+        if feed is None or feed.watchers == 0 or hint.version <= feed.state.version:
+            return  # not watched here: a stream that opens reads the store first
         feed.used = time.monotonic()
-        if hint.version > feed.state.version:
-            self.lag = hint.version - feed.state.version
-            self._catch_up(feed, lazy=feed.watchers == 0)
-
-    async def _follow(self, game_id: str) -> None:
-        try:
-            with contextlib.suppress(StoreUnavailable, GameNotFound):
-                feed = await self.feed(game_id)
-                if self._loading.get(game_id, 0) > feed.state.version:
-                    self._catch_up(feed)  # hinted again while it loaded
-        finally:
-            self._loading.pop(game_id, None)
+        self.lag = hint.version - feed.state.version
+        if (
+            events is not None
+            and len(events) == 1
+            and hint.after == feed.state.version
+            and not feed.lock.locked()  # a refresh reading now would fold it again
+        ):
+            try:
+                state = evolve(feed.state, events[0])
+            except Exception:
+                state = None
+            if state is not None and state.version == hint.version:
+                feed.advance(hint.version, events[0], state, hint.head)
+                feed.refreshed = time.monotonic()
+                self.applied += 1
+                self.lag = 0
+                feed.announce()
+                return
+        self._catch_up(feed)
 
     async def _poll(self) -> None:
         """Catch every feed up now and then, hint or not; drop feeds nobody needs."""
@@ -158,8 +176,10 @@ class Projector:
             await asyncio.sleep(self.poll)
             now = time.monotonic()
             for game_id, feed in list(self.feeds.items()):
-                if feed.watchers == 0 and (feed.state.finished or now - feed.used > self.idle):
-                    del self.feeds[game_id]
+                if feed.watchers == 0:
+                    # kept a while for a stream that resumes, but never caught up
+                    if feed.state.finished or now - feed.used > self.idle:
+                        del self.feeds[game_id]
                     continue
                 if overdue(feed.state, self.service.now()):
                     # watched, and its seeding deadline passed: close it (a process that
@@ -184,21 +204,15 @@ class Projector:
             feed = self.feeds.setdefault(game_id, Feed(game_id, state, head))
         return feed
 
-    def _catch_up(self, feed: Feed, lazy: bool = False) -> None:
-        """Refresh the feed now (or, lazy, after UNWATCHED_DELAY); requests made while one
-        runs fold into one more."""
+    def _catch_up(self, feed: Feed) -> None:
+        """Refresh the feed now; requests made while one runs fold into one more."""
         feed.wanted = True
         refresher = feed.refresher
         if refresher is not None and not refresher.done():
-            if not feed.lazy or lazy:
-                return
-            refresher.cancel()  # waiting, or reading: nothing is half done at an await
-        feed.lazy = lazy
-        feed.refresher = asyncio.create_task(self._refresh_while_wanted(feed, lazy))
+            return
+        feed.refresher = asyncio.create_task(self._refresh_while_wanted(feed))
 
-    async def _refresh_while_wanted(self, feed: Feed, lazy: bool) -> None:
-        if lazy:
-            await asyncio.sleep(UNWATCHED_DELAY)
+    async def _refresh_while_wanted(self, feed: Feed) -> None:
         try:
             while feed.wanted:
                 feed.wanted = False
@@ -218,10 +232,11 @@ class Projector:
                 return
             state = feed.state
             for row in rows:
+                if row.version <= state.version:
+                    continue  # taken from a hint while this read
                 event = from_recorded(row)
                 state = evolve(state, event)
-                feed.history.append((row.version, event, state, row.hash))
-            feed.state, feed.head = state, rows[-1].hash
+                feed.advance(row.version, event, state, row.hash)
         feed.announce()
 
     # --- presence ----------------------------------------------------------------------
@@ -257,11 +272,14 @@ class Projector:
                 await self._read_presence(feed)
             elif feed.presence is None:
                 await self._read_presence(feed)
-            # Start from what the store has now, not from a feed a hint has yet to wake.
-            await self._refresh(feed)
+            # Start from what the store has now, not from a feed a hint has yet to wake
+            # (unless this replica knows the game current at the feed's version).
+            if self.service.known(game_id) != feed.state.version:
+                await self._refresh(feed)
             shown = feed.presence
             if last_id is None or last_id > feed.state.version:
                 sent = feed.state.version
+                self.renders += 1
                 yield message(sent, None, feed.state, viewer, feed.head, self.service.now(), shown)
             else:
                 sent = last_id
@@ -299,6 +317,30 @@ class Projector:
                 # a task of its own: this generator may be closing under a cancellation
                 self._spawn(self.attendance.leave(present))
 
+    def _rendered(
+        self,
+        feed: Feed,
+        version: int,
+        event: Event,
+        state: Game,
+        viewer: Viewer,
+        head: bytes,
+        now: int,
+        presence: tuple[Presence, ...] | None,
+    ) -> bytes:
+        """The viewer's message for a version of the feed, rendered once for every stream
+        of that viewer here (again only if the seats' presence changed since)."""
+        key = (version, viewer)
+        kept = feed.rendered.get(key)
+        if kept is not None and kept[0] is presence:
+            return kept[1]
+        if len(feed.rendered) >= RENDERED:
+            feed.rendered.clear()
+        self.renders += 1
+        chunk = message(version, event, state, viewer, head, now, presence)
+        feed.rendered[key] = (presence, chunk)
+        return chunk
+
     async def _since(
         self, feed: Feed, sent: int, viewer: Viewer
     ) -> AsyncIterator[tuple[int, bytes]]:
@@ -308,7 +350,10 @@ class Projector:
         if history and history[0][0] <= sent + 1:
             for version, event, state, head in history:
                 if version > sent:
-                    yield version, message(version, event, state, viewer, head, now, presence)
+                    yield (
+                        version,
+                        self._rendered(feed, version, event, state, viewer, head, now, presence),
+                    )
             return
         until = feed.state.version
         rows = await self.service.store.read(feed.game_id, after=0, until=until)

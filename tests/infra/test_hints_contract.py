@@ -13,7 +13,7 @@ import pytest
 
 from infra.memory.hints import InProcessHintBus
 from infra.ports.hints import Hint, HintBus
-from infra.redis.hints import RedisHintBus
+from infra.redis.hints import CHANNEL, RedisHintBus
 
 
 @pytest.fixture(params=["memory", "redis"])
@@ -102,3 +102,39 @@ async def test_closing_ends_the_hints_and_publishing_after_close_is_harmless(
     await listener.close()
     await asyncio.wait_for(task, 5)
     await publisher.publish(Hint("after", 1))
+
+
+async def test_a_hint_carries_its_append_intact(pair: tuple[HintBus, HintBus]) -> None:
+    publisher, listener = pair
+    game, heard = f"g-{uuid.uuid4()}", []
+    task = await listening(listener, game, heard)
+    carrying = Hint(game, 9, 7, b'[{"type":"a"},{"type":"b","n":1}]', bytes(range(32)), "1.x")
+    await publisher.publish(carrying)
+    await publisher.publish(Hint(game, 10))
+    await until(lambda: len(heard) == 2)
+    assert heard == [carrying, Hint(game, 10)]
+    task.cancel()
+
+
+async def test_a_gap_in_a_publishers_hints_is_told_as_a_possible_loss(redis_url: str) -> None:
+    """Each process numbers its hints: a number skipped (a hint dropped on the way, say
+    while Redis was out of reach for its publisher) is a None, as after a resubscribe."""
+    listener = await RedisHintBus.open(redis_url)
+    game, heard = f"g-{uuid.uuid4()}", []
+
+    async def listen() -> None:
+        async for hint in listener.hints():
+            if hint is None or hint.game_id == game:
+                heard.append(hint)
+
+    task = asyncio.create_task(listen())
+    await until(lambda: heard == [None])  # subscribed
+    for seq in (1, 2, 4, 4):  # 3 never came; 4 sent twice (a pipeline sent again)
+        await listener.client.publish(
+            CHANNEL, f'{{"game_id":"{game}","version":{seq},"origin":"other","seq":{seq}}}'
+        )
+    await until(lambda: len(heard) == 5)
+    await asyncio.sleep(0.1)
+    assert heard == [None, Hint(game, 1), Hint(game, 2), None, Hint(game, 4)]
+    task.cancel()
+    await listener.close()

@@ -1,0 +1,215 @@
+"""Work once per command: two app instances on the real PostgreSQL and Redis, as two
+replicas. The replica that appends publishes the append; the other applies it to its copy
+without reading the store, renders nothing unless a stream watches the game there, and
+answers GET from its copy while it knows it current. A hint it missed is caught up from
+the store, and no stream skips a version."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections import Counter
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from infra.ports.events import EventStore, RecordedEvent
+from infra.ports.hints import Hint
+from infra.postgres.games import PostgresGameIndex
+from infra.postgres.leases import PostgresLeases
+from infra.postgres.snapshots import PostgresSnapshots
+from infra.postgres.tokens import PostgresSeatTokens
+from infra.postgres.webhooks import PostgresWebhookStore
+from infra.redis.hints import RedisHintBus
+from services.app.codec import to_new
+from services.bootstrap import Adapters
+from services.config import Settings
+from services.http.app import create_app
+from tests import servers
+from tests.api.conftest import OPERATOR_KEY, THIRTY_ONE_GAME, Api, serving
+
+
+class CountedReads:
+    """The real PostgreSQL event store, counting its reads of each game (the Redis server
+    may be shared, and other servers' hints make the timers look their games up)."""
+
+    def __init__(self, store: EventStore) -> None:
+        self.store = store
+        self.reads: Counter[str] = Counter()
+
+    async def read(
+        self, stream_id: str, after: int = 0, until: int | None = None
+    ) -> list[RecordedEvent]:
+        self.reads[stream_id] += 1
+        return await self.store.read(stream_id, after, until)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+
+@dataclass
+class Replica:
+    api: Api
+    counted: CountedReads
+
+
+async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.01)
+
+
+@pytest.fixture
+async def replicas(database_url: str, redis_url: str) -> AsyncIterator[tuple[Replica, Replica]]:
+    async with AsyncExitStack() as stack:
+        made = []
+        for _ in range(2):
+            store = await servers.open_postgres_store(database_url)
+            counted = CountedReads(store)
+            pool = store.pool
+            adapters = Adapters(
+                counted,  # type: ignore[arg-type]
+                PostgresSeatTokens(pool),
+                await RedisHintBus.open(redis_url),
+                PostgresWebhookStore(pool),
+                PostgresLeases(pool),
+                index=PostgresGameIndex(pool),
+                snapshots=PostgresSnapshots(pool),
+            )
+            stack.push_async_callback(adapters.close)
+            # the poll slower than any test: only the hints move anything here
+            settings = Settings(operator_key=OPERATOR_KEY, rate_limits=False, feed_poll_seconds=60)
+            app = create_app(settings, adapters)
+            client = await stack.enter_async_context(serving(app))
+            made.append(Replica(Api(client, app, adapters), counted))
+        one, two = made
+        # Each hears the other's hint: both have subscribed (and said so) by then.
+        for speaker, hearer in ((one, two), (two, one)):
+            probe = Hint(f"probe-{uuid.uuid4().hex}", 1)
+            for _ in range(100):  # published again until heard: none is kept for later
+                await speaker.api.adapters.hints.publish(probe)
+                await asyncio.sleep(0.05)
+                if probe.game_id in hearer.api.service._hinted:
+                    break
+            assert probe.game_id in hearer.api.service._hinted
+        yield one, two
+
+
+async def test_a_current_follower_takes_a_published_command_without_reading_the_store(
+    replicas: tuple[Replica, Replica],
+) -> None:
+    one, two = replicas
+    table = await one.api.create()
+    before = await two.api.view(table)  # read once: now the follower's copy is current
+    reads = two.counted.reads[table.game_id]
+    for seat, command in THIRTY_ONE_GAME[:4]:
+        answer = await one.api.play(table, seat, command)
+        await until(
+            lambda v=answer["version"]: two.api.service._cache[table.game_id].state.version == v
+        )
+    assert two.counted.reads[table.game_id] == reads  # four commands from the hints alone
+    shown = await two.api.view(table)
+    assert two.counted.reads[table.game_id] == reads  # and GET answered from the copy
+    assert shown["version"] == answer["version"] > before["version"]
+    assert shown == await one.api.view(table)
+    two.api.service.gap()  # as if a hint had been missed: the store is read, same answer
+    assert await two.api.view(table) == shown
+    assert two.counted.reads[table.game_id] == reads + 1
+
+
+async def test_a_replica_with_no_stream_on_a_game_renders_no_view(
+    replicas: tuple[Replica, Replica],
+) -> None:
+    one, two = replicas
+    table = await one.api.create()
+    await two.api.view(table)
+    for seat, command in THIRTY_ONE_GAME[:6]:
+        answer = await one.api.play(table, seat, command)
+    await until(lambda: two.api.service._cache[table.game_id].state.version == answer["version"])
+    for replica in (one, two):
+        assert replica.api.runtime.projector.renders == 0
+        assert table.game_id not in replica.api.runtime.projector.feeds
+
+
+async def test_a_missed_hint_is_caught_up_from_the_store_and_no_version_is_skipped(
+    replicas: tuple[Replica, Replica],
+) -> None:
+    one, two = replicas
+    table = await one.api.create()
+    projector = two.api.runtime.projector
+    stream = projector.stream(table.game_id, 0, None)
+    versions: list[int] = []
+
+    async def watch() -> None:
+        async for chunk in stream:
+            if chunk.startswith(b"id: "):
+                versions.append(int(chunk.split(b"\n", 1)[0][4:]))
+
+    watching = asyncio.create_task(watch())
+    await until(lambda: versions == [table.version])
+    steps = iter(THIRTY_ONE_GAME)
+    for seat, command in [next(steps), next(steps)]:
+        answer = await one.api.play(table, seat, command)
+    await until(lambda: versions[-1] == answer["version"])
+
+    # An append nobody hears of (its hint lost): the next hint does not follow the copy's
+    # version, so the follower reads the store, for its copy and its stream.
+    service = one.api.service
+    state = await service.load(table.game_id)
+    seat, command = next(steps)
+    from domain.decide import decide
+
+    missed = decide(state, command_of(command), seat, service.now())
+    await one.counted.store.append(table.game_id, state.version, [to_new(e) for e in missed])
+    one.api.service.gap()  # the appender's own copy is read again too
+    seat, command = next(steps)
+    answer = await one.api.play(table, seat, command)
+    await until(lambda: versions[-1] == answer["version"])
+    assert versions == list(range(table.version, answer["version"] + 1))
+    assert (await two.api.view(table))["version"] == answer["version"]
+    watching.cancel()
+    await asyncio.gather(watching, return_exceptions=True)
+
+
+def command_of(body: dict[str, Any]) -> Any:
+    import msgspec
+
+    from domain.commands import PlayerCommand
+
+    return msgspec.convert(body, PlayerCommand)
+
+
+async def test_each_version_is_rendered_once_per_viewer_watching(
+    replicas: tuple[Replica, Replica],
+) -> None:
+    """Two spectators and a seat watch on one replica: two renders a version, not three."""
+    one, two = replicas
+    table = await one.api.create()
+    projector = two.api.runtime.projector
+    seen: dict[int, list[int]] = {0: [], 1: [], 2: []}
+
+    async def watch(n: int, viewer: int | str) -> None:
+        async for chunk in projector.stream(table.game_id, viewer, None):  # type: ignore[arg-type]
+            if chunk.startswith(b"id: "):
+                seen[n].append(int(chunk.split(b"\n", 1)[0][4:]))
+
+    tasks = [
+        asyncio.create_task(watch(n, viewer))
+        for n, viewer in enumerate(["spectator", "spectator", 0])
+    ]
+    await until(lambda: all(versions == [table.version] for versions in seen.values()))
+    first = projector.renders
+    assert first == 3  # each stream's first message is its own (the clock as of now)
+    for seat, command in THIRTY_ONE_GAME[:4]:
+        answer = await one.api.play(table, seat, command)
+    await until(lambda: all(v and v[-1] == answer["version"] for v in seen.values()))
+    later = answer["version"] - table.version
+    assert all(v == list(range(table.version, answer["version"] + 1)) for v in seen.values())
+    assert projector.renders - first == 2 * later
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
