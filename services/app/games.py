@@ -347,6 +347,14 @@ class GameService:
             and self._hinted.get(game_id, 0) <= copy.state.version
         )
 
+    def _behind(self, game_id: str, version: int) -> None:
+        """The store is past (or may be past) `version`: a copy at it is not known current,
+        whatever the hints said, until it is read again. A copy known current is trusted
+        for reads; a refusal or a conflict is told only after the store has been asked."""
+        copy = self._cache.get(game_id)
+        if copy is not None and copy.state.version <= version:
+            copy.epoch = -1
+
     def known(self, game_id: str) -> int | None:
         """The version of the game's cached copy, if it is known current; else None."""
         copy = self._cache.get(game_id)
@@ -524,6 +532,8 @@ class GameService:
             try:
                 events = decide(state, command, seat, now)
             except RuleViolation as violation:
+                # a refusal is told only when the store says the table is as it was judged
+                self._behind(game_id, state.version)
                 fresh = await self.load(game_id)
                 if keyed:  # the retry of a command that was applied: its first answer
                     found = await self.store.find_command(game_id, command_id)
@@ -544,6 +554,7 @@ class GameService:
                 result = await self.store.append(game_id, state.version, new, metadata)
             except Conflict:
                 self.metrics.conflicts.inc()
+                self._behind(game_id, state.version)
                 state = await self.load(game_id)
                 continue
             if result.duplicate:
@@ -580,6 +591,7 @@ class GameService:
                 )
             except Conflict:
                 self.metrics.conflicts.inc()
+                self._behind(game_id, state.version)
                 state, _ = await self._caught_up(game_id)
                 continue
             if result.duplicate:
@@ -616,6 +628,7 @@ class GameService:
                 Metadata(correlation_id="timer"),
             )
         except Conflict:
+            self._behind(game_id, state.version)
             return False  # the table changed first: the seat acted, or another timer won
         after = fold(state, events)
         await self._appended(game_id, after, events, result.last_version, result.last_hash)
@@ -648,6 +661,7 @@ class GameService:
                 )
             except Conflict:
                 self.metrics.conflicts.inc()
+                self._behind(game_id, state.version)
                 continue
             after = fold(state, events)
             await self._appended(game_id, after, events, result.last_version, result.last_hash)

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from domain.decide import decide
 from infra.ports.events import EventStore, RecordedEvent
 from infra.ports.hints import Hint
 from infra.postgres.games import PostgresGameIndex
@@ -161,8 +162,6 @@ async def test_a_missed_hint_is_caught_up_from_the_store_and_no_version_is_skipp
     service = one.api.service
     state = await service.load(table.game_id)
     seat, command = next(steps)
-    from domain.decide import decide
-
     missed = decide(state, command_of(command), seat, service.now())
     await one.counted.store.append(table.game_id, state.version, [to_new(e) for e in missed])
     one.api.service.gap()  # the appender's own copy is read again too
@@ -213,3 +212,29 @@ async def test_each_version_is_rendered_once_per_viewer_watching(
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def test_a_copy_trusted_as_current_but_behind_is_read_again_before_judging(
+    replicas: tuple[Replica, Replica],
+) -> None:
+    """A hint may come late (or never): a command judged on a copy that the store has
+    moved past is judged again on what the store holds, never refused on the old table
+    nor retried on it until the game is `busy`."""
+    one, two = replicas
+    table = await one.api.create()
+    steps = iter(THIRTY_ONE_GAME)
+    for seat, command in [next(steps), next(steps)]:
+        answer = await one.api.play(table, seat, command)
+    await until(lambda: two.api.service.known(table.game_id) == answer["version"])
+
+    # An append whose hint the follower never hears: its copy still looks current.
+    service = one.api.service
+    state = await service.load(table.game_id)
+    seat, command = next(steps)
+    missed = decide(state, command_of(command), seat, service.now())
+    await one.counted.store.append(table.game_id, state.version, [to_new(e) for e in missed])
+    assert two.api.service.known(table.game_id) == answer["version"]
+
+    seat, command = next(steps)
+    played = await two.api.play(table, seat, command)
+    assert played["version"] > answer["version"] + len(missed), played
