@@ -9,6 +9,10 @@ import pytest
 from domain.rules import MAX_STAKE, Rules
 from tests.api.conftest import OPERATOR, Api
 
+# Hundreds of cases, each on an app of its own: left out of make test-fast (the domain's
+# own refusals and the codec's strictness are there).
+pytestmark = pytest.mark.slow
+
 # (what, raw body, status, code, a word the detail must contain)
 BAD_COMMANDS: list[tuple[str, bytes, int, str, str]] = [
     ("truncated JSON", b'{"type": "draw"', 400, "malformed_json", "JSON"),

@@ -96,6 +96,7 @@ async def test_a_file_of_an_earlier_schema_gets_its_chain_computed_once(tmp_path
 # --- deadlines: another process holds the file's write lock ---------------------------------
 
 
+@pytest.mark.slow  # it waits out a real lock for seconds
 async def test_an_append_left_waiting_on_the_lock_is_an_unknown_outcome_then_settles(
     tmp_path: Path,
 ) -> None:
