@@ -6,9 +6,8 @@ The game is a bot match played in process to EVENTS events (match_target high en
 it does not end first), written to a scratch PostgreSQL database in one transaction, one
 append per command, as the service writes them. A cold load is what the game service does
 on a cache miss: read the stream, decode every row (services/app/codec.py) and fold it.
-With a snapshot (part of issue 11, infra/ports/snapshots.py and its PostgreSQL adapter;
-used when this code base has them) it is: load the newest snapshot, decode it, read and
-fold the events after it. Each figure is the median of REPEATS loads, each on a fresh
+With a snapshot (infra/ports/snapshots.py and its PostgreSQL adapter) it is: load the
+newest snapshot, decode it, read and fold the events after it. Each figure is the median of REPEATS loads, each on a fresh
 store (a new pool, so no prepared statement or cache of ours survives).
 
 Target (printed, never asserted): <= 10 ms with a snapshot.
