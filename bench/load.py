@@ -7,8 +7,9 @@ it does not end first), written to a scratch PostgreSQL database in one transact
 append per command, as the service writes them. A cold load is what the game service does
 on a cache miss: read the stream, decode every row (services/app/codec.py) and fold it.
 With a snapshot (infra/ports/snapshots.py and its PostgreSQL adapter) it is: load the
-newest snapshot, decode it, read and fold the events after it. Each figure is the median of REPEATS loads, each on a fresh
-store (a new pool, so no prepared statement or cache of ours survives).
+newest snapshot, decode it, read and fold the events after it. Each figure is the median
+of REPEATS loads, each on a fresh store (a new pool, so no prepared statement or cache of
+ours survives).
 
 Target (printed, never asserted): <= 10 ms with a snapshot.
 """
