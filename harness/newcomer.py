@@ -44,7 +44,10 @@ def cold_start(timeout: float = 300.0) -> Iterator[ColdStart]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("BURA_", "VIRTUAL_ENV"))}
         env |= {"BURA_PORT": str(port), "BURA_LOG_LEVEL": "warning"}
         started = time.perf_counter()
-        subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
+        subprocess.run(
+            ["git", "-c", "advice.detachedHead=false", "clone", "--quiet", str(ROOT), str(clone)],
+            check=True,
+        )
         with open(Path(home) / "make-run.log", "wb") as log:
             server = subprocess.Popen(
                 ["make", "run"],
