@@ -98,13 +98,23 @@ def rows(where: Where, game_id: str) -> list[RecordedEvent]:
 def bura(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], where: Where, *argv: str
 ) -> tuple[int, str]:
+    """`bura ARGV` on the store `where`: its exit code and what it printed."""
+    code, out, _ = bura_said(monkeypatch, capsys, where, *argv)
+    return code, out
+
+
+def bura_said(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], where: Where, *argv: str
+) -> tuple[int, str, str]:
+    """`bura ARGV` on the store `where`: its exit code, its output and its error output."""
     for name in ("BURA_DATABASE_URL", "BURA_SQLITE_PATH"):
         monkeypatch.delenv(name, raising=False)
     for name, value in where.items():
         monkeypatch.setenv(name, value)
     capsys.readouterr()
     code = cli.main(list(argv))
-    return code, capsys.readouterr().out
+    printed = capsys.readouterr()
+    return code, printed.out, printed.err
 
 
 def test_export_then_import_into_an_empty_store_replays_the_same_game(
@@ -180,13 +190,7 @@ def test_the_command_line_says_when_there_is_no_such_game(
 ) -> None:
     _, empty = stores
     assert rows(empty, "anything-at-all") == []  # the store exists, and is empty
-    for name in ("BURA_DATABASE_URL", "BURA_SQLITE_PATH"):  # only the empty store's own
-        monkeypatch.delenv(name, raising=False)
-    for name, value in empty.items():
-        monkeypatch.setenv(name, value)
-    capsys.readouterr()
-    code = cli.main(["replay", "nope"])
-    said = capsys.readouterr().err
+    code, _, said = bura_said(monkeypatch, capsys, empty, "replay", "nope")
     assert code == 4
     assert said.startswith("bura replay: no game nope") and said.count("\n") == 1
 
@@ -399,11 +403,7 @@ def test_an_import_into_a_store_that_holds_the_game_is_refused_and_writes_nothin
     export = tmp_path / "game.jsonl"
     bura(monkeypatch, capsys, full, "export", game, "--out", str(export))
     before = rows(full, game)
-    capsys.readouterr()
-    for name, value in full.items():
-        monkeypatch.setenv(name, value)
-    code = cli.main(["import", str(export)])
-    said = capsys.readouterr().err
+    code, _, said = bura_said(monkeypatch, capsys, full, "import", str(export))
     assert code == 1
     assert f"already holds game {game}" in said and "nothing was imported" in said
     assert said.count("\n") == 1 and "Traceback" not in said
@@ -440,13 +440,7 @@ def test_a_bad_export_is_refused_whole(
             del lines[last - 1]
         text = "\n".join(json.dumps(line) for line in lines)
     export.write_text(text + "\n")
-    capsys.readouterr()
-    for name in ("BURA_DATABASE_URL", "BURA_SQLITE_PATH"):
-        monkeypatch.delenv(name, raising=False)
-    for name, value in empty.items():
-        monkeypatch.setenv(name, value)
-    code = cli.main(["import", str(export)])
-    said = capsys.readouterr().err
+    code, _, said = bura_said(monkeypatch, capsys, empty, "import", str(export))
     assert code == 1, said
     assert said.count("\n") == 1 and "Traceback" not in said
     assert rows(empty, game) == []
@@ -478,11 +472,8 @@ def test_run_outside_the_repository_the_command_line_says_where_it_looked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    for name in ("BURA_DATABASE_URL", "BURA_SQLITE_PATH"):
-        monkeypatch.delenv(name, raising=False)
-    capsys.readouterr()
-    assert cli.main(["audit", "some-game"]) == 3
-    said = capsys.readouterr().err
+    code, _, said = bura_said(monkeypatch, capsys, {}, "audit", "some-game")
+    assert code == 3
     assert said.count("\n") == 1 and "Traceback" not in said
     assert said.startswith("bura audit: no store at ") and "BURA_SQLITE_PATH" in said
     assert not (tmp_path / "var").exists()  # reading never creates an empty store
@@ -530,8 +521,8 @@ def test_export_writes_a_bundle_that_verifies_offline_and_imports_whole(
     code, out = bura(monkeypatch, capsys, {}, "verify-bundle", str(broken))
     assert code == 1
     assert out.strip().splitlines()[-1].startswith("VERIFICATION FAILED at events[")
-    code = cli.main(["import", str(broken)])
-    assert code == 1 and "does not verify" in capsys.readouterr().err
+    code, _, said = bura_said(monkeypatch, capsys, {}, "import", str(broken))
+    assert code == 1 and "does not verify" in said
 
     code, out = bura(monkeypatch, capsys, empty, "import", str(bundle))
     assert code == 0 and f"as game {game}" in out
