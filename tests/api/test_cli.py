@@ -103,6 +103,20 @@ def bura(
     return code, out
 
 
+def exported_game(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    where: Where,
+    tmp_path: Path,
+) -> tuple[str, Path]:
+    """A game played on `where` and exported as JSON Lines: its id and the file."""
+    game, _ = play_games(where)
+    export = tmp_path / "game.jsonl"
+    code, out = bura(monkeypatch, capsys, where, "export", game, "--out", str(export))
+    assert code == 0, out
+    return game, export
+
+
 def bura_said(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], where: Where, *argv: str
 ) -> tuple[int, str, str]:
@@ -399,9 +413,7 @@ def test_an_import_into_a_store_that_holds_the_game_is_refused_and_writes_nothin
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     full, empty = stores
-    game, _ = play_games(full)
-    export = tmp_path / "game.jsonl"
-    bura(monkeypatch, capsys, full, "export", game, "--out", str(export))
+    game, export = exported_game(monkeypatch, capsys, full, tmp_path)
     before = rows(full, game)
     code, _, said = bura_said(monkeypatch, capsys, full, "import", str(export))
     assert code == 1
@@ -423,9 +435,7 @@ def test_a_bad_export_is_refused_whole(
     spoil: str,
 ) -> None:
     full, empty = stores
-    game, _ = play_games(full)
-    export = tmp_path / "game.jsonl"
-    bura(monkeypatch, capsys, full, "export", game, "--out", str(export))
+    game, export = exported_game(monkeypatch, capsys, full, tmp_path)
     lines = [json.loads(line) for line in export.read_text().splitlines()]
     last = len(lines) - 1
     if spoil == "a line cut short":
@@ -453,9 +463,7 @@ def test_an_export_written_before_the_metadata_was_complete_still_imports(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     full, empty = stores
-    game, _ = play_games(full)
-    export = tmp_path / "game.jsonl"
-    bura(monkeypatch, capsys, full, "export", game, "--out", str(export))
+    game, export = exported_game(monkeypatch, capsys, full, tmp_path)
     old_fields = ("game_id", "version", "type", "schema_version", "data", "actor", "command_id")
     lines = [json.loads(line) for line in export.read_text().splitlines()]
     export.write_text("".join(json.dumps({k: row[k] for k in old_fields}) + "\n" for row in lines))
