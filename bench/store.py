@@ -2,8 +2,8 @@
 
 - the same append without its hash chain: a scratch copy of bura_append that hashes
   nothing, into a copy of the tables without the hash column, called through the same
-  store code: what the chain costs (`chain_cost`, time per event chained over chainless;
-  the target is at most 1.1);
+  store code: what the chain costs (`chain_cost`, time per event chained over chainless,
+  and `chain_cost_cpu`, CPU per event; the target is at most 1.1);
 - a bare asyncpg INSERT of the same rows (same columns and indexes, no version check, no
   idempotency row): the cost of our guarantees;
 - the eventsourcing library's PostgresApplicationRecorder (psycopg, a table lock and a
@@ -14,34 +14,48 @@ games, at 1, 8 and 32 concurrent writers, into a scratch database dropped afterw
 variants take turns (rotated every repeat, so drift spreads over all of them); figures are
 medians of the repeats. `client_cpu` is the CPU this process (the load generator) used
 per second of the run, in cores: near 1.0 the generator, not the database, may be what
-limits the rate. No target is asserted here.
+limits the rate.
+
+On two cores the generator competes with the database, so the rates move with it; the
+steadier figure is the CPU per event over each counted window, read from /proc (the
+bench needs a local server): `backend_us`, the database sessions serving the run;
+`server_us`, every process of the cluster (WAL writer, checkpointer, vacuum too); and
+`client_us`, this process, generator included. The store computes the chain's links
+itself before sending them (migration 010): `hashing_us`, timed here in-process, is that
+work per event. `chain_cost_cpu` is (backend_us + hashing_us) with the chain over
+backend_us without it, per repeat, then the median; `chain_cost_cluster` the same on
+server_us.
+No target is asserted here.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import statistics
 import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
 import asyncpg
 import msgspec
 
-from bench import database_url, sized
+from bench import cpu, database_url, sized
+from domain.chain import GENESIS, links
 from harness.databases import fresh_database
-from infra.ports.events import Metadata, NewEvent
+from infra.ports.events import Metadata, NewEvent, micros
 from infra.postgres.migrate import migrate
 from infra.postgres.store import PostgresEventStore
 
 WRITERS = (1, 8, 32)
-REPEATS = int(sized(5, 3))
+REPEATS = int(sized(7, 3))
 WARMUP = 0.15  # seconds per window before counting starts (connections, prepared plans)
-WINDOW = sized(1.5, 0.4)  # seconds counted per window
+WINDOW = sized(2.0, 0.4)  # seconds counted per window
 GAMES_PER_WRITER = 20
 
 _BATCH = (
@@ -114,9 +128,14 @@ $$;
 
 
 class _ChainlessStore(PostgresEventStore):
-    """The store's own append code, calling the chainless copy of the function."""
+    """The store's own append code, calling the chainless copy of the function, and
+    computing no links for it."""
 
     append_statement = "SELECT * FROM bura_append_chainless($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+    sends_links = False
+
+    def _links(self, *_: object) -> tuple[None, None, None]:
+        return None, None, None
 
 
 _BARE_INSERT = f"INSERT INTO bare_events ({_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
@@ -138,7 +157,10 @@ def run() -> dict[str, Any]:
         "repeats": REPEATS,
         "window_s": WINDOW,
         "cores": os.cpu_count(),
-        "chain_cost": "time per event with the chain over without (target <= 1.1)",
+        "chain_cost": "time per event with the chain over without",
+        "chain_cost_cpu": "CPU per event of the database sessions, plus the store's hashing,"
+        " with the chain over without (target <= 1.1)",
+        "chain_cost_cluster": "the same with every PostgreSQL process counted",
         "seconds": round(time.perf_counter() - started, 1),
         "table": rows,
     }
@@ -151,15 +173,17 @@ async def _measure(url: str) -> list[dict[str, Any]]:
     try:
         await conn.execute(_BARE_TABLE)
         await conn.execute(_CHAINLESS)
-        samples: dict[tuple[str, int], list[tuple[float, float]]] = {}
-        variants: list[tuple[str, Callable[[int], Awaitable[float]]]] = [
-            ("ours", lambda n: _ours(url, n)),
-            ("chainless", lambda n: _ours(url, n, _ChainlessStore)),
-            ("bare_executemany", lambda n: _bare(url, n, one_statement=False)),
-            ("bare_unnest", lambda n: _bare(url, n, one_statement=True)),
-            ("eventsourcing", lambda n: asyncio.to_thread(_theirs, url, n)),
+        samples: dict[tuple[str, int], list[_Sample]] = {}
+        variants: list[tuple[str, Callable[[int, _Window], Awaitable[float]]]] = [
+            ("ours", lambda n, w: _ours(url, n, w)),
+            ("chainless", lambda n, w: _ours(url, n, w, _ChainlessStore)),
+            ("bare_executemany", lambda n, w: _bare(url, n, w, one_statement=False)),
+            ("bare_unnest", lambda n, w: _bare(url, n, w, one_statement=True)),
+            ("eventsourcing", lambda n, w: asyncio.to_thread(_theirs, url, n, w)),
         ]
+        hashing = []
         for repeat in range(REPEATS):
+            hashing.append(_hashing_us())
             turn = variants[repeat % len(variants) :] + variants[: repeat % len(variants)]
             for writers in WRITERS:
                 for name, measure in turn:  # rotated, so drift spreads over all variants
@@ -167,50 +191,155 @@ async def _measure(url: str) -> list[dict[str, Any]]:
                         "TRUNCATE events, commands, chainless_events, chainless_commands,"
                         " bare_events, es_stored_events"
                     )
-                    samples.setdefault((name, writers), []).append(await _cpu(measure(writers)))
+                    window = _Window()
+                    sample = await _metered(window, measure(writers, window), conn)
+                    samples.setdefault((name, writers), []).append(sample)
     finally:
         await conn.close()
-    return [_row(writers, samples) for writers in WRITERS]
+    hashing_us = statistics.median(hashing)
+    return [_row(writers, samples, hashing_us) for writers in WRITERS]
 
 
-async def _cpu(run: Awaitable[float]) -> tuple[float, float]:
-    """The run's rate, and the CPU this process spent on it per second of it, in cores."""
-    cpu, wall = time.process_time(), time.perf_counter()
+class _Sample(msgspec.Struct, frozen=True):
+    rate: float  # events per second of the window
+    backend_us: float  # CPU of the database sessions serving the run, per event, µs
+    server_us: float  # PostgreSQL's CPU (every process of the cluster) per event, µs
+    client_us: float  # this process's CPU per event, µs: the store's own work included
+    client_cores: float  # this process's CPU per second of the window
+
+
+def _postgres_pids() -> list[int]:
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/comm", encoding="ascii") as f:
+                    if f.read().strip() == "postgres":
+                        pids.append(int(entry))
+            except OSError:
+                continue
+    return pids
+
+
+def _cpu_of(pids: list[int]) -> dict[int, float]:
+    seen = {}
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            seen[pid] = cpu.seconds(pid)
+    return seen
+
+
+_SESSIONS = (
+    "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+    " AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+)
+
+
+def _spent(before: dict[int, float], after: dict[int, float]) -> float:
+    return sum(after[p] - before[p] for p in after.keys() & before.keys())
+
+
+async def _metered(window: _Window, run: Awaitable[float], admin: asyncpg.Connection) -> _Sample:
+    """The run's rate, and the CPU spent on it over its counted window (from /proc: the
+    bench needs a local server): the database sessions serving the run, the whole
+    cluster (its WAL writer, checkpointer and vacuum included), and this process."""
+
+    async def meter() -> tuple[float, float, float]:
+        while not window.started():
+            await asyncio.sleep(0.005)
+        sessions = [r[0] for r in await admin.fetch(_SESSIONS)]
+        await asyncio.sleep(max(0.0, window.opens - time.perf_counter()))
+        pids = _postgres_pids()
+        server, client = _cpu_of(pids), time.process_time()
+        await asyncio.sleep(max(0.0, window.closes - time.perf_counter()))
+        after = _cpu_of(pids)
+        mine = set(sessions)
+        backends = _spent(
+            {p: c for p, c in server.items() if p in mine},
+            {p: c for p, c in after.items() if p in mine},
+        )
+        return backends, _spent(server, after), time.process_time() - client
+
+    metering = asyncio.create_task(meter())
     rate = await run
-    return rate, (time.process_time() - cpu) / (time.perf_counter() - wall)
+    backends, server, client = await metering
+    per_event = 1e6 / max(window.events, 1)
+    return _Sample(
+        rate, backends * per_event, server * per_event, client * per_event, client / WINDOW
+    )
 
 
-def _row(writers: int, samples: dict[tuple[str, int], list[tuple[float, float]]]) -> dict[str, Any]:
+def _hashing_us() -> float:
+    """What the store's own link computation costs per event (timed here, in-process):
+    the work of PostgresEventStore._links for one batch, the clock read included."""
+    metadata, rounds = Metadata(uuid.uuid4().hex, 1, "bench"), 2000
+    started = time.process_time()
+    for _ in range(rounds):
+        links(
+            GENESIS, "bench-game", 1, [(e.type, e.schema_version, e.data) for e in _BATCH],
+            metadata.command_id, metadata.actor, metadata.correlation_id,
+            micros(datetime.now(UTC)),
+        )  # fmt: skip
+    return (time.process_time() - started) / (rounds * len(_BATCH)) * 1e6
+
+
+def _row(
+    writers: int, samples: dict[tuple[str, int], list[_Sample]], hashing_us: float
+) -> dict[str, Any]:
     mine = {name: s for (name, n), s in samples.items() if n == writers}
-    rate = {name: statistics.median(r for r, _ in s) for name, s in mine.items()}
-    cpu = {name: statistics.median(c for _, c in s) for name, s in mine.items()}
+
+    def median(name: str, figure: Callable[[_Sample], float]) -> float:
+        return statistics.median(figure(s) for s in mine[name])
+
+    rate = {name: median(name, lambda s: s.rate) for name in mine}
     # per repeat, chained against the chainless run of the same repeat (run side by side)
-    costs = [c / o for (o, _), (c, _) in zip(mine["ours"], mine["chainless"], strict=True)]
+    pairs = list(zip(mine["ours"], mine["chainless"], strict=True))
+    costs = [c.rate / o.rate for o, c in pairs]
+    # the database's work per event plus the store's hashing, over the database's work
+    cpu_costs = [(o.backend_us + hashing_us) / c.backend_us for o, c in pairs]
+    cluster_costs = [(o.server_us + hashing_us) / c.server_us for o, c in pairs]
     return {
         "writers": writers,
         "ours": round(rate["ours"]),
         "chainless": round(rate["chainless"]),
         "chain_cost": round(rate["chainless"] / rate["ours"], 3),
         "chain_cost_per_repeat": [round(c, 3) for c in costs],
+        "chain_cost_cpu": round(statistics.median(cpu_costs), 3),
+        "chain_cost_cpu_per_repeat": [round(c, 3) for c in cpu_costs],
+        "chain_cost_cluster": round(statistics.median(cluster_costs), 3),
+        "backend_us_ours": round(median("ours", lambda s: s.backend_us), 1),
+        "backend_us_chainless": round(median("chainless", lambda s: s.backend_us), 1),
+        "hashing_us": round(hashing_us, 1),
+        "server_us_ours": round(median("ours", lambda s: s.server_us), 1),
+        "server_us_chainless": round(median("chainless", lambda s: s.server_us), 1),
+        "client_us_ours": round(median("ours", lambda s: s.client_us), 1),
+        "client_us_chainless": round(median("chainless", lambda s: s.client_us), 1),
         "bare_executemany": round(rate["bare_executemany"]),
         "bare_unnest": round(rate["bare_unnest"]),
         "eventsourcing": round(rate["eventsourcing"]),
         "ours/bare_executemany": round(rate["ours"] / rate["bare_executemany"], 2),
         "ours/bare_unnest": round(rate["ours"] / rate["bare_unnest"], 2),
         "ours/eventsourcing": round(rate["ours"] / rate["eventsourcing"], 2),
-        "client_cpu_ours": round(cpu["ours"], 2),
-        "client_cpu_chainless": round(cpu["chainless"], 2),
+        "client_cpu_ours": round(median("ours", lambda s: s.client_cores), 2),
+        "client_cpu_chainless": round(median("chainless", lambda s: s.client_cores), 2),
     }
 
 
 class _Window:
-    """Counts events completed between the end of the warm-up and the deadline."""
+    """Counts events completed between the end of the warm-up and the deadline; the
+    warm-up begins when the variant has its connections and starts the window."""
 
     def __init__(self) -> None:
-        self.opens = time.perf_counter() + WARMUP
-        self.closes = self.opens + WINDOW
+        self.opens = self.closes = float("inf")
         self.events = 0
         self._lock = threading.Lock()
+
+    def start(self) -> None:
+        self.opens = time.perf_counter() + WARMUP
+        self.closes = self.opens + WINDOW
+
+    def started(self) -> bool:
+        return self.opens != float("inf")
 
     def running(self) -> bool:
         return time.perf_counter() < self.closes
@@ -229,10 +358,10 @@ def _games() -> list[str]:
 
 
 async def _ours(
-    url: str, writers: int, kind: type[PostgresEventStore] = PostgresEventStore
+    url: str, writers: int, window: _Window, kind: type[PostgresEventStore] = PostgresEventStore
 ) -> float:
     store = await kind.open(url, min_size=writers, max_size=writers)
-    window = _Window()
+    window.start()
 
     async def writer(seat: int) -> None:
         games, at = _games(), 0
@@ -252,9 +381,9 @@ async def _ours(
     return window.rate()
 
 
-async def _bare(url: str, writers: int, one_statement: bool) -> float:
+async def _bare(url: str, writers: int, window: _Window, one_statement: bool) -> float:
     pool = await asyncpg.create_pool(url, min_size=writers, max_size=writers)
-    window = _Window()
+    window.start()
 
     async def writer(seat: int) -> None:
         games, at = _games(), 0
@@ -307,13 +436,13 @@ def _create_eventsourcing_table(url: str) -> None:
         recorder.datastore.close()
 
 
-def _theirs(url: str, writers: int) -> float:
+def _theirs(url: str, writers: int, window: _Window) -> float:
     """The same batches through the library's recorder, one thread per writer."""
     from eventsourcing.persistence import StoredEvent
 
     recorder = _eventsourcing_recorder(url, pool_size=writers)
     recorder.datastore.pool.open(wait=True, timeout=30)
-    window = _Window()
+    window.start()
 
     def writer() -> None:
         games, at = _games(), 0

@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import asyncpg
 import msgspec
 
+from domain.chain import GENESIS, links
 from infra.ports.events import (
     NO_METADATA,
     AppendResult,
@@ -21,6 +22,7 @@ from infra.ports.events import (
     OutcomeUnknown,
     RecordedEvent,
     StoreUnavailable,
+    micros,
 )
 from infra.postgres.connections import (
     UNAVAILABLE,
@@ -36,7 +38,10 @@ from infra.postgres.connections import (
 
 __all__ = ["UNAVAILABLE", "Connection", "PostgresEventStore", "reachable"]
 
-_APPEND = "SELECT * FROM bura_append($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+_APPEND = "SELECT * FROM bura_append_linked($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+# How many streams' heads a store remembers to chain its next append onto (about 100 bytes
+# each); the oldest is forgotten first.
+HEADS_KEPT = 10_000
 _COLUMNS = (
     "stream_id, version, type, data, schema_version, command_id, actor,"
     " correlation_id, recorded_at, tx_id, position, hash"
@@ -87,18 +92,59 @@ def _recorded(row: asyncpg.Record) -> RecordedEvent:
 
 
 class PostgresEventStore:
-    """Owns an asyncpg pool; every append is one call of bura_append (one round trip).
+    """Owns an asyncpg pool; every append is one call of bura_append_linked (one round trip).
 
     Every call is bounded by the request's deadline (infra/deadline.py), else by
     command_timeout, waiting for a pooled connection included: a stalled server or a
-    full pool answers StoreUnavailable in time, and waiting requests never pile up."""
+    full pool answers StoreUnavailable in time, and waiting requests never pile up.
 
-    # The one statement of an append (a benchmark swaps in a variant of the function).
+    The chain's links are computed here when the store knows the head it appends onto
+    (the head of its last append or full read of that stream, or a new stream's genesis),
+    and sent with the append; bura_append_linked (migration 010) takes them only if they
+    continue the stream's chain where it stands, and otherwise computes them itself."""
+
+    # The one statement of an append (a benchmark swaps in a variant of the function),
+    # and whether it takes the links (p_previous, p_recorded_at, p_hashes).
     append_statement = _APPEND
+    sends_links = True
 
     def __init__(self, pool: asyncpg.Pool, command_timeout: float = 10.0) -> None:
         self.pool = pool
         self.command_timeout = command_timeout
+        # stream id -> (version, hash, recorded_at) of its head as this store last saw it
+        self._heads: dict[str, tuple[int, bytes, datetime]] = {}
+
+    def _remember(self, stream_id: str, version: int, hash: bytes, at: datetime) -> None:
+        heads = self._heads
+        heads.pop(stream_id, None)
+        heads[stream_id] = (version, hash, at)
+        if len(heads) > HEADS_KEPT:
+            del heads[next(iter(heads))]
+
+    def _links(
+        self,
+        stream_id: str,
+        expected_version: int,
+        events: Sequence[NewEvent],
+        metadata: Metadata,
+    ) -> tuple[bytes | None, datetime | None, list[bytes] | None]:
+        """(previous, recorded_at, hashes) to send, or NULLs when the head is unknown."""
+        now = datetime.now(UTC)
+        if expected_version == 0:
+            previous = GENESIS
+        else:
+            known = self._heads.get(stream_id)
+            if known is None or known[0] != expected_version:
+                return None, None, None
+            previous, at = known[1], known[2]
+            now = max(now, at)  # never earlier than the row it follows
+        m = metadata
+        hashes = links(
+            previous, stream_id, expected_version + 1,
+            [(e.type, e.schema_version, e.data) for e in events],
+            m.command_id, m.actor, m.correlation_id, micros(now),
+        )  # fmt: skip
+        return previous, now, hashes
 
     @classmethod
     async def open(
@@ -215,6 +261,7 @@ class PostgresEventStore:
         """
         if not events:
             raise ValueError("nothing to append")
+        links = self._links(stream_id, expected_version, events, metadata)
         try:
             row = await conn.fetchrow(
                 self.append_statement,
@@ -227,17 +274,25 @@ class PostgresEventStore:
                 metadata.actor,
                 metadata.correlation_id,
                 metadata.fingerprint,
+                *(links if self.sends_links else ()),
                 timeout=self._budget() if timeout is None else timeout,
             )
         except asyncpg.UniqueViolationError:
             # Another writer took the version first, or the command id was already used.
+            self._heads.pop(stream_id, None)
             return await self._settle_race(conn, stream_id, expected_version, metadata)
+        except BaseException:
+            self._heads.pop(stream_id, None)  # it may or may not have been written
+            raise
         assert row is not None  # the function always returns its one row
-        first, last, duplicate, head, last_hash, prior_actor, prior_fingerprint = row
+        first, last, duplicate, head, last_hash, prior_actor, prior_fingerprint = row[:7]
         if first is None:
+            self._heads.pop(stream_id, None)
             raise Conflict(stream_id, expected_version, head)
         if duplicate:
             return AppendResult(stream_id, first, last, True, prior_actor, prior_fingerprint)
+        if self.sends_links:
+            self._remember(stream_id, last, last_hash, row[7])
         return AppendResult(
             stream_id, first, last, False, metadata.actor, metadata.fingerprint, last_hash
         )
@@ -273,6 +328,7 @@ class PostgresEventStore:
             except BaseException:
                 # not committed: whatever was sent is rolled back, here or when the
                 # broken session ends
+                self._heads.pop(stream_id, None)
                 with contextlib.suppress(Exception):
                     await transaction.rollback()
                 raise
@@ -299,6 +355,10 @@ class PostgresEventStore:
         async with acquired(self.pool, self.command_timeout) as conn:
             if until is None:
                 rows = await conn.fetch(_READ, stream_id, after, timeout=self._budget())
+                if rows:  # read to the end: the last row was the head when read
+                    last, known = rows[-1], self._heads.get(stream_id)
+                    if known is None or known[0] < last[1]:
+                        self._remember(stream_id, last[1], last[11], last[8])
             else:
                 rows = await conn.fetch(
                     _READ_UNTIL, stream_id, after, until, timeout=self._budget()

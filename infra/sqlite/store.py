@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from domain.chain import GENESIS, canonical, link
+from domain.chain import GENESIS, links
 from infra.deadline import remaining
 from infra.ports.events import (
     NO_METADATA,
@@ -198,36 +198,21 @@ def append_in_transaction(
     if head != expected_version:
         raise Conflict(stream_id, expected_version, head)
     now = datetime.now(UTC)
-    rows = []
-    for version, e in enumerate(events, start=expected_version + 1):
-        previous = link(
-            previous,
-            canonical(
-                stream_id,
-                version,
-                e.type,
-                e.schema_version,
-                e.data,
-                m.command_id,
-                m.actor,
-                m.correlation_id,
-                micros(now),
-            ),
+    hashes = links(
+        previous, stream_id, expected_version + 1,
+        [(e.type, e.schema_version, e.data) for e in events],
+        m.command_id, m.actor, m.correlation_id, micros(now),
+    )  # fmt: skip
+    at = now.isoformat()
+    rows = [
+        (stream_id, version, e.type, e.data, e.schema_version, m.command_id, m.actor,
+         m.correlation_id, at, hash)
+        for version, e, hash in zip(
+            range(expected_version + 1, expected_version + 1 + len(events)), events, hashes,
+            strict=True,
         )
-        rows.append(
-            (
-                stream_id,
-                version,
-                e.type,
-                e.data,
-                e.schema_version,
-                m.command_id,
-                m.actor,
-                m.correlation_id,
-                now.isoformat(),
-                previous,
-            )
-        )
+    ]  # fmt: skip
+    previous = hashes[-1]
     db.executemany(_INSERT, rows)
     last = expected_version + len(events)
     if m.command_id is not None:

@@ -1,4 +1,5 @@
-"""What only the PostgreSQL store has to show: lost connections and the transaction ids."""
+"""What only the PostgreSQL store has to show: lost connections, the transaction ids, and
+the chain's links computed by the store and checked by bura_append_linked."""
 
 from __future__ import annotations
 
@@ -6,18 +7,27 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator
+from datetime import timedelta
 
 import asyncpg
 import msgspec
 import pytest
 
+from domain.chain import canonical, link
 from harness.postgres import Fault, PostgresProxy
 from infra.deadline import within
-from infra.ports.events import AppendResult, Metadata, NewEvent, OutcomeUnknown, StoreUnavailable
+from infra.ports.events import (
+    AppendResult,
+    Metadata,
+    NewEvent,
+    OutcomeUnknown,
+    StoreUnavailable,
+    micros,
+)
 from infra.postgres.migrate import migrate
 from infra.postgres.store import PostgresEventStore
 from tests import servers
-from tests.infra.test_store_contract import caught_up, read_along
+from tests.infra.test_store_contract import caught_up, read_along, rehashed
 
 
 @pytest.fixture
@@ -212,3 +222,139 @@ async def test_a_stalled_server_answers_within_the_deadline_and_never_says_nothi
     settled = await store.append(stream, 1, [event(n=2)], Metadata("c-stalled", 0))
     assert (settled.first_version, settled.last_version) == (2, 2)
     assert [msgspec.json.decode(e.data) for e in await store.read(stream)] == [{"n": 1}, {"n": 2}]
+
+
+# --- the chain's links, computed by the store and checked by bura_append_linked -------------
+
+# bura_append_linked with the links given: $10 previous, $11 recorded_at, $12 hashes.
+_GIVEN = (
+    "SELECT appended_to, last_hash, last_recorded_at FROM bura_append_linked("
+    "$1, $2, ARRAY['CardsLed'], ARRAY[$3::bytea], ARRAY[1], NULL, 0, NULL, NULL, $4, $5, $6)"
+)
+
+
+async def test_the_links_the_store_computes_are_the_ones_recorded(
+    pg_store: PostgresEventStore,
+) -> None:
+    sent: list[tuple[object, ...]] = []
+    links = pg_store._links
+
+    def spy(*args: object) -> tuple[object, ...]:
+        made = links(*args)  # type: ignore[arg-type]
+        sent.append(made)
+        return made
+
+    pg_store._links = spy  # type: ignore[assignment, method-assign]
+    stream = f"links-{uuid.uuid4()}"
+    await pg_store.append(stream, 0, [event(n=1), event(n=2)], Metadata("k-1", 0, "r"))
+    await pg_store.append(stream, 2, [event(n=3)], Metadata("k-2", 1, "r"))
+    rows = await pg_store.read(stream)
+
+    assert [r.hash for r in rows] == rehashed(rows)
+    # both appends chained by the store: its hashes and its times are the recorded ones
+    assert [h for _, _, hashes in sent for h in hashes or ()] == [r.hash for r in rows]
+    assert [at for _, at, _ in sent] == [rows[0].recorded_at, rows[2].recorded_at]
+
+
+async def test_a_store_that_knows_a_wrong_head_still_writes_a_whole_chain(
+    pg_store: PostgresEventStore,
+) -> None:
+    stream = f"links-{uuid.uuid4()}"
+    await pg_store.append(stream, 0, [event(n=1)])
+    version, _, at = pg_store._heads[stream]
+    pg_store._heads[stream] = (version, bytes(32), at)  # as if another writer had forked it
+
+    await pg_store.append(stream, 1, [event(n=2)])
+    rows = await pg_store.read(stream)
+    assert [r.hash for r in rows] == rehashed(rows)
+
+
+async def test_two_stores_taking_turns_on_a_stream_keep_one_chain_in_time_order(
+    database_url: str,
+) -> None:
+    stream = f"links-{uuid.uuid4()}"
+    one = await servers.open_postgres_store(database_url, max_size=2)
+    two = await servers.open_postgres_store(database_url, max_size=2)
+    try:
+        version = 0
+        for n in range(12):  # each writes after the other: its head is one behind
+            writer = (one, two)[n % 2]
+            if n % 4 == 3:
+                await writer.read(stream)  # caught up: it knows the head again
+            result = await writer.append(stream, version, [event(n=n), event(n=-n)])
+            version = result.last_version
+        rows = await one.read(stream)
+    finally:
+        await one.close()
+        await two.close()
+    assert [r.version for r in rows] == list(range(1, 25))
+    assert [r.hash for r in rows] == rehashed(rows)
+    times = [r.recorded_at for r in rows]
+    assert times == sorted(times)
+
+
+@pytest.mark.parametrize("wrong", ["previous", "count", "earlier"])
+async def test_links_that_do_not_continue_the_chain_are_not_taken(
+    pg_store: PostgresEventStore, wrong: str
+) -> None:
+    stream = f"links-{uuid.uuid4()}"
+    first = await pg_store.append(stream, 0, [event(n=1)])
+    head_at = (await pg_store.read(stream))[0].recorded_at
+    previous, at, hashes = first.last_hash, head_at, [bytes(range(32))]
+    if wrong == "previous":
+        previous = bytes(32)
+    elif wrong == "count":
+        hashes = hashes * 2
+    else:
+        at = head_at - timedelta(seconds=1)
+    async with pg_store.pool.acquire() as conn:
+        last, last_hash, recorded = await conn.fetchrow(
+            _GIVEN, stream, 1, b'{"n":2}', previous, at, hashes
+        )
+
+    rows = await pg_store.read(stream)
+    assert last == 2 and last_hash == rows[1].hash != bytes(range(32))
+    assert [r.hash for r in rows] == rehashed(rows)
+    assert recorded == rows[1].recorded_at != at  # the database's time, not the one sent
+
+
+async def test_links_that_continue_the_chain_are_taken_as_sent(
+    pg_store: PostgresEventStore,
+) -> None:
+    stream = f"links-{uuid.uuid4()}"
+    first = await pg_store.append(stream, 0, [event(n=1)])
+    head_at = (await pg_store.read(stream))[0].recorded_at
+    at = head_at + timedelta(milliseconds=5)
+    made = link(
+        first.last_hash,
+        canonical(stream, 2, "CardsLed", 1, b'{"n":2}', None, 0, None, micros(at)),
+    )
+    async with pg_store.pool.acquire() as conn:
+        _, last_hash, recorded = await conn.fetchrow(
+            _GIVEN, stream, 1, b'{"n":2}', first.last_hash, at, [made]
+        )
+    assert (last_hash, recorded) == (made, at)
+    rows = await pg_store.read(stream)
+    assert [r.hash for r in rows] == rehashed(rows)
+
+
+async def test_a_replica_of_the_release_before_and_this_one_keep_one_chain(
+    pg_store: PostgresEventStore,
+) -> None:
+    """During a rollout old replicas still call bura_append (migration 003, seven columns)."""
+    stream = f"links-{uuid.uuid4()}"
+    await pg_store.append(stream, 0, [event(n=1)])
+    async with pg_store.pool.acquire() as conn:
+        old = await conn.fetchrow(
+            "SELECT * FROM bura_append($1, 1, ARRAY['CardsLed'], ARRAY[$2::bytea], ARRAY[1],"
+            " 'old-1', 0, NULL, 'fp')",
+            stream,
+            b'{"n":2}',
+        )
+    assert len(old) == 7 and old["appended_to"] == 2
+    await pg_store.append(stream, 2, [event(n=3)])  # its remembered head is behind: SQL links
+    await pg_store.read(stream)
+    await pg_store.append(stream, 3, [event(n=4)])  # caught up: its own links
+    rows = await pg_store.read(stream)
+    assert [r.version for r in rows] == [1, 2, 3, 4]
+    assert [r.hash for r in rows] == rehashed(rows)
