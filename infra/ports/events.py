@@ -68,7 +68,8 @@ class AppendResult(msgspec.Struct, frozen=True):
     recovered is true when the answer to this very append was lost and the store found
     its command id afterwards: the versions, actor and fingerprint are those of the
     command found (this append, or another one made under the same id), as for a duplicate.
-    last_hash is the chain hash of last_version (empty for a duplicate).
+    last_hash is the chain hash of last_version (empty for a duplicate); hashes, when the
+    store gives them, the chain hash of every version written, first_version first.
     """
 
     stream_id: str
@@ -79,6 +80,7 @@ class AppendResult(msgspec.Struct, frozen=True):
     fingerprint: str | None = None
     last_hash: bytes = b""
     recovered: bool = False
+    hashes: tuple[bytes, ...] = ()
 
 
 # A catch-up reader's place in the global order: (tx_id, position) of the last event read.

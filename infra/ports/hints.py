@@ -17,7 +17,9 @@ import msgspec
 class Hint(msgspec.Struct, frozen=True):
     """A wake-up sent after a commit: game `game_id` has reached `version`; when `events`
     is given, the append that took it there from version `after` (a JSON array of the
-    events' payloads, written by code of schema `schema`) and the chain hash of `version`."""
+    events' payloads, written by code of schema `schema`) and the chain hash of `version`;
+    `heads`, when the store gave them, the chain hash of every version after `after`, 32
+    bytes each, in order (so a follower can take the append one version at a time)."""
 
     game_id: str
     version: int
@@ -25,6 +27,13 @@ class Hint(msgspec.Struct, frozen=True):
     events: bytes = b""
     head: bytes = b""
     schema: str = ""
+    heads: bytes = b""
+
+    def version_heads(self) -> list[bytes] | None:
+        """The chain hash of each version the append wrote, or None if not all are known."""
+        if self.after is None or len(self.heads) != 32 * (self.version - self.after):
+            return None
+        return [self.heads[i : i + 32] for i in range(0, len(self.heads), 32)]
 
 
 class HintBus(Protocol):

@@ -291,10 +291,19 @@ class PostgresEventStore:
             raise Conflict(stream_id, expected_version, head)
         if duplicate:
             return AppendResult(stream_id, first, last, True, prior_actor, prior_fingerprint)
+        hashes: tuple[bytes, ...] = ()
         if self.sends_links:
             self._remember(stream_id, last, last_hash, row[7])
+            hashes = tuple(row[8])
         return AppendResult(
-            stream_id, first, last, False, metadata.actor, metadata.fingerprint, last_hash
+            stream_id,
+            first,
+            last,
+            False,
+            metadata.actor,
+            metadata.fingerprint,
+            last_hash,
+            hashes=hashes,
         )
 
     async def _settle_race(

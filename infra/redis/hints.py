@@ -54,6 +54,7 @@ class _Wire(msgspec.Struct, frozen=True, omit_defaults=True):
     events: msgspec.Raw = _NO_EVENTS
     head: str = ""
     schema: str = ""
+    heads: str = ""  # every version's chain hash, hex, when the append's store gave them
 
 
 def _wire(hint: Hint, origin: str, seq: int) -> _Wire:
@@ -66,6 +67,7 @@ def _wire(hint: Hint, origin: str, seq: int) -> _Wire:
         msgspec.Raw(hint.events) if hint.events else _NO_EVENTS,
         hint.head.hex(),
         hint.schema,
+        hint.heads.hex(),
     )
 
 
@@ -79,6 +81,7 @@ def _hint(wire: _Wire) -> Hint:
         bytes(wire.events),
         bytes.fromhex(wire.head),
         wire.schema,
+        bytes.fromhex(wire.heads),
     )
 
 

@@ -222,5 +222,12 @@ def append_in_transaction(
             (stream_id, m.command_id, expected_version + 1, last, m.actor, m.fingerprint),
         )
     return AppendResult(
-        stream_id, expected_version + 1, last, False, m.actor, m.fingerprint, previous
+        stream_id,
+        expected_version + 1,
+        last,
+        False,
+        m.actor,
+        m.fingerprint,
+        previous,
+        hashes=tuple(hashes),
     )

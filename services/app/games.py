@@ -182,7 +182,7 @@ class GameService:
             raise
         state = fold(NEW_GAME, events)
         self.metrics.games_created.inc()
-        await self._appended(game_id, state, events, result.last_version, result.last_hash)
+        await self._appended(game_id, state, events, result)
         seats = [SeatToken(i, n, t) for i, (n, t) in enumerate(zip(names, tokens, strict=True))]
         shown = view(state, ARBITER)
         _, sealed = heads(state, ARBITER, result.last_hash)
@@ -567,7 +567,7 @@ class GameService:
                 await self._told(game_id, await self.load(game_id), [e for _, e in stored], version)
                 return version, stored, correlation_id is None or by != correlation_id, head
             state = fold(state, events)
-            await self._appended(game_id, state, events, result.last_version, result.last_hash, new)
+            await self._appended(game_id, state, events, result, new)
             first = result.first_version
             shown = [(first + i, e) for i, e in enumerate(events)]
             return result.last_version, shown, False, result.last_hash
@@ -597,7 +597,7 @@ class GameService:
             if result.duplicate:
                 return await self._caught_up(game_id)
             state = fold(state, events)
-            await self._appended(game_id, state, events, result.last_version, result.last_hash)
+            await self._appended(game_id, state, events, result)
             log.info(
                 "seeding closed at its deadline",
                 extra={"game_id": game_id, "version": result.last_version},
@@ -631,7 +631,7 @@ class GameService:
             self._behind(game_id, state.version)
             return False  # the table changed first: the seat acted, or another timer won
         after = fold(state, events)
-        await self._appended(game_id, after, events, result.last_version, result.last_hash)
+        await self._appended(game_id, after, events, result)
         self._count([(0, e) for e in events])
         timed = events[0]
         assert isinstance(timed, TimedOut)
@@ -664,7 +664,7 @@ class GameService:
                 self._behind(game_id, state.version)
                 continue
             after = fold(state, events)
-            await self._appended(game_id, after, events, result.last_version, result.last_hash)
+            await self._appended(game_id, after, events, result)
             self._count([(0, e) for e in events])
             first = result.first_version
             shown = [recorded(first + i, e) for i, e in enumerate(events)]
@@ -680,17 +680,19 @@ class GameService:
         game_id: str,
         state: Game,
         events: Sequence[Event],
-        version: int,
-        head: bytes,
+        result: AppendResult,
         new: Sequence[NewEvent] | None = None,
     ) -> None:
         """After an append: the cache (with the chain head), then what _told does, with a
-        hint that carries the append. The store has just said that the game was at the
-        version appended after, so the new copy is confirmed current."""
+        hint that carries the append (and every version's chain hash, when the store gave
+        them). The store has just said that the game was at the version appended after,
+        so the new copy is confirmed current."""
+        version, head = result.last_version, result.last_hash
         self._remember(game_id, state, head)
         stored = new if new is not None else [to_new(e) for e in events]
         payloads = b"[" + b",".join(e.data for e in stored) + b"]"
-        hint = Hint(game_id, version, version - len(events), payloads, head, SCHEMA)
+        heads = b"".join(result.hashes) if len(result.hashes) == len(events) else b""
+        hint = Hint(game_id, version, version - len(events), payloads, head, SCHEMA, heads)
         await self._told(game_id, state, events, version, hint)
         if crossed(version - len(events), version, self.snapshot_every):
             self._keep(game_id, state, head)

@@ -16,7 +16,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Coroutine, Sequence
 from typing import Any
 
 from domain.events import Event
@@ -152,17 +152,16 @@ class Projector:
         feed.used = time.monotonic()
         self.lag = hint.version - feed.state.version
         if (
-            events is not None
-            and len(events) == 1
+            events
             and hint.after == feed.state.version
             and not feed.lock.locked()  # a refresh reading now would fold it again
         ):
-            try:
-                state = evolve(feed.state, events[0])
-            except Exception:
-                state = None
-            if state is not None and state.version == hint.version:
-                feed.advance(hint.version, events[0], state, hint.head)
+            # every version's chain hash: from the hint, or (one event) its head
+            heads = [hint.head] if len(events) == 1 else hint.version_heads()
+            steps = _stepped(feed.state, events, heads) if heads is not None else None
+            if steps is not None and steps[-1][2].version == hint.version:
+                for version, event, state, head in steps:
+                    feed.advance(version, event, state, head)
                 feed.refreshed = time.monotonic()
                 self.applied += 1
                 self.lag = 0
@@ -366,3 +365,20 @@ class Projector:
                     row.version,
                     message(row.version, event, state, viewer, row.hash, now, presence),
                 )
+
+
+def _stepped(
+    state: Game, events: Sequence[Event], heads: Sequence[bytes]
+) -> list[tuple[int, Event, Game, bytes]] | None:
+    """The feed's history entries for an append taken one event at a time, or None when
+    this code cannot evolve one of its events (then the store is read instead)."""
+    if len(heads) != len(events):
+        return None
+    steps = []
+    for event, head in zip(events, heads, strict=True):
+        try:
+            state = evolve(state, event)
+        except Exception:
+            return None
+        steps.append((state.version, event, state, head))
+    return steps

@@ -14,6 +14,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import pytest
 
 from domain.decide import decide
@@ -238,3 +239,51 @@ async def test_a_copy_trusted_as_current_but_behind_is_read_again_before_judging
     seat, command = next(steps)
     played = await two.api.play(table, seat, command)
     assert played["version"] > answer["version"] + len(missed), played
+
+
+async def test_a_watched_follower_takes_a_command_of_several_events_from_its_hint(
+    replicas: tuple[Replica, Replica],
+) -> None:
+    """The hint carries every version's chain hash, so a stream on the follower moves one
+    version at a time with no store read, even when one command appends several events."""
+    one, two = replicas
+    table = await one.api.create()
+    projector = two.api.runtime.projector
+    heads: dict[int, str] = {}
+
+    async def watch() -> None:
+        async for chunk in projector.stream(table.game_id, "spectator", None):
+            if chunk.startswith(b"id: "):
+                head, data = chunk.split(b"\n", 1)
+                message = msgspec.json.decode(data.split(b"data: ", 1)[1].split(b"\n", 1)[0])
+                heads[int(head[4:])] = message["view"]["receipt"]
+
+    watching = asyncio.create_task(watch())
+    await until(lambda: table.version in heads)
+    reads = two.counted.reads[table.game_id]
+    version = table.version
+    jumps = []
+    for seat, command in THIRTY_ONE_GAME[:6]:
+        answer = await one.api.play(table, seat, command)
+        jumps.append(answer["version"] - version)
+        version = answer["version"]
+    await until(lambda: version in heads)
+    assert max(jumps) > 1  # some command appended several events
+    assert sorted(heads) == list(range(table.version, version + 1))
+    assert two.counted.reads[table.game_id] == reads  # all of it from the hints
+    # each version sealed with its own chain hash: the receipts differ, none is missing
+    assert None not in heads.values() and len(set(heads.values())) == len(heads)
+    # and with the right one: a stream opened now from the store gives the same receipts
+    again: dict[int, str] = {}
+    async for chunk in one.api.runtime.projector.stream(table.game_id, "spectator", table.version):
+        if chunk.startswith(b"id: "):
+            head, data = chunk.split(b"\n", 1)
+            message = msgspec.json.decode(data.split(b"data: ", 1)[1].split(b"\n", 1)[0])
+            again[int(head[4:])] = message["view"]["receipt"]
+            if int(head[4:]) == version:
+                break
+    assert {v: again[v] for v in again if v > table.version} == {
+        v: heads[v] for v in heads if v > table.version
+    }
+    watching.cancel()
+    await asyncio.gather(watching, return_exceptions=True)

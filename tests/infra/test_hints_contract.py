@@ -108,11 +108,14 @@ async def test_a_hint_carries_its_append_intact(pair: tuple[HintBus, HintBus]) -
     publisher, listener = pair
     game, heard = f"g-{uuid.uuid4()}", []
     task = await listening(listener, game, heard)
-    carrying = Hint(game, 9, 7, b'[{"type":"a"},{"type":"b","n":1}]', bytes(range(32)), "1.x")
+    heads = bytes(range(64))  # the chain hash of versions 8 and 9
+    carrying = Hint(game, 9, 7, b'[{"type":"a"},{"type":"b","n":1}]', heads[32:], "1.x", heads)
     await publisher.publish(carrying)
     await publisher.publish(Hint(game, 10))
     await until(lambda: len(heard) == 2)
     assert heard == [carrying, Hint(game, 10)]
+    assert heard[0].version_heads() == [heads[:32], heads[32:]]
+    assert heard[1].version_heads() is None
     task.cancel()
 
 

@@ -394,6 +394,7 @@ async def test_every_row_is_hashed_onto_the_one_before_it(store: EventStore) -> 
     assert [r.hash for r in rows] == rehashed(rows)
     assert len({r.hash for r in rows}) == 3 and all(len(r.hash) == 32 for r in rows)
     assert (one.last_hash, two.last_hash) == (rows[1].hash, rows[2].hash)
+    assert (one.hashes, two.hashes) == ((rows[0].hash, rows[1].hash), (rows[2].hash,))
     assert rows[0].hash == link(
         GENESIS,
         canonical(

@@ -14,7 +14,8 @@
 --   before. A stale or wrong guess therefore never forks or breaks the chain; at worst it
 --   costs the computation it meant to save.
 -- - It returns the recorded time of the rows it wrote (last_recorded_at), so the adapter
---   knows the head's time for its next guess.
+--   knows the head's time for its next guess, and the hash of every row it wrote
+--   (hashes, first to last), so that an append's hint can carry every version's head.
 -- The links the adapter sends cannot be checked here without the computation they save:
 -- the store's contract suite rehashes every row it writes, and `bura verify` checks the
 -- chain of any game.
@@ -41,7 +42,8 @@ CREATE FUNCTION bura_append_linked(
     OUT last_hash     bytea,
     OUT prior_actor   integer,
     OUT prior_fingerprint text,
-    OUT last_recorded_at timestamptz
+    OUT last_recorded_at timestamptz,
+    OUT hashes        bytea[]
 )
 LANGUAGE plpgsql
 AS $$
@@ -101,6 +103,7 @@ BEGIN
     head := appended_to;
     last_hash := p_hashes[cardinality(p_hashes)];
     last_recorded_at := p_recorded_at;
+    hashes := p_hashes;
     IF p_command_id IS NOT NULL THEN
         INSERT INTO commands (stream_id, command_id, first_version, last_version, actor,
                               fingerprint)
