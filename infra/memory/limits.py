@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 SWEEP_EVERY = 1024  # hits between sweeps of closed windows
 
@@ -24,6 +24,9 @@ class InProcessRateCounters:
             closes, hits = now + window_seconds, 0
         self._windows[key] = (closes, hits + 1)
         return hits + 1, closes - now
+
+    async def hit_all(self, keys: Sequence[tuple[str, float]]) -> list[tuple[int, float]]:
+        return [await self.hit(key, window) for key, window in keys]
 
     async def close(self) -> None:
         self._windows.clear()

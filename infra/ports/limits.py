@@ -5,6 +5,7 @@ into the same window when the counters are shared (Redis)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 
@@ -12,6 +13,10 @@ class RateCounters(Protocol):
     async def hit(self, key: str, window_seconds: float) -> tuple[int, float]:
         """Count one request of `key`: the requests in its window so far (this one
         included) and the seconds until the window closes."""
+        ...
+
+    async def hit_all(self, keys: Sequence[tuple[str, float]]) -> list[tuple[int, float]]:
+        """hit() for each (key, window_seconds), in order, in one call (one round trip)."""
         ...
 
     async def close(self) -> None: ...

@@ -1,23 +1,32 @@
 """Rate counters in Redis, shared by every replica. One script counts the hit and opens the
-window on a key's first hit, atomically, so no replica's clock decides where windows fall."""
+window on a key's first hit, atomically, so no replica's clock decides where windows fall;
+a request's keys (its token, its address) are counted in one call of it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import redis.asyncio as redis
 
 from infra.redis.connection import connect
 
+# One script for any number of keys: KEYS[i] counted in a window of ARGV[i] ms.
 _HIT = """
-local hits = redis.call('INCR', KEYS[1])
-if hits == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-local left = redis.call('PTTL', KEYS[1])
-if left < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  left = tonumber(ARGV[1])
+local out = {}
+for i, key in ipairs(KEYS) do
+  local window = tonumber(ARGV[i])
+  local hits = redis.call('INCR', key)
+  if hits == 1 then redis.call('PEXPIRE', key, window) end
+  local left = redis.call('PTTL', key)
+  if left < 0 then
+    redis.call('PEXPIRE', key, window)
+    left = window
+  end
+  out[#out + 1] = hits
+  out[#out + 1] = left
 end
-return {hits, left}
+return out
 """
 
 
@@ -32,9 +41,16 @@ class RedisRateCounters:
         return cls(connect(url), prefix)
 
     async def hit(self, key: str, window_seconds: float) -> tuple[int, float]:
-        window_ms = max(1, int(window_seconds * 1000))
-        hits, left = await self._hit(keys=[self.prefix + key], args=[window_ms])
-        return int(hits), int(left) / 1000
+        return (await self.hit_all([(key, window_seconds)]))[0]
+
+    async def hit_all(self, keys: Sequence[tuple[str, float]]) -> list[tuple[int, float]]:
+        if not keys:
+            return []
+        found = await self._hit(
+            keys=[self.prefix + key for key, _ in keys],
+            args=[max(1, int(window * 1000)) for _, window in keys],
+        )
+        return [(int(found[i]), int(found[i + 1]) / 1000) for i in range(0, len(found), 2)]
 
     async def close(self) -> None:
         await self.client.aclose()

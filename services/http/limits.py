@@ -110,13 +110,15 @@ def rate_limit_middleware(settings: Settings, metrics: Metrics) -> Any:
             tightest: tuple[int, float, Policy] | None = None  # remaining, reset, policy
             refused: tuple[float, Policy] | None = None
             try:
+                counted: list[tuple[Policy, str]] = []
                 for policy in chosen:
                     key = token if policy.name.endswith("token") else address
-                    if key is None:
-                        continue
-                    hits, left = await runtime.adapters.counters.hit(
-                        f"{policy.name}:{_digest(key)}", policy.window
-                    )
+                    if key is not None:
+                        counted.append((policy, key))
+                found = await runtime.adapters.counters.hit_all(
+                    [(f"{policy.name}:{_digest(key)}", policy.window) for policy, key in counted]
+                )
+                for (policy, _), (hits, left) in zip(counted, found, strict=True):
                     remaining = max(0, policy.quota - hits)
                     if tightest is None or remaining < tightest[0]:
                         tightest = (remaining, left, policy)

@@ -59,3 +59,15 @@ async def test_a_closed_window_starts_again(pair: tuple[RateCounters, RateCounte
     await one.hit("w", 0.2)
     await asyncio.sleep(1.0)  # well past the window
     assert (await two.hit("w", 0.2))[0] == 1
+
+
+async def test_several_keys_are_counted_in_one_call_as_one_by_one(
+    pair: tuple[RateCounters, RateCounters],
+) -> None:
+    one, two = pair
+    await one.hit("x", 30)
+    assert [h for h, _ in await two.hit_all([("x", 30), ("y", 30), ("x", 30)])] == [2, 1, 3]
+    found = await one.hit_all([("y", 30), ("z", 0.2)])
+    assert [h for h, _ in found] == [2, 1]
+    assert 0 < found[0][1] <= 30 and 0 < found[1][1] <= 0.2
+    assert await one.hit_all([]) == []
