@@ -15,8 +15,8 @@ from domain.cards import parse_cards
 from domain.commands import Lead, PlayerCommand, Respond
 from services.app.callers import Caller
 from services.app.errors import Forbidden
-from services.app.games import GameService
 from services.app.results import CommandStatus, Outcome
+from services.bootstrap import Runtime
 from services.http.errors import responses
 from services.http.middleware import request_id
 from services.http.schemas import strictly
@@ -51,7 +51,7 @@ class CommandsController(Controller):
         request: Request[Any, Any, Any],
         game_id: FromPath[str],
         caller: NamedDependency[Caller],
-        games: NamedDependency[GameService],
+        runtime: NamedDependency[Runtime],
         data: JSONBody[PlayerCommand],
         idempotency_key: Annotated[
             str | None,
@@ -79,7 +79,7 @@ class CommandsController(Controller):
         # Decoded again, strictly: the framework coerces ("2" for 2, 0 for false), and a
         # coerced "count" is a double draw the player never sent.
         command: PlayerCommand = strictly(await request.body(), PlayerCommand)
-        return await games.execute(
+        return await runtime.games.execute(
             game_id,
             caller.seat,
             canonical(command),
@@ -98,7 +98,7 @@ class CommandsController(Controller):
         game_id: FromPath[str],
         command_id: FromPath[str],
         caller: NamedDependency[Caller],
-        games: NamedDependency[GameService],
+        runtime: NamedDependency[Runtime],
     ) -> CommandStatus:
         """`applied`, with the version it brought the game to and its events as the caller
         may see them; or `unknown`: nothing was applied under this key by the caller
@@ -112,4 +112,4 @@ class CommandsController(Controller):
             raise ValidationException(
                 f"command key: 1 to {KEY_MAX} printable ASCII characters, as in Idempotency-Key"
             )
-        return await games.command(game_id, key, caller.viewer)
+        return await runtime.games.command(game_id, key, caller.viewer)

@@ -18,10 +18,10 @@ from services.app.errors import Forbidden
 from services.app.games import GameService
 from services.app.listing import Listing
 from services.app.results import CreatedGame, EventPage, GamePage, Outcome, TableView, with_head
+from services.bootstrap import Runtime
 from services.http.errors import responses
 from services.http.middleware import request_id
 from services.http.schemas import LAST_VERSION, CreateGame, EndPauseBody, RematchBody, strictly
-from services.live.attendance import Attendance
 
 
 def _utc(at: datetime | None) -> datetime | None:
@@ -112,18 +112,19 @@ class GamesController(Controller):
         self,
         game_id: FromPath[str],
         caller: NamedDependency[Caller],
-        games: NamedDependency[GameService],
-        attendance: NamedDependency[Attendance],
-        listing: NamedDependency[Listing],
+        runtime: NamedDependency[Runtime],
     ) -> TableView:
         """The table as the caller may see it, with the clock as of the view's `now` (each
         seat's `deadline`, `time_left`, `time_bank`), each seat's presence, and the
         rematch links. `chain_head` is the record's hash at `version`, for whoever may see
         the whole record; everyone gets its `receipt` (docs/fairness.md §4)."""
+        # the runtime, not its parts, as dependencies: Litestar resolves dependencies of
+        # one level together in a task group, which costs a command more than it saves
+        games = runtime.games
         state, head = await games.current(game_id)
         now = games.now()
-        presence = await attendance.presence(game_id, len(state.seats), now)
-        rematch = await listing.rematch(game_id, state)
+        presence = await runtime.attendance.presence(game_id, len(state.seats), now)
+        rematch = await runtime.listing.rematch(game_id, state)
         shown = view(state, caller.viewer, now=now, presence=presence, rematch=rematch)
         return with_head(shown, state, caller.viewer, head)
 
@@ -137,13 +138,13 @@ class GamesController(Controller):
         self,
         game_id: FromPath[str],
         caller: NamedDependency[Caller],
-        games: NamedDependency[GameService],
+        runtime: NamedDependency[Runtime],
         after: Annotated[
             int,
             Parameter(ge=0, le=LAST_VERSION, description="Only the events after this version"),
         ] = 0,
     ) -> EventPage:
-        return await games.page(game_id, caller.viewer, after)
+        return await runtime.games.page(game_id, caller.viewer, after)
 
     @post(
         "/{game_id:str}/rematch",
