@@ -259,7 +259,8 @@ async def _play(seats: list[KeepAlive], slot: int, window: Window) -> None:
         path = f"/games/{game_id}/commands"
         while not state.finished and time.perf_counter() < window.closes:
             seat = state.deal.turn  # type: ignore[union-attr]
-            command = greedy_bot(state, seat, chance)
+            # with the version it acted on, as the Python client sends every command
+            command = msgspec.structs.replace(greedy_bot(state, seat, chance), seen=state.version)
             headers = {
                 "Authorization": f"Bearer {tokens[seat]}",
                 "Content-Type": "application/json",

@@ -525,6 +525,13 @@ class GameService:
         said = fingerprint(command)
         metadata = Metadata(command_id, seat, correlation_id, said)
         cached = self._cache.get(game_id)
+        if cached is not None and max(command.seen or 0, self._hinted.get(game_id, 0)) > (
+            cached.state.version
+        ):
+            # The player, or a hint, has seen a version this copy lacks: judged on it, the
+            # command would be refused or its append would lose the race. Read it first.
+            self._behind(game_id, cached.state.version)
+            cached = None
         state = cached.state if cached is not None else await self.load(game_id)
         for attempt in range(self.retries + 1):
             if attempt:

@@ -18,6 +18,7 @@ import msgspec
 import pytest
 
 from domain.decide import decide
+from domain.evolve import fold
 from infra.ports.events import EventStore, RecordedEvent
 from infra.ports.hints import Hint
 from infra.postgres.games import PostgresGameIndex
@@ -287,3 +288,40 @@ async def test_a_watched_follower_takes_a_command_of_several_events_from_its_hin
     }
     watching.cancel()
     await asyncio.gather(watching, return_exceptions=True)
+
+
+@pytest.mark.parametrize("told_by", ["hint", "seen"])
+async def test_a_command_on_a_copy_known_behind_is_judged_after_reading_the_store(
+    replicas: tuple[Replica, Replica], told_by: str
+) -> None:
+    """A hint heard without its append, or a command whose `seen` is past the copy: the
+    copy is read again before the command is judged, not raced against the store."""
+    one, two = replicas
+    table = await one.api.create()
+    await two.api.view(table)  # two's copy: current at the table's first version
+    service = one.api.service
+    state = await service.load(table.game_id)
+    missed = []
+    for seat, command in THIRTY_ONE_GAME[:2]:  # the first trick, behind two's back
+        events = decide(state, command_of(command), seat, service.now())
+        missed += events
+        state = fold(state, events)
+    written = await one.counted.store.append(
+        table.game_id, table.version, [to_new(e) for e in missed]
+    )
+    # a draw: on the copy two has (nothing led yet) it is a penalty, not a refusal
+    seat, body = THIRTY_ONE_GAME[2][0], dict(THIRTY_ONE_GAME[2][1])
+    if told_by == "hint":  # the hint arrives, without the append: the copy stays behind
+        await one.api.adapters.hints.publish(Hint(table.game_id, written.last_version))
+        await until(
+            lambda: two.api.service._hinted.get(table.game_id, 0) == written.last_version
+        )
+    else:
+        body["seen"] = written.last_version
+    conflicts = two.api.service.metrics.conflicts._value.get()
+    reads = two.counted.reads[table.game_id]
+    answer = await two.api.play(table, seat, body)
+    assert answer["version"] > written.last_version
+    assert not any(e["event"]["type"] == "penalty_applied" for e in answer["events"])
+    assert two.api.service.metrics.conflicts._value.get() == conflicts  # no append lost
+    assert two.counted.reads[table.game_id] == reads + 1  # one read, before judging
