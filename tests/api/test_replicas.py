@@ -313,9 +313,7 @@ async def test_a_command_on_a_copy_known_behind_is_judged_after_reading_the_stor
     seat, body = THIRTY_ONE_GAME[2][0], dict(THIRTY_ONE_GAME[2][1])
     if told_by == "hint":  # the hint arrives, without the append: the copy stays behind
         await one.api.adapters.hints.publish(Hint(table.game_id, written.last_version))
-        await until(
-            lambda: two.api.service._hinted.get(table.game_id, 0) == written.last_version
-        )
+        await until(lambda: two.api.service._hinted.get(table.game_id, 0) == written.last_version)
     else:
         body["seen"] = written.last_version
     conflicts = two.api.service.metrics.conflicts._value.get()
