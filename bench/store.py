@@ -24,7 +24,10 @@ bench needs a local server): `backend_us`, the database sessions serving the run
 itself before sending them (migration 010): `hashing_us`, timed here in-process, is that
 work per event. `chain_cost_cpu` is (backend_us + hashing_us) with the chain over
 backend_us without it, per repeat, then the median; `chain_cost_cluster` the same on
-server_us.
+server_us. Windows seconds apart drift on a shared machine, so `side_by_side_*` measures
+the same ratio with both stores open at once, taking turns every SLICE seconds (PAIRS
+turns each, the first of each pair alternating), each turn's database CPU read for that
+store's own sessions.
 No target is asserted here.
 """
 
@@ -56,6 +59,8 @@ WRITERS = (1, 8, 32)
 REPEATS = int(sized(7, 3))
 WARMUP = 0.15  # seconds per window before counting starts (connections, prepared plans)
 WINDOW = sized(2.0, 0.4)  # seconds counted per window
+PAIRS = int(sized(20, 4))  # side by side: turns of each store
+SLICE = sized(0.5, 0.2)  # seconds per turn
 GAMES_PER_WRITER = 20
 
 _BATCH = (
@@ -161,6 +166,8 @@ def run() -> dict[str, Any]:
         "chain_cost_cpu": "CPU per event of the database sessions, plus the store's hashing,"
         " with the chain over without (target <= 1.1)",
         "chain_cost_cluster": "the same with every PostgreSQL process counted",
+        "side_by_side_chain_cost_cpu": "chain_cost_cpu with both stores open, taking turns"
+        " every slice (target <= 1.1)",
         "seconds": round(time.perf_counter() - started, 1),
         "table": rows,
     }
@@ -194,10 +201,87 @@ async def _measure(url: str) -> list[dict[str, Any]]:
                     window = _Window()
                     sample = await _metered(window, measure(writers, window), conn)
                     samples.setdefault((name, writers), []).append(sample)
+        hashing_us = statistics.median(hashing)
+        rows = [_row(writers, samples, hashing_us) for writers in WRITERS]
+        for row in rows:
+            row.update(await _side_by_side(url, row["writers"], hashing_us, conn))
     finally:
         await conn.close()
-    hashing_us = statistics.median(hashing)
-    return [_row(writers, samples, hashing_us) for writers in WRITERS]
+    return rows
+
+
+async def _side_by_side(
+    url: str, writers: int, hashing_us: float, admin: asyncpg.Connection
+) -> dict[str, Any]:
+    """The chain's CPU cost with both stores open at once and taking turns every SLICE
+    seconds, PAIRS times (the first of each pair alternating): drift between two windows
+    seconds apart, which the rotated runs above cannot avoid, is spread over both here.
+    Each slice's database CPU is read from /proc for that store's own sessions."""
+    await admin.execute("TRUNCATE events, commands, chainless_events, chainless_commands")
+    stores = [
+        await PostgresEventStore.open(url, min_size=writers, max_size=writers),
+        await _ChainlessStore.open(url, min_size=writers, max_size=writers),
+    ]
+    try:
+        sessions = [await _sessions_of(store, writers) for store in stores]
+        heads = [_Heads(writers) for _ in stores]
+        for at, store in enumerate(stores):  # warm: connections, plans, the heads known
+            await _slice(store, heads[at], writers, 0.3)
+        spent: list[list[float]] = [[], []]
+        for pair in range(PAIRS):
+            for at in (0, 1) if pair % 2 == 0 else (1, 0):
+                before = _cpu_of(sessions[at])
+                events = await _slice(stores[at], heads[at], writers, SLICE)
+                used = _spent(before, _cpu_of(sessions[at]))
+                spent[at].append(used / max(events, 1) * 1e6)
+    finally:
+        for store in stores:
+            await store.close()
+    costs = [(o + hashing_us) / c for o, c in zip(spent[0], spent[1], strict=True) if c > 0]
+    return {
+        "side_by_side_chain_cost_cpu": round(statistics.median(costs), 3),
+        "side_by_side_backend_us_ours": round(statistics.median(spent[0]), 1),
+        "side_by_side_backend_us_chainless": round(statistics.median(spent[1]), 1),
+        "side_by_side_pairs": len(costs),
+    }
+
+
+async def _sessions_of(store: PostgresEventStore, writers: int) -> list[int]:
+    """The server process ids of every connection of the store's pool."""
+    held = [await store.pool.acquire() for _ in range(writers)]
+    try:
+        return [c.get_server_pid() for c in held]
+    finally:
+        for c in held:
+            await store.pool.release(c)
+
+
+class _Heads:
+    """Each writer's games and their versions, kept from one slice to the next."""
+
+    def __init__(self, writers: int) -> None:
+        self.games = [_games() for _ in range(writers)]
+        self.versions = [dict.fromkeys(g, 0) for g in self.games]
+        self.turns = [0] * writers
+
+
+async def _slice(store: PostgresEventStore, heads: _Heads, writers: int, seconds: float) -> int:
+    """Every writer appends for `seconds`; the events appended."""
+    closes, done = time.perf_counter() + seconds, 0
+
+    async def writer(seat: int) -> None:
+        nonlocal done
+        games, versions = heads.games[seat], heads.versions[seat]
+        while time.perf_counter() < closes:
+            game = games[heads.turns[seat] % len(games)]
+            heads.turns[seat] += 1
+            command = Metadata(command_id=uuid.uuid4().hex, actor=seat, correlation_id=game)
+            result = await store.append(game, versions[game], _BATCH, command)
+            versions[game] = result.last_version
+            done += len(_BATCH)
+
+    await asyncio.gather(*map(writer, range(writers)))
+    return done
 
 
 class _Sample(msgspec.Struct, frozen=True):
