@@ -69,5 +69,6 @@ async def test_several_keys_are_counted_in_one_call_as_one_by_one(
     assert [h for h, _ in await two.hit_all([("x", 30), ("y", 30), ("x", 30)])] == [2, 1, 3]
     found = await one.hit_all([("y", 30), ("z", 0.2)])
     assert [h for h, _ in found] == [2, 1]
-    assert 0 < found[0][1] <= 30 and 0 < found[1][1] <= 0.2
+    # seconds left: a monotonic clock's sums are not exact, so a hair over is the window
+    assert 0 < found[0][1] <= 30 + 1e-6 and 0 < found[1][1] <= 0.2 + 1e-6
     assert await one.hit_all([]) == []
