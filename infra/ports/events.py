@@ -60,6 +60,11 @@ def micros(at: datetime) -> int:
     return (at - _EPOCH) // timedelta(microseconds=1)
 
 
+def from_micros(us: int) -> datetime:
+    """The time `us` whole microseconds after 1970-01-01 UTC: micros' inverse, exactly."""
+    return _EPOCH + timedelta(microseconds=us)
+
+
 class AppendResult(msgspec.Struct, frozen=True):
     """Versions written by one append: first_version..last_version inclusive.
 

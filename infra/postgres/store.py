@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import asyncpg
@@ -22,6 +23,7 @@ from infra.ports.events import (
     OutcomeUnknown,
     RecordedEvent,
     StoreUnavailable,
+    from_micros,
     micros,
 )
 from infra.postgres.connections import (
@@ -38,7 +40,7 @@ from infra.postgres.connections import (
 
 __all__ = ["UNAVAILABLE", "Connection", "PostgresEventStore", "reachable"]
 
-_APPEND = "SELECT * FROM bura_append_linked($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+_APPEND = "SELECT * FROM bura_append_chained($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
 # How many streams' heads a store remembers to chain its next append onto (about 100 bytes
 # each); the oldest is forgotten first.
 HEADS_KEPT = 10_000
@@ -76,6 +78,10 @@ _SESSION_GONE = (
 )
 
 
+def _at(us: int | None) -> datetime | None:
+    return None if us is None else from_micros(us)
+
+
 def _recorded(row: asyncpg.Record) -> RecordedEvent:
     return RecordedEvent(
         stream_id=row[0],
@@ -92,7 +98,7 @@ def _recorded(row: asyncpg.Record) -> RecordedEvent:
 
 
 class PostgresEventStore:
-    """Owns an asyncpg pool; every append is one call of bura_append_linked (one round trip).
+    """Owns an asyncpg pool; every append is one call of bura_append_chained (one round trip).
 
     Every call is bounded by the request's deadline (infra/deadline.py), else by
     command_timeout, waiting for a pooled connection included: a stalled server or a
@@ -100,21 +106,24 @@ class PostgresEventStore:
 
     The chain's links are computed here when the store knows the head it appends onto
     (the head of its last append or full read of that stream, or a new stream's genesis),
-    and sent with the append; bura_append_linked (migration 010) takes them only if they
-    continue the stream's chain where it stands, and otherwise computes them itself."""
+    and sent with the append; bura_append_chained (migration 011) takes them only if they
+    continue the stream's chain where it stands, and otherwise computes them itself and
+    returns them."""
 
     # The one statement of an append (a benchmark swaps in a variant of the function),
-    # and whether it takes the links (p_previous, p_recorded_at, p_hashes).
+    # and whether it takes the links (p_previous, p_recorded_at, p_hashes) and answers as
+    # bura_append_chained does; if not, it answers as bura_append does (last_hash).
     append_statement = _APPEND
     sends_links = True
 
     def __init__(self, pool: asyncpg.Pool, command_timeout: float = 10.0) -> None:
         self.pool = pool
         self.command_timeout = command_timeout
-        # stream id -> (version, hash, recorded_at) of its head as this store last saw it
-        self._heads: dict[str, tuple[int, bytes, datetime]] = {}
+        # stream id -> (version, hash, recorded_at in microseconds since the epoch) of its
+        # head as this store last saw it
+        self._heads: dict[str, tuple[int, bytes, int]] = {}
 
-    def _remember(self, stream_id: str, version: int, hash: bytes, at: datetime) -> None:
+    def _remember(self, stream_id: str, version: int, hash: bytes, at: int) -> None:
         heads = self._heads
         heads.pop(stream_id, None)
         heads[stream_id] = (version, hash, at)
@@ -127,22 +136,23 @@ class PostgresEventStore:
         expected_version: int,
         events: Sequence[NewEvent],
         metadata: Metadata,
-    ) -> tuple[bytes | None, datetime | None, list[bytes] | None]:
-        """(previous, recorded_at, hashes) to send, or NULLs when the head is unknown."""
-        now = datetime.now(UTC)
+    ) -> tuple[bytes | None, int | None, list[bytes] | None]:
+        """(previous, recorded_at in microseconds, hashes) to send, or NULLs when the head
+        is unknown."""
+        now = time.time_ns() // 1000
         if expected_version == 0:
             previous = GENESIS
         else:
             known = self._heads.get(stream_id)
             if known is None or known[0] != expected_version:
                 return None, None, None
-            previous, at = known[1], known[2]
-            now = max(now, at)  # never earlier than the row it follows
+            previous = known[1]
+            now = max(now, known[2])  # never earlier than the row it follows
         m = metadata
         hashes = links(
             previous, stream_id, expected_version + 1,
             [(e.type, e.schema_version, e.data) for e in events],
-            m.command_id, m.actor, m.correlation_id, micros(now),
+            m.command_id, m.actor, m.correlation_id, now,
         )  # fmt: skip
         return previous, now, hashes
 
@@ -261,7 +271,7 @@ class PostgresEventStore:
         """
         if not events:
             raise ValueError("nothing to append")
-        links = self._links(stream_id, expected_version, events, metadata)
+        previous, at, hashes = self._links(stream_id, expected_version, events, metadata)
         try:
             row = await conn.fetchrow(
                 self.append_statement,
@@ -274,7 +284,11 @@ class PostgresEventStore:
                 metadata.actor,
                 metadata.correlation_id,
                 metadata.fingerprint,
-                *(links if self.sends_links else ()),
+                *(
+                    (previous, _at(at), None if hashes is None else b"".join(hashes))
+                    if self.sends_links
+                    else ()
+                ),
                 timeout=self._budget() if timeout is None else timeout,
             )
         except asyncpg.UniqueViolationError:
@@ -285,16 +299,25 @@ class PostgresEventStore:
             self._heads.pop(stream_id, None)  # it may or may not have been written
             raise
         assert row is not None  # the function always returns its one row
-        first, last, duplicate, head, last_hash, prior_actor, prior_fingerprint = row[:7]
+        first, last, duplicate, head = row[0], row[1], row[2], row[3]
         if first is None:
             self._heads.pop(stream_id, None)
             raise Conflict(stream_id, expected_version, head)
         if duplicate:
-            return AppendResult(stream_id, first, last, True, prior_actor, prior_fingerprint)
-        hashes: tuple[bytes, ...] = ()
-        if self.sends_links:
-            self._remember(stream_id, last, last_hash, row[7])
-            hashes = tuple(row[8])
+            return AppendResult(
+                stream_id, first, last, True, row["prior_actor"], row["prior_fingerprint"]
+            )
+        if not self.sends_links:  # an append function of a release before
+            return AppendResult(
+                stream_id, first, last, False, metadata.actor, metadata.fingerprint,
+                row["last_hash"],
+            )  # fmt: skip
+        computed = row["hashes"]
+        if computed is not None:  # the links sent were not taken: the database's instead
+            hashes = [computed[i : i + 32] for i in range(0, len(computed), 32)]
+            at = micros(row["recorded_at"])
+        assert hashes is not None and at is not None
+        self._remember(stream_id, last, hashes[-1], at)
         return AppendResult(
             stream_id,
             first,
@@ -302,8 +325,8 @@ class PostgresEventStore:
             False,
             metadata.actor,
             metadata.fingerprint,
-            last_hash,
-            hashes=hashes,
+            hashes[-1],
+            hashes=tuple(hashes),
         )
 
     async def _settle_race(
@@ -367,7 +390,7 @@ class PostgresEventStore:
                 if rows:  # read to the end: the last row was the head when read
                     last, known = rows[-1], self._heads.get(stream_id)
                     if known is None or known[0] < last[1]:
-                        self._remember(stream_id, last[1], last[11], last[8])
+                        self._remember(stream_id, last[1], last[11], micros(last[8]))
             else:
                 rows = await conn.fetch(
                     _READ_UNTIL, stream_id, after, until, timeout=self._budget()

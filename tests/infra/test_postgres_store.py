@@ -1,5 +1,5 @@
 """What only the PostgreSQL store has to show: lost connections, the transaction ids, and
-the chain's links computed by the store and checked by bura_append_linked."""
+the chain's links computed by the store and checked by bura_append_chained."""
 
 from __future__ import annotations
 
@@ -224,11 +224,12 @@ async def test_a_stalled_server_answers_within_the_deadline_and_never_says_nothi
     assert [msgspec.json.decode(e.data) for e in await store.read(stream)] == [{"n": 1}, {"n": 2}]
 
 
-# --- the chain's links, computed by the store and checked by bura_append_linked -------------
+# --- the chain's links, computed by the store and checked by bura_append_chained ------------
 
-# bura_append_linked with the links given: $10 previous, $11 recorded_at, $12 hashes.
+# bura_append_chained with the links given: $10 previous, $11 recorded_at, $12 the hashes
+# back to back. It answers the time and the hashes only when it made the links itself.
 _GIVEN = (
-    "SELECT appended_to, last_hash, last_recorded_at FROM bura_append_linked("
+    "SELECT appended_to, recorded_at, hashes FROM bura_append_chained("
     "$1, $2, ARRAY['CardsLed'], ARRAY[$3::bytea], ARRAY[1], NULL, 0, NULL, NULL, $4, $5, $6)"
 )
 
@@ -253,7 +254,7 @@ async def test_the_links_the_store_computes_are_the_ones_recorded(
     assert [r.hash for r in rows] == rehashed(rows)
     # both appends chained by the store: its hashes and its times are the recorded ones
     assert [h for _, _, hashes in sent for h in hashes or ()] == [r.hash for r in rows]
-    assert [at for _, at, _ in sent] == [rows[0].recorded_at, rows[2].recorded_at]
+    assert [at for _, at, _ in sent] == [micros(rows[0].recorded_at), micros(rows[2].recorded_at)]
 
 
 async def test_a_store_that_knows_a_wrong_head_still_writes_a_whole_chain(
@@ -293,27 +294,31 @@ async def test_two_stores_taking_turns_on_a_stream_keep_one_chain_in_time_order(
     assert times == sorted(times)
 
 
-@pytest.mark.parametrize("wrong", ["previous", "count", "earlier"])
+@pytest.mark.parametrize("wrong", ["previous", "count", "short", "missing", "earlier"])
 async def test_links_that_do_not_continue_the_chain_are_not_taken(
     pg_store: PostgresEventStore, wrong: str
 ) -> None:
     stream = f"links-{uuid.uuid4()}"
     first = await pg_store.append(stream, 0, [event(n=1)])
     head_at = (await pg_store.read(stream))[0].recorded_at
-    previous, at, hashes = first.last_hash, head_at, [bytes(range(32))]
+    previous, at, hashes = first.last_hash, head_at, bytes(range(32))
     if wrong == "previous":
         previous = bytes(32)
     elif wrong == "count":
         hashes = hashes * 2
+    elif wrong == "short":
+        hashes = hashes[:31]
+    elif wrong == "missing":
+        previous = None
     else:
         at = head_at - timedelta(seconds=1)
     async with pg_store.pool.acquire() as conn:
-        last, last_hash, recorded = await conn.fetchrow(
+        last, recorded, made = await conn.fetchrow(
             _GIVEN, stream, 1, b'{"n":2}', previous, at, hashes
         )
 
     rows = await pg_store.read(stream)
-    assert last == 2 and last_hash == rows[1].hash != bytes(range(32))
+    assert last == 2 and made == rows[1].hash != bytes(range(32))
     assert [r.hash for r in rows] == rehashed(rows)
     assert recorded == rows[1].recorded_at != at  # the database's time, not the one sent
 
@@ -330,18 +335,58 @@ async def test_links_that_continue_the_chain_are_taken_as_sent(
         canonical(stream, 2, "CardsLed", 1, b'{"n":2}', None, 0, None, micros(at)),
     )
     async with pg_store.pool.acquire() as conn:
-        _, last_hash, recorded = await conn.fetchrow(
-            _GIVEN, stream, 1, b'{"n":2}', first.last_hash, at, [made]
+        last, recorded, returned = await conn.fetchrow(
+            _GIVEN, stream, 1, b'{"n":2}', first.last_hash, at, made
         )
-    assert (last_hash, recorded) == (made, at)
+    assert (last, recorded, returned) == (2, None, None)  # taken: nothing to tell back
     rows = await pg_store.read(stream)
+    assert (rows[1].hash, rows[1].recorded_at) == (made, at)
+    assert [r.hash for r in rows] == rehashed(rows)
+
+
+async def test_an_append_of_several_events_takes_each_its_own_32_bytes(
+    pg_store: PostgresEventStore,
+) -> None:
+    stream = f"links-{uuid.uuid4()}"
+    first = await pg_store.append(stream, 0, [event(n=0), event(n=1), event(n=2)])
+    rows = await pg_store.read(stream)
+    assert first.hashes == tuple(r.hash for r in rows) == tuple(rehashed(rows))
+    assert len(set(first.hashes)) == 3 and first.last_hash == rows[-1].hash
+
+
+async def test_links_made_by_the_database_are_told_back_and_remembered(
+    pg_store: PostgresEventStore,
+) -> None:
+    """When the store does not know the head, the function links the rows and says how:
+    the store answers those hashes and chains its next append onto them itself."""
+    stream = f"links-{uuid.uuid4()}"
+    await pg_store.append(stream, 0, [event(n=1)])
+    del pg_store._heads[stream]  # as if another replica had written last
+    second = await pg_store.append(stream, 1, [event(n=2), event(n=3)])
+    rows = await pg_store.read(stream)
+    assert second.hashes == (rows[1].hash, rows[2].hash)
+    assert pg_store._heads[stream] == (3, rows[2].hash, micros(rows[2].recorded_at))
+
+    sent: list[list[bytes] | None] = []
+    links = pg_store._links
+
+    def spy(*args: object) -> tuple[object, ...]:
+        made = links(*args)  # type: ignore[arg-type]
+        sent.append(made[2])
+        return made
+
+    pg_store._links = spy  # type: ignore[assignment, method-assign]
+    third = await pg_store.append(stream, 3, [event(n=4)])
+    rows = await pg_store.read(stream)
+    assert sent == [[rows[3].hash]] and third.hashes == (rows[3].hash,)
     assert [r.hash for r in rows] == rehashed(rows)
 
 
 async def test_a_replica_of_the_release_before_and_this_one_keep_one_chain(
     pg_store: PostgresEventStore,
 ) -> None:
-    """During a rollout old replicas still call bura_append (migration 003, seven columns)."""
+    """During a rollout old replicas still call bura_append (migration 003, seven columns)
+    or bura_append_linked (010), chaining onto the rows this release wrote."""
     stream = f"links-{uuid.uuid4()}"
     await pg_store.append(stream, 0, [event(n=1)])
     async with pg_store.pool.acquire() as conn:
@@ -355,6 +400,24 @@ async def test_a_replica_of_the_release_before_and_this_one_keep_one_chain(
     await pg_store.append(stream, 2, [event(n=3)])  # its remembered head is behind: SQL links
     await pg_store.read(stream)
     await pg_store.append(stream, 3, [event(n=4)])  # caught up: its own links
+    head = await pg_store.read(stream)
+    async with pg_store.pool.acquire() as conn:  # the release of migration 010, with links
+        at = head[-1].recorded_at + timedelta(milliseconds=1)
+        made = link(
+            head[-1].hash,
+            canonical(stream, 5, "CardsLed", 1, b'{"n":5}', "old-2", 0, None, micros(at)),
+        )
+        linked = await conn.fetchrow(
+            "SELECT * FROM bura_append_linked($1, 4, ARRAY['CardsLed'], ARRAY[$2::bytea],"
+            " ARRAY[1], 'old-2', 0, NULL, 'fp', $3, $4, $5)",
+            stream,
+            b'{"n":5}',
+            head[-1].hash,
+            at,
+            [made],
+        )
+    assert len(linked) == 9 and (linked["appended_to"], linked["hashes"]) == (5, [made])
+    await pg_store.append(stream, 5, [event(n=6)])  # behind again: SQL links
     rows = await pg_store.read(stream)
-    assert [r.version for r in rows] == [1, 2, 3, 4]
+    assert [r.version for r in rows] == [1, 2, 3, 4, 5, 6]
     assert [r.hash for r in rows] == rehashed(rows)
