@@ -344,6 +344,19 @@ async def test_links_that_continue_the_chain_are_taken_as_sent(
     assert [r.hash for r in rows] == rehashed(rows)
 
 
+async def test_links_onto_the_genesis_without_a_time_are_not_taken(
+    pg_store: PostgresEventStore,
+) -> None:
+    stream = f"links-{uuid.uuid4()}"
+    async with pg_store.pool.acquire() as conn:
+        last, recorded, made = await conn.fetchrow(
+            _GIVEN, stream, 0, b'{"n":1}', bytes(32), None, bytes(range(32))
+        )
+    rows = await pg_store.read(stream)
+    assert (last, recorded, made) == (1, rows[0].recorded_at, rows[0].hash)
+    assert [r.hash for r in rows] == rehashed(rows)
+
+
 async def test_an_append_of_several_events_takes_each_its_own_32_bytes(
     pg_store: PostgresEventStore,
 ) -> None:

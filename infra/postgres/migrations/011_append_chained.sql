@@ -70,7 +70,7 @@ BEGIN
     -- replaced by the ones computed here, at the database's time, and returned.
     IF (v_hash = p_previous
         AND length(p_hashes) = 32 * cardinality(p_types)
-        AND (v_at IS NULL OR p_recorded_at >= v_at)) IS NOT TRUE THEN
+        AND p_recorded_at >= coalesce(v_at, '-infinity')) IS NOT TRUE THEN
         p_recorded_at := now();
         p_hashes := '';
         FOR i IN 1 .. cardinality(p_types) LOOP
