@@ -21,6 +21,7 @@ import msgspec
 
 GENESIS = bytes(32)
 _NULL = b"\xff\xff\xff\xff"
+_length = struct.Struct(">I").pack  # a field's length, 4 bytes big-endian
 
 
 def field(value: bytes | str | int | None) -> bytes:
@@ -28,7 +29,7 @@ def field(value: bytes | str | int | None) -> bytes:
     if value is None:
         return _NULL
     raw = value if isinstance(value, bytes) else str(value).encode()
-    return len(raw).to_bytes(4, "big") + raw
+    return _length(len(raw)) + raw
 
 
 def canonical(
@@ -78,9 +79,6 @@ def links(
         ).digest()  # fmt: skip
         hashes.append(previous)
     return hashes
-
-
-_length = struct.Struct(">I").pack
 
 
 @functools.lru_cache(maxsize=256)

@@ -234,18 +234,25 @@ _GIVEN = (
 )
 
 
-async def test_the_links_the_store_computes_are_the_ones_recorded(
-    pg_store: PostgresEventStore,
-) -> None:
+def links_sent(store: PostgresEventStore) -> list[tuple[object, ...]]:
+    """What the store's _links makes from now on, (previous, recorded_at, hashes) per
+    append, as it is sent."""
     sent: list[tuple[object, ...]] = []
-    links = pg_store._links
+    links = store._links
 
     def spy(*args: object) -> tuple[object, ...]:
         made = links(*args)  # type: ignore[arg-type]
         sent.append(made)
         return made
 
-    pg_store._links = spy  # type: ignore[assignment, method-assign]
+    store._links = spy  # type: ignore[assignment, method-assign]
+    return sent
+
+
+async def test_the_links_the_store_computes_are_the_ones_recorded(
+    pg_store: PostgresEventStore,
+) -> None:
+    sent = links_sent(pg_store)
     stream = f"links-{uuid.uuid4()}"
     await pg_store.append(stream, 0, [event(n=1), event(n=2)], Metadata("k-1", 0, "r"))
     await pg_store.append(stream, 2, [event(n=3)], Metadata("k-2", 1, "r"))
@@ -380,18 +387,11 @@ async def test_links_made_by_the_database_are_told_back_and_remembered(
     assert second.hashes == (rows[1].hash, rows[2].hash)
     assert pg_store._heads[stream] == (3, rows[2].hash, micros(rows[2].recorded_at))
 
-    sent: list[list[bytes] | None] = []
-    links = pg_store._links
-
-    def spy(*args: object) -> tuple[object, ...]:
-        made = links(*args)  # type: ignore[arg-type]
-        sent.append(made[2])
-        return made
-
-    pg_store._links = spy  # type: ignore[assignment, method-assign]
+    sent = links_sent(pg_store)
     third = await pg_store.append(stream, 3, [event(n=4)])
     rows = await pg_store.read(stream)
-    assert sent == [[rows[3].hash]] and third.hashes == (rows[3].hash,)
+    assert [hashes for _, _, hashes in sent] == [[rows[3].hash]]
+    assert third.hashes == (rows[3].hash,)
     assert [r.hash for r in rows] == rehashed(rows)
 
 
