@@ -66,7 +66,7 @@ def main(port: int, dsn: str) -> None:
         log_config=None,
         access_log=False,
         http="httptools",
-        timeout_keep_alive=5,  # BURA_IDLE_TIMEOUT_SECONDS' default
+        timeout_keep_alive=75,  # BURA_IDLE_TIMEOUT_SECONDS' default
     )
     uvicorn.Server(config).run()
 

@@ -35,7 +35,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     max_header_bytes: int = 16_384
     max_headers: int = 100
     read_timeout_seconds: float = 10.0
-    idle_timeout_seconds: float = 5.0
+    # Above what clients' pools and load balancers keep an idle connection for (httpx 5 s,
+    # aiohttp 15 s, cloud balancers 60 s), so the client or balancer lets go first: a
+    # request sent onto a connection the server is closing is reset, and lost to its sender.
+    idle_timeout_seconds: float = 75.0
     webhook_url: str | None = None  # an endpoint named by the settings (id "config")
     webhook_secret: str | None = None
     webhook_events: str = ""  # comma-separated webhook types; empty: all of them

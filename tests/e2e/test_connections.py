@@ -148,6 +148,39 @@ async def test_connections_that_say_nothing_are_closed(
     assert rest.startswith(b"HTTP/1.1 200")
 
 
+async def read_answer(reader: asyncio.StreamReader) -> bytes:
+    """One answer off a keep-alive connection: its head and its Content-Length of body."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    return head + await reader.readexactly(length)
+
+
+async def test_an_idle_connection_outlives_a_client_pools_expiry_by_default(
+    start_service: StartService, tmp_path: Path
+) -> None:
+    """httpx keeps an idle connection for 5 s and sends onto it until then: the server must
+    not be the one closing it at that moment, or a request in flight is reset and lost."""
+    service = await sqlite_service(start_service, tmp_path)
+    reader, writer = await asyncio.open_connection("127.0.0.1", service.port)
+    request = b"GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n"
+    try:
+        async with asyncio.timeout(15):
+            writer.write(request)
+            assert (await read_answer(reader)).startswith(b"HTTP/1.1 200")
+            await asyncio.sleep(httpx.Limits().keepalive_expiry or 5.0)
+            await asyncio.sleep(1.0)  # a second past the pool's expiry: still open
+            writer.write(request)
+            assert (await read_answer(reader)).startswith(b"HTTP/1.1 200")
+    finally:
+        writer.close()
+        with contextlib.suppress(ConnectionError):
+            await writer.wait_closed()
+
+
 @pytest.mark.parametrize("with_redis", [False, True])
 async def test_serve_exits_at_once_when_its_port_is_taken(tmp_path: Path, with_redis: bool) -> None:
     taken = socket.socket()
