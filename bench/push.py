@@ -12,8 +12,16 @@ no extra request loads the servers.
 after the answer, without the clamp.) Production settings: Redis, info logging as JSON,
 rate limits on. The client, both servers, PostgreSQL and Redis share this machine (its
 CPU count and load are recorded, and the client's share of the CPU: on a busy machine
-the tail is the scheduler's). Target: p99 <= 20 ms on a quiet machine, printed, never
-asserted.
+the tail is the scheduler's).
+
+Two paces, on the same two processes, one after the other:
+- `human`: each game's next move follows a pause of 0.5 s on average (exponential): two
+  commands a second per game, the quick players' pace of docs/scaling.md (people at a
+  table average a quarter of that). 32 games keep the machine far from busy, so the
+  latency is the push path's own. The target is read here.
+- `loaded`: a pause of 20 ms on average, as fast as the two replicas go on this machine's
+  two cores, where the tail is queueing behind other games' work (`loaded_*` figures).
+Target: p99 <= 20 ms at the human pace (a quiet machine), printed, never asserted.
 """
 
 from __future__ import annotations
@@ -44,7 +52,7 @@ from harness.sse import Stream
 GAMES = 32
 WARMUP = sized(3.0, 1.0)  # seconds before latencies count
 WINDOW = sized(20.0, 3.0)  # seconds counted
-THINK = 0.02  # mean pause between two moves of one game, seconds
+PACES = {"human": 0.5, "loaded": 0.02}  # mean pause between two moves of one game, seconds
 TARGET_P99_MS = 20.0
 _encode = msgspec.json.Encoder().encode
 
@@ -65,16 +73,40 @@ def run() -> dict[str, Any]:
             for replica in replicas:
                 replica.start()
             pids = [r.process.pid for r in replicas if r.process is not None]
-            clock = asyncio.run(_measure(*replicas, meter=Meter(pids)))
+            clocks = {
+                pace: asyncio.run(_measure(*replicas, meter=Meter(pids), think=think))
+                for pace, think in PACES.items()
+            }
         finally:
             for replica in replicas:
                 replica.stop()
-    push = _ms(clock.sent_to_push)
-    after_ack = _ms(clock.after_ack)
     figures = {
         "games": GAMES,
         "replicas": 2,
         "window_s": WINDOW,
+        **_figures(clocks["human"]),
+        "target_p99_ms": TARGET_P99_MS,
+        "meets_target": _at(_ms(clocks["human"].sent_to_push), 99) <= TARGET_P99_MS,
+        **{f"loaded_{k}": v for k, v in _figures(clocks["loaded"]).items()},
+        "cpus": os.cpu_count(),
+        "load_average": round(os.getloadavg()[0], 2),
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    verdict = "met" if figures["meets_target"] else "MISSED"
+    print(
+        f"push at a human pace: p50 {figures['push_p50_ms']} ms, p99 {figures['push_p99_ms']} ms"
+        f" (target p99 <= {TARGET_P99_MS:.0f} ms: {verdict}); loaded"
+        f" ({figures['loaded_commands_per_s']} commands/s): p50 {figures['loaded_push_p50_ms']}"
+        f" ms, p99 {figures['loaded_push_p99_ms']} ms"
+    )
+    return figures
+
+
+def _figures(clock: _Clock) -> dict[str, Any]:
+    push = _ms(clock.sent_to_push)
+    after_ack = _ms(clock.after_ack)
+    return {
+        "think_s": clock.think,
         "commands": clock.commands,
         "commands_per_s": round(clock.commands / WINDOW),
         "push_p50_ms": _at(push, 50),
@@ -90,18 +122,7 @@ def run() -> dict[str, Any]:
         "server_cpu_cores": round(clock.meter.servers / clock.meter.wall, 2),
         "client_cpu_cores": round(clock.meter.client / clock.meter.wall, 2),
         "client_cpu_share": clock.meter.client_share(),
-        "target_p99_ms": TARGET_P99_MS,
-        "meets_target": _at(push, 99) <= TARGET_P99_MS,
-        "cpus": os.cpu_count(),
-        "load_average": round(os.getloadavg()[0], 2),
-        "seconds": round(time.perf_counter() - started, 1),
     }
-    verdict = "met" if figures["meets_target"] else "MISSED"
-    print(
-        f"push p50 {figures['push_p50_ms']} ms, p99 {figures['push_p99_ms']} ms "
-        f"(target p99 <= {TARGET_P99_MS:.0f} ms: {verdict})"
-    )
-    return figures
 
 
 def _ms(seconds: list[float]) -> list[float]:
@@ -116,7 +137,8 @@ def _at(sorted_ms: list[float], p: float) -> float:
 
 
 class _Clock:
-    def __init__(self, meter: Meter) -> None:
+    def __init__(self, meter: Meter, think: float) -> None:
+        self.think = think
         self.opens = time.perf_counter() + WARMUP
         self.closes = self.opens + WINDOW
         self.meter = meter  # the servers' CPU and the client's, over the counted window
@@ -130,9 +152,9 @@ class _Clock:
         return self.opens <= time.perf_counter() < self.closes
 
 
-async def _measure(a: Service, b: Service, meter: Meter) -> _Clock:
+async def _measure(a: Service, b: Service, meter: Meter, think: float) -> _Clock:
     await asyncio.gather(a.ready(), b.ready())
-    clock = _Clock(meter)
+    clock = _Clock(meter, think)
     # No keep-alive cap: under one, httpx closes and reopens connections all the time.
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
     async with httpx.AsyncClient(timeout=10.0, limits=limits) as client:
@@ -218,7 +240,7 @@ async def _moves(
             clock.round_trips.append(acked - sent)
             clock.sent_to_push.append(pushed.at - sent)
             clock.early += pushed.at < acked
-        await asyncio.sleep(chance.expovariate(1 / THINK))
+        await asyncio.sleep(chance.expovariate(1 / clock.think))
 
 
 async def _post(client: httpx.AsyncClient, url: str, **request: Any) -> httpx.Response:
