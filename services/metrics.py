@@ -133,6 +133,14 @@ class Metrics:
             "Requests let through because the rate counters could not be reached",
             registry=r,
         )
+        self.hint_waits = Counter(
+            "bura_hint_waits",
+            "Commands that beat the hint of the version their seat saw and waited for it: "
+            "heard (judged on the copy it brought) or missed (read from the store instead; "
+            "many mean the hints are slow)",
+            ["outcome"],
+            registry=r,
+        )
         self.http = Histogram(
             "bura_http_request_seconds",
             "HTTP requests by route and status",
@@ -142,6 +150,7 @@ class Metrics:
 
         self.command = Children(self.commands)  # (type, outcome)
         self.command_time = Children(self.command_seconds)  # (type,)
+        self.hint_wait = Children(self.hint_waits)  # (outcome,)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -52,6 +52,7 @@ from infra.ports.events import (
 from infra.ports.games import AlreadyRematched, GameIndex
 from infra.ports.hints import Hint, HintBus
 from infra.ports.snapshots import Snapshots
+from services.app.arrivals import Arrivals
 from services.app.callers import GAME_ID, Seating
 from services.app.codec import fingerprint, from_recorded, to_new, type_of_command
 from services.app.errors import GameNotFound, KeyReused
@@ -132,6 +133,7 @@ class GameService:
         self._following = False
         self.fresh_seconds = fresh_seconds
         self._hinted: OrderedDict[str, int] = OrderedDict()  # the newest version hinted
+        self.arrivals = Arrivals()  # commands waiting for the hint of what their seat saw
         self._background: set[asyncio.Task[None]] = set()
         self._cold_loads: dict[str, asyncio.Future[tuple[Game, bytes]]] = {}
         self.reads = 0  # store reads made to bring a copy up to date (tests, metrics)
@@ -338,6 +340,7 @@ class GameService:
     def gap(self) -> None:
         """Hints may have been missed: no copy is known current until read again."""
         self._epoch += 1
+        self.arrivals.gap()
 
     def _current(self, game_id: str, copy: Copy) -> bool:
         return (
@@ -366,6 +369,11 @@ class GameService:
         """A hint from the bus: the cached copy takes the append it carries when it is at
         exactly the version the append followed (no store read). Returns the events it
         carried, decoded once for whoever else follows the game here (the feeds)."""
+        events = self._take(hint)
+        self.arrivals.hinted(hint.game_id, hint.version)
+        return events
+
+    def _take(self, hint: Hint) -> list[Event] | None:
         game_id = hint.game_id
         if self._hinted.get(game_id, 0) < hint.version:
             self._hinted[game_id] = hint.version
@@ -525,6 +533,16 @@ class GameService:
         said = fingerprint(command)
         metadata = Metadata(command_id, seat, correlation_id, said)
         cached = self._cache.get(game_id)
+        if (
+            cached is not None
+            and command.seen is not None
+            and command.seen > max(cached.state.version, self._hinted.get(game_id, 0))
+            and self._current(game_id, cached)
+        ):
+            # The seat saw a version no hint has told of yet: it is on its way (arrivals.py).
+            heard = await self.arrivals.wait(game_id, command.seen)
+            self.metrics.hint_wait("heard" if heard else "missed").inc()
+            cached = self._cache.get(game_id)
         if cached is not None and max(command.seen or 0, self._hinted.get(game_id, 0)) > (
             cached.state.version
         ):

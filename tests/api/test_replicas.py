@@ -323,3 +323,54 @@ async def test_a_command_on_a_copy_known_behind_is_judged_after_reading_the_stor
     assert not any(e["event"]["type"] == "penalty_applied" for e in answer["events"])
     assert two.api.service.metrics.conflicts._value.get() == conflicts  # no append lost
     assert two.counted.reads[table.game_id] == reads + 1  # one read, before judging
+
+
+async def test_a_command_that_beats_its_hint_waits_for_it_instead_of_reading_the_store(
+    replicas: tuple[Replica, Replica],
+) -> None:
+    """The replica that appended answers its seat before its hint reaches the other
+    replica, so the other seat's next command, carrying `seen`, may get there first: it
+    waits for the hint (a few milliseconds at most) and is judged on the copy the hint
+    brings, with no store read; a hint that never comes leaves it to the store."""
+    one, two = replicas
+    table = await one.api.create()
+    await two.api.view(table)  # two's copy: current at the table's first version
+    bus = one.api.adapters.hints
+    held: list[Hint] = []
+    bus.publish = held.append  # type: ignore[method-assign,assignment]
+    try:
+        (seat, first), (then, body) = THIRTY_ONE_GAME[0], THIRTY_ONE_GAME[1]
+        answer = await one.api.play(table, seat, first)
+    finally:
+        del bus.publish  # type: ignore[method-assign]
+    assert [h.version for h in held] == [answer["version"]]
+    reads = two.counted.reads[table.game_id]
+    conflicts = two.api.service.metrics.conflicts._value.get()
+    arrivals = two.api.service.arrivals
+    arrivals.seconds = 10.0  # long enough for this test to be the one sending the hint
+    waits = two.api.service.metrics.hint_wait
+    heard = waits("heard")._value.get()
+    playing = asyncio.create_task(two.api.play(table, then, {**body, "seen": answer["version"]}))
+    await until(lambda: table.game_id in arrivals._waiting, timeout=2.0)
+    await bus.publish(held[0])  # the hint, late
+    played = await playing
+    assert played["version"] > answer["version"]
+    assert waits("heard")._value.get() == heard + 1
+    assert two.counted.reads[table.game_id] == reads  # judged on the hint's copy
+    assert two.api.service.metrics.conflicts._value.get() == conflicts  # and on time
+    assert not arrivals._waiting
+
+    # a hint that never comes: the wait runs out and the store is read, as without it
+    arrivals.seconds = 0.05
+    seat, body = THIRTY_ONE_GAME[2]
+    missed = waits("missed")._value.get()
+    state = await two.api.service.load(table.game_id)  # current: no read
+    events = decide(state, command_of(body), seat, two.api.service.now())
+    written = await one.counted.store.append(
+        table.game_id, state.version, [to_new(e) for e in events]
+    )
+    seat, body = THIRTY_ONE_GAME[3]
+    later = await two.api.play(table, seat, {**body, "seen": written.last_version})
+    assert later["version"] > written.last_version
+    assert waits("missed")._value.get() == missed + 1
+    assert two.counted.reads[table.game_id] == reads + 1
