@@ -365,15 +365,16 @@ class GameService:
             return None
         return copy.state.version
 
-    def heard(self, hint: Hint) -> list[Event] | None:
+    def heard(self, hint: Hint, wanted: bool = True) -> list[Event] | None:
         """A hint from the bus: the cached copy takes the append it carries when it is at
         exactly the version the append followed (no store read). Returns the events it
-        carried, decoded once for whoever else follows the game here (the feeds)."""
-        events = self._take(hint)
+        carried, decoded once for whoever else follows the game here (the feeds) when they
+        are `wanted`; a game nobody holds or watches here costs no decoding."""
+        events = self._take(hint, wanted)
         self.arrivals.hinted(hint.game_id, hint.version)
         return events
 
-    def _take(self, hint: Hint) -> list[Event] | None:
+    def _take(self, hint: Hint, wanted: bool) -> list[Event] | None:
         game_id = hint.game_id
         if self._hinted.get(game_id, 0) < hint.version:
             self._hinted[game_id] = hint.version
@@ -383,9 +384,12 @@ class GameService:
                 evicted = self._cache.get(forgotten)
                 if evicted is not None:  # what was hinted about it is no longer known
                     evicted.epoch = -1
-        events = carried(hint.events, hint.schema) if hint.after is not None else None
         copy = self._cache.get(game_id)
-        if events is None or copy is None or copy.state.version != hint.after:
+        takes = copy is not None and copy.state.version == hint.after
+        if hint.after is None or not (takes or wanted):
+            return None
+        events = carried(hint.events, hint.schema)
+        if events is None or copy is None or not takes:
             return events
         try:
             state = fold(copy.state, events)

@@ -145,9 +145,10 @@ class Projector:
             await asyncio.sleep(0.5)
 
     def _hinted(self, hint: Hint) -> None:
-        events = self.service.heard(hint)
         feed = self.feeds.get(hint.game_id)
-        if feed is None or feed.watchers == 0 or hint.version <= feed.state.version:
+        watched = feed is not None and feed.watchers > 0 and hint.version > feed.state.version
+        events = self.service.heard(hint, wanted=watched)
+        if feed is None or not watched:
             return  # not watched here: a stream that opens reads the store first
         feed.used = time.monotonic()
         self.lag = hint.version - feed.state.version

@@ -8,7 +8,9 @@ into nothing (GameService.time_out). A timer learns of new deadlines from this r
 own appends at once; another replica's acts only move a deadline later, so a timer that
 wakes too early reads the game and sleeps again. Timers start from the games index (games
 in progress with a clock) and pick up new games from the hints; finished games and games
-without a clock are remembered as needing none, so nothing polls them.
+without a clock are remembered as needing none, so nothing polls them. A hint that carries
+a game's start says whether its table has a clock: a game without one is known to need no
+timer without reading it (every replica hears of every new game).
 """
 
 from __future__ import annotations
@@ -22,13 +24,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from domain.clock import abandon_deadline
+from domain.events import GameStarted
 from domain.rules import clocked
 from domain.state import Game
 from infra.ports.events import StoreUnavailable
 from infra.ports.games import GameIndex
-from infra.ports.hints import HintBus
+from infra.ports.hints import Hint, HintBus
 from services.app.errors import GameNotFound
 from services.app.games import GameService
+from services.app.snapshots import carried
 from services.live.attendance import Attendance
 
 log = logging.getLogger("bura.timers")
@@ -171,7 +175,11 @@ class Timers:
                 async for hint in self.hints.hints():
                     if hint is None:  # hints may have been missed: the index again
                         self._spawn(self._start_up(repair=False))
-                    elif hint.game_id not in self.tasks:
+                    elif hint.game_id in self.tasks or hint.game_id in self._settled:
+                        continue
+                    elif unclocked_start(hint):
+                        self._settle(hint.game_id)
+                    else:
                         self.watch(hint.game_id)
             except asyncio.CancelledError:
                 raise
@@ -254,3 +262,15 @@ class Timers:
             async with asyncio.timeout(seconds):
                 await poke.wait()
         poke.clear()
+
+
+def unclocked_start(hint: Hint) -> bool:
+    """The hint carries the game's start (the append from version 0) and its table has no
+    clock: the game never needs a timer. False whenever the hint does not say (another
+    append, or events this code cannot read): then the game is read to know."""
+    if hint.after != 0:
+        return False
+    events = carried(hint.events, hint.schema)
+    if not events or not isinstance(events[0], GameStarted):
+        return False
+    return not clocked(events[0].rules)

@@ -124,6 +124,27 @@ async def test_a_current_follower_takes_a_published_command_without_reading_the_
     assert two.counted.reads[table.game_id] == reads + 1
 
 
+async def test_a_replica_that_hears_of_a_new_game_without_a_clock_reads_nothing_of_it(
+    replicas: tuple[Replica, Replica],
+) -> None:
+    """Every replica hears of every new game. The hint of its start says whether the table
+    has a clock: without one, no timer is ever needed there, so the game is not read (nor
+    its events decoded into a copy) until somebody asks that replica for it."""
+    one, two = replicas
+    plain = await one.api.create()
+    clocked = await one.api.create(rules={"turn_seconds": 60})
+    timers = two.api.runtime.timers
+    # the timers hear the hints in order: by the clocked game's timer, the plain one's hint
+    await until(lambda: clocked.game_id in timers.tasks)
+    await until(lambda: two.counted.reads[clocked.game_id] >= 1)  # a timer reads its game
+    assert plain.game_id in timers._settled
+    assert plain.game_id not in timers.tasks
+    assert two.counted.reads[plain.game_id] == 0
+    assert plain.game_id not in two.api.service._cache
+    assert (await two.api.view(plain))["version"] == plain.version  # asked: read once
+    assert two.counted.reads[plain.game_id] == 1
+
+
 async def test_a_replica_with_no_stream_on_a_game_renders_no_view(
     replicas: tuple[Replica, Replica],
 ) -> None:
@@ -224,6 +245,7 @@ async def test_a_copy_trusted_as_current_but_behind_is_read_again_before_judging
     nor retried on it until the game is `busy`."""
     one, two = replicas
     table = await one.api.create()
+    await two.api.view(table)  # two's copy, followed from the hints from now on
     steps = iter(THIRTY_ONE_GAME)
     for seat, command in [next(steps), next(steps)]:
         answer = await one.api.play(table, seat, command)
