@@ -186,10 +186,16 @@ def _wait_ready(base: str, server: subprocess.Popen[bytes]) -> None:
     raise RuntimeError(f"{base} not ready after 30 s")
 
 
-async def window(target: Target, games: int, bare: bool = False) -> dict[str, Any]:
-    """One timed window of `games` bot games on the target; its figures."""
+async def window(
+    target: Target, games: int, bare: bool = False, think: float = 0.0
+) -> dict[str, Any]:
+    """One timed window of `games` bot games on the target; its figures. With `think`,
+    each game's next move follows a pause of that many seconds on average (exponential,
+    not timed): the offered load is then about games / think commands a second, whatever
+    the target, where without it the bots go as fast as the target answers."""
     meter = Meter(target.pids)
     timed = Window(time.perf_counter() + WARMUP, time.perf_counter() + WARMUP + WINDOW)
+    timed.think = think
 
     async def metered() -> None:
         await asyncio.sleep(timed.opens - time.perf_counter())
@@ -215,6 +221,7 @@ class Window:
 
     def __init__(self, opens: float, closes: float) -> None:
         self.opens, self.closes = opens, closes
+        self.think = 0.0  # mean pause before each move, seconds (0: none)
         self.latencies: list[float] = []
         self.creates = 0
         self.games_finished = 0
@@ -252,12 +259,15 @@ async def _bot_games(target: Target, slot: int, window: Window) -> None:
 
 async def _play(seats: list[KeepAlive], slot: int, window: Window) -> None:
     chance = random.Random(slot)
+    pauses = random.Random(-slot - 1)  # apart, so that a pace leaves the moves as they were
     while time.perf_counter() < window.closes:
         started = time.perf_counter()
         state, game_id, tokens = await _new_game(seats[0], f"bench-{slot}-{uuid.uuid4().hex}")
         window.creates += window.counts(started, time.perf_counter())
         path = f"/games/{game_id}/commands"
         while not state.finished and time.perf_counter() < window.closes:
+            if window.think:
+                await asyncio.sleep(pauses.expovariate(1 / window.think))
             seat = state.deal.turn  # type: ignore[union-attr]
             # with the version it acted on, as the Python client sends every command
             command = msgspec.structs.replace(greedy_bot(state, seat, chance), seen=state.version)

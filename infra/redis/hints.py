@@ -18,23 +18,18 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from collections.abc import AsyncIterator
 
 import msgspec
-import redis.asyncio as redis
-from redis.asyncio.client import PubSub
-from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialBackoff, NoBackoff
-from redis.exceptions import RedisError
 
 from infra.ports.hints import Hint
+from infra.redis.wire import ReplyError, Subscription, Wire
 
 log = logging.getLogger("bura.redis")
 
 CHANNEL = "bura:hints"
 OUTBOX = 4096  # hints waiting to be sent; beyond that, new ones are dropped
-_DOWN = (RedisError, OSError)
+_DOWN = (OSError, ReplyError)  # WireError is an OSError
 
 
 _NO_EVENTS = msgspec.Raw()  # left out of the wire (omit_defaults goes by this very object)
@@ -89,19 +84,12 @@ _encode = msgspec.json.Encoder().encode
 _decode_wire = msgspec.json.Decoder(_Wire).decode
 
 
-def _closing(pubsub: PubSub) -> Callable[[], Awaitable[None]]:
-    """PubSub.aclose, which redis-py leaves untyped."""
-    close: Callable[[], Awaitable[None]] = pubsub.aclose
-    return close
-
-
 class RedisHintBus:
     shared = True
 
-    def __init__(self, client: redis.Redis, listener: redis.Redis, url: str) -> None:
-        self.client = client  # commands: publish, ping
-        self.listener = listener  # pub/sub: never retries silently, so no gap goes unseen
-        self.url = url
+    def __init__(self, wire: Wire, url: str) -> None:
+        self.wire = wire  # commands: publish, ping (the lean pipelined connection)
+        self.url = url  # the subscription opens its own connection
         self.errors = 0  # read by the metrics endpoint
         self.origin = uuid.uuid4().hex
         self._closed = asyncio.Event()
@@ -115,16 +103,7 @@ class RedisHintBus:
 
     @classmethod
     async def open(cls, url: str) -> RedisHintBus:
-        common: dict[str, Any] = {
-            "socket_connect_timeout": 2,
-            "socket_timeout": 5,
-            "health_check_interval": 10,
-        }
-        client = redis.Redis.from_url(
-            url, retry=Retry(ExponentialBackoff(cap=0.2, base=0.02), 2), **common
-        )
-        listener = redis.Redis.from_url(url, retry=Retry(NoBackoff(), 0), **common)
-        return cls(client, listener, url)
+        return cls(Wire(url, timeout=5), url)
 
     async def publish(self, hint: Hint) -> None:
         """Wake this process's listeners now and queue the hint for the other processes."""
@@ -148,10 +127,7 @@ class RedisHintBus:
             while not self._outbox.empty() and len(batch) < 256:
                 batch.append(self._outbox.get_nowait())
             try:
-                async with self.client.pipeline(transaction=False) as pipe:
-                    for data in batch:
-                        pipe.publish(CHANNEL, data)
-                    await pipe.execute()
+                await self.wire.calls([("PUBLISH", CHANNEL, data) for data in batch])
             except _DOWN as error:
                 self.errors += 1
                 self._warn(f"dropped {len(batch)} hint(s): redis unavailable ({error})")
@@ -197,19 +173,17 @@ class RedisHintBus:
     async def _subscribe(self) -> None:
         delay = 0.05
         while not self._closed.is_set():
-            pubsub = self.listener.pubsub(ignore_subscribe_messages=True)
+            subscription = Subscription(self.url, CHANNEL)
             try:
-                await pubsub.subscribe(CHANNEL)
+                await subscription.open()
                 self._subscribed = True
                 self._tell(None)
                 heard: dict[str, int] = {}  # origin -> the last seq heard since subscribing
                 delay = 0.05
                 while not self._closed.is_set():
-                    message = await pubsub.get_message(timeout=1.0)
-                    if message is None or message["type"] != "message":
-                        continue
+                    data = await subscription.next()
                     try:
-                        wire = _decode_wire(message["data"])
+                        wire = _decode_wire(data)
                     except msgspec.DecodeError:
                         log.warning("ignored a malformed hint on %s", CHANNEL)
                         continue
@@ -230,14 +204,13 @@ class RedisHintBus:
                 log.exception("redis pub/sub failed; reconnecting")
             finally:
                 self._subscribed = False
-                with contextlib.suppress(*_DOWN):
-                    await _closing(pubsub)()
+                await subscription.close()
             if not self._closed.is_set():
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)
 
     async def ping(self) -> None:
-        await self.client.ping()
+        await self.wire.call("PING")
 
     async def close(self) -> None:
         self._closed.set()
@@ -252,5 +225,8 @@ class RedisHintBus:
             self._sender.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sender
-        await self.listener.aclose()
-        await self.client.aclose()
+        if self._remote is not None:
+            self._remote.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._remote
+        await self.wire.close()

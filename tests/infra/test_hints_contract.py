@@ -133,8 +133,10 @@ async def test_a_gap_in_a_publishers_hints_is_told_as_a_possible_loss(redis_url:
     task = asyncio.create_task(listen())
     await until(lambda: heard == [None])  # subscribed
     for seq in (1, 2, 4, 4):  # 3 never came; 4 sent twice (a pipeline sent again)
-        await listener.client.publish(
-            CHANNEL, f'{{"game_id":"{game}","version":{seq},"origin":"other","seq":{seq}}}'
+        await listener.wire.call(
+            "PUBLISH",
+            CHANNEL,
+            f'{{"game_id":"{game}","version":{seq},"origin":"other","seq":{seq}}}',
         )
     await until(lambda: len(heard) == 5)
     await asyncio.sleep(0.1)

@@ -1,0 +1,306 @@
+"""A lean Redis connection for the calls made on every command: the rate counters' script
+and the hints' PUBLISH. One connection per process, shared by every caller: commands are
+written as they come (pipelined) and replies are matched to callers in order, which is how
+Redis answers on one connection. Replies are parsed by hiredis.
+
+It does less than redis-py's client on purpose: no pool, no retries, no reconnect in the
+middle of a call. A call that cannot be answered (no connection, a timeout, the connection
+lost) raises WireError at once, and the connection is dropped with every call still on
+it, since a late reply would be matched to the wrong caller. The next call connects again.
+Callers already treat an unreachable Redis as such (the rate limits serve, a hint is
+dropped and caught up from the store). redis-py keeps the rest: pub/sub, presence,
+tickets, snapshots."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import ssl
+from typing import Any, cast
+from urllib.parse import unquote, urlsplit
+
+import hiredis
+
+Arg = bytes | str | int | float
+
+
+class WireError(ConnectionError):
+    """Redis could not answer this call: unreachable, too slow, or the connection lost."""
+
+
+class ReplyError(Exception):
+    """Redis answered with an error (a wrong type, a script error, NOSCRIPT...)."""
+
+
+def _encode(args: tuple[Arg, ...]) -> bytes:
+    parts = [b"*%d\r\n" % len(args)]
+    for arg in args:
+        data = arg if isinstance(arg, bytes) else str(arg).encode()
+        parts.append(b"$%d\r\n" % len(data))
+        parts.append(data)
+        parts.append(b"\r\n")
+    return b"".join(parts)
+
+
+class Where:
+    """What a redis:// or rediss:// URL names: where to connect, and what to say first."""
+
+    def __init__(self, url: str) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("redis", "rediss"):
+            raise ValueError(f"not a redis:// or rediss:// URL: {parts.scheme}://...")
+        self.host = parts.hostname or "127.0.0.1"
+        self.port = parts.port or 6379
+        self.tls = parts.scheme == "rediss"
+        self.username = unquote(parts.username) if parts.username else None
+        self.password = unquote(parts.password) if parts.password else None
+        path = parts.path.strip("/")
+        self.db = int(path) if path else 0
+
+    def greeting(self) -> list[tuple[str, ...]]:
+        said: list[tuple[str, ...]] = []
+        if self.password is not None:
+            said.append(
+                ("AUTH", self.username, self.password) if self.username else ("AUTH", self.password)
+            )
+        if self.db:
+            said.append(("SELECT", str(self.db)))
+        return said
+
+
+class _Protocol(asyncio.Protocol):
+    def __init__(self) -> None:
+        self.reader = hiredis.Reader(replyError=ReplyError)
+        self.waiting: collections.deque[asyncio.Future[Any]] = collections.deque()
+        self.transport: asyncio.Transport | None = None
+        self.lost: Exception | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # a stream transport (uvloop's is not a subclass of asyncio's, but is one)
+        self.transport = cast(asyncio.Transport, transport)
+
+    def data_received(self, data: bytes) -> None:
+        self.reader.feed(data)
+        while True:
+            try:
+                reply = self.reader.gets()
+            except hiredis.ProtocolError as error:
+                self._fail(WireError(f"redis spoke no RESP: {error}"))
+                if self.transport is not None:
+                    self.transport.close()
+                return
+            if reply is False:
+                return
+            self._reply(reply)
+
+    def _reply(self, reply: Any) -> None:
+        if not self.waiting:  # nobody asked: the connection is out of step
+            self._fail(WireError("a reply nobody asked for"))
+            if self.transport is not None:
+                self.transport.close()
+            return
+        waiter = self.waiting.popleft()
+        if not waiter.done():
+            if isinstance(reply, ReplyError):
+                waiter.set_exception(reply)
+            else:
+                waiter.set_result(reply)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._fail(WireError(f"redis connection lost ({exc or 'closed'})"))
+
+    def _fail(self, error: Exception) -> None:
+        self.lost = error
+        while self.waiting:
+            waiter = self.waiting.popleft()
+            if not waiter.done():
+                waiter.set_exception(error)
+
+
+class Wire:
+    """One pipelined connection to Redis, opened at the first call and again after a loss."""
+
+    def __init__(self, url: str, timeout: float = 2.0, connect_timeout: float = 2.0) -> None:
+        self.where = Where(url)
+        self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        self._protocol: _Protocol | None = None
+        self._connecting: asyncio.Future[_Protocol] | None = None
+        self._closed = False
+
+    async def call(self, *args: Arg) -> Any:
+        """One command's reply; ReplyError for Redis's error reply, WireError when no
+        reply can be had in time."""
+        protocol = self._protocol
+        if protocol is None or protocol.lost is not None:
+            protocol = await self._connected()
+        assert protocol.transport is not None
+        waiter: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        protocol.waiting.append(waiter)
+        protocol.transport.write(_encode(args))
+        try:
+            async with asyncio.timeout(self.timeout):
+                return await waiter
+        except TimeoutError:
+            self._drop(protocol, WireError(f"redis did not answer in {self.timeout} s"))
+            raise WireError(f"redis did not answer in {self.timeout} s") from None
+
+    async def calls(self, commands: list[tuple[Arg, ...]]) -> list[Any]:
+        """Several commands in one write, their replies in order (a pipeline, not a
+        transaction); the first error reply raises once every reply is in."""
+        protocol = self._protocol
+        if protocol is None or protocol.lost is not None:
+            protocol = await self._connected()
+        assert protocol.transport is not None
+        loop = asyncio.get_running_loop()
+        waiters: list[asyncio.Future[Any]] = [loop.create_future() for _ in commands]
+        protocol.waiting.extend(waiters)
+        protocol.transport.write(b"".join(_encode(args) for args in commands))
+        try:
+            async with asyncio.timeout(self.timeout):
+                return list(await asyncio.gather(*waiters))
+        except TimeoutError:
+            self._drop(protocol, WireError(f"redis did not answer in {self.timeout} s"))
+            raise WireError(f"redis did not answer in {self.timeout} s") from None
+
+    async def _connected(self) -> _Protocol:
+        if self._closed:
+            raise WireError("closed")
+        if self._connecting is None or self._connecting.done():
+            self._connecting = asyncio.ensure_future(self._connect())
+        try:
+            return await asyncio.shield(self._connecting)
+        except (OSError, TimeoutError) as error:
+            where = f"{self.where.host}:{self.where.port}"
+            raise WireError(f"redis unreachable at {where}: {error}") from error
+
+    async def _connect(self) -> _Protocol:
+        loop = asyncio.get_running_loop()
+        context = ssl.create_default_context() if self.where.tls else None
+        async with asyncio.timeout(self.connect_timeout):
+            _, protocol = await loop.create_connection(
+                _Protocol, self.where.host, self.where.port, ssl=context
+            )
+            transport = protocol.transport
+            assert transport is not None
+            for said in self.where.greeting():
+                waiter: asyncio.Future[Any] = loop.create_future()
+                protocol.waiting.append(waiter)
+                transport.write(_encode(said))
+                try:
+                    await waiter
+                except ReplyError as error:
+                    transport.close()
+                    raise WireError(f"redis refused {said[0]}: {error}") from None
+        self._protocol = protocol
+        return protocol
+
+    def _drop(self, protocol: _Protocol, error: Exception) -> None:
+        protocol._fail(error)
+        if protocol.transport is not None:
+            protocol.transport.close()
+        if self._protocol is protocol:
+            self._protocol = None
+
+    async def close(self) -> None:
+        self._closed = True
+        protocol, self._protocol = self._protocol, None
+        if protocol is not None:
+            self._drop(protocol, WireError("closed"))
+        if self._connecting is not None and not self._connecting.done():
+            self._connecting.cancel()
+            with contextlib.suppress(BaseException):
+                await self._connecting
+
+
+class _Listening(_Protocol):
+    """A subscribed connection: messages (and PING's pong) go to a queue, not to callers."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.heard: asyncio.Queue[bytes | Exception | None] = asyncio.Queue()
+        self.subscribed = False
+
+    def _reply(self, reply: Any) -> None:
+        if self.waiting:  # the greeting's replies, then SUBSCRIBE's, come first
+            if isinstance(reply, list) and reply[:1] == [b"subscribe"]:
+                self.subscribed = True  # a message may follow in this very read
+            super()._reply(reply)
+        elif isinstance(reply, list) and len(reply) == 3 and reply[0] == b"message":
+            self.heard.put_nowait(reply[2])
+        else:
+            self.heard.put_nowait(None)  # a pong
+
+    def _fail(self, error: Exception) -> None:
+        super()._fail(error)
+        if self.subscribed:
+            self.heard.put_nowait(error)
+
+
+class Subscription:
+    """One connection subscribed to one channel: `next()` gives its messages in order, and
+    raises WireError once the connection is lost or stops answering. After `quiet` seconds
+    without a message it sends a PING, which must be answered within `timeout`: a Redis
+    that went away without closing the connection is noticed, not waited on forever."""
+
+    def __init__(self, url: str, channel: str, timeout: float = 5.0, quiet: float = 10.0) -> None:
+        self.where = Where(url)
+        self.channel = channel
+        self.timeout = timeout
+        self.quiet = quiet
+        self._protocol: _Listening | None = None
+
+    async def open(self) -> None:
+        loop = asyncio.get_running_loop()
+        context = ssl.create_default_context() if self.where.tls else None
+        try:
+            async with asyncio.timeout(self.timeout):
+                _, protocol = await loop.create_connection(
+                    _Listening, self.where.host, self.where.port, ssl=context
+                )
+                self._protocol = protocol
+                transport = protocol.transport
+                assert transport is not None
+                for said in [*self.where.greeting(), ("SUBSCRIBE", self.channel)]:
+                    waiter: asyncio.Future[Any] = loop.create_future()
+                    protocol.waiting.append(waiter)
+                    transport.write(_encode(said))
+                    try:
+                        await waiter
+                    except ReplyError as error:
+                        raise WireError(f"redis refused {said[0]}: {error}") from None
+        except (OSError, TimeoutError) as error:
+            await self.close()
+            where = f"{self.where.host}:{self.where.port}"
+            raise WireError(f"redis pub/sub unreachable at {where}: {error!r}") from error
+
+    async def next(self) -> bytes:
+        protocol = self._protocol
+        if protocol is None:
+            raise WireError("not subscribed")
+        wait = self.quiet
+        while True:
+            if protocol.lost is not None:
+                raise protocol.lost
+            try:
+                async with asyncio.timeout(wait):
+                    item = await protocol.heard.get()
+            except TimeoutError:
+                if wait == self.timeout:  # the PING went unanswered
+                    protocol._fail(WireError(f"redis did not answer a PING in {self.timeout} s"))
+                    raise protocol.lost or WireError("lost") from None
+                assert protocol.transport is not None
+                protocol.transport.write(_encode(("PING",)))
+                wait = self.timeout
+                continue
+            wait = self.quiet
+            if isinstance(item, Exception):
+                raise item
+            if item is not None:
+                return item
+
+    async def close(self) -> None:
+        protocol, self._protocol = self._protocol, None
+        if protocol is not None and protocol.transport is not None:
+            protocol.transport.close()
