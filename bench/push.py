@@ -12,7 +12,11 @@ no extra request loads the servers.
 after the answer, without the clamp.) Production settings: Redis, info logging as JSON,
 rate limits on. The client, both servers, PostgreSQL and Redis share this machine (its
 CPU count and load are recorded, and the client's share of the CPU: on a busy machine
-the tail is the scheduler's).
+the tail is the scheduler's). The client reads the streams on raw keep-alive connections,
+as it sends the commands (bench/service.py's KeepAlive): with httpx's streaming it spent
+more CPU per message than the servers, and its own busy loop was a good part of the tail
+it measured. `client_loop_lag_*` says how late its loop woke in the window, which bounds
+how late any of its clock readings can be.
 
 Two paces, on the same two processes, one after the other:
 - `human`: each game's next move follows a pause of 0.5 s on average (exponential): two
@@ -27,12 +31,14 @@ Target: p99 <= 20 ms at the human pace (a quiet machine), printed, never asserte
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import msgspec
@@ -47,7 +53,6 @@ from domain.evolve import fold
 from domain.state import NEW_GAME, Game
 from harness.databases import fresh_database
 from harness.processes import OPERATOR, Service, bearer
-from harness.sse import Stream
 
 GAMES = 32
 WARMUP = sized(3.0, 1.0)  # seconds before latencies count
@@ -123,6 +128,8 @@ def _figures(clock: _Clock) -> dict[str, Any]:
         "server_cpu_cores": round(clock.meter.servers / clock.meter.wall, 2),
         "client_cpu_cores": round(clock.meter.client / clock.meter.wall, 2),
         "client_cpu_share": clock.meter.client_share(),
+        "client_loop_lag_p99_ms": _at(_ms(clock.loop_lags), 99),
+        "client_loop_lag_max_ms": _at(_ms(clock.loop_lags), 100),
     }
 
 
@@ -148,6 +155,7 @@ class _Clock:
         self.sent_to_push: list[float] = []  # command sent -> push: the latency
         self.early = 0
         self.commands = 0
+        self.loop_lags: list[float] = []  # the client loop's lateness, every 5 ms
 
     def counting(self) -> bool:
         return self.opens <= time.perf_counter() < self.closes
@@ -168,7 +176,10 @@ async def _measure(a: Service, b: Service, meter: Meter, think: float) -> _Clock
 async def _metered(clock: _Clock) -> None:
     await asyncio.sleep(clock.opens - time.perf_counter())
     with clock.meter:
-        await asyncio.sleep(clock.closes - time.perf_counter())
+        # how late this process's loop wakes: what its own clock readings may be late by
+        while (asked := time.perf_counter()) < clock.closes:
+            await asyncio.sleep(0.005)
+            clock.loop_lags.append(time.perf_counter() - asked - 0.005)
 
 
 async def _games(client: httpx.AsyncClient, a: str, b: str, slot: int, clock: _Clock) -> None:
@@ -189,11 +200,8 @@ async def _game(
     state: Game = fold(
         NEW_GAME, decide(NEW_GAME, StartGame(seats=("bot0", "bot1"), seed=seed), None)
     )
-    url = f"{b}/games/{game_id}/stream"
-    async with (
-        Stream(client, url, tokens[0], decode=False) as seat0,
-        Stream(client, url, tokens[1], decode=False) as seat1,
-    ):
+    path = f"/games/{game_id}/stream"
+    async with Pushes(b, path, tokens[0]) as seat0, Pushes(b, path, tokens[1]) as seat1:
         streams = (seat0, seat1)
         await asyncio.gather(*(s.version(state.version) for s in streams))
         # Commands on a lean keep-alive connection (bench/service.py): httpx's CPU per
@@ -207,7 +215,7 @@ async def _game(
 
 async def _moves(
     post: KeepAlive,
-    streams: tuple[Stream, Stream],
+    streams: tuple[Pushes, Pushes],
     game_id: str,
     tokens: list[str],
     seed: str,
@@ -237,11 +245,94 @@ async def _moves(
         pushed = await streams[1 - seat].version(version)
         if clock.counting():
             clock.commands += 1
-            clock.after_ack.append(pushed.at - acked)
+            clock.after_ack.append(pushed - acked)
             clock.round_trips.append(acked - sent)
-            clock.sent_to_push.append(pushed.at - sent)
-            clock.early += pushed.at < acked
+            clock.sent_to_push.append(pushed - sent)
+            clock.early += pushed < acked
         await asyncio.sleep(chance.expovariate(1 / clock.think))
+
+
+class Pushes:
+    """One seat's SSE stream on a raw keep-alive connection: the version (`id:`) of each
+    message and when its last byte arrived. httpx's streaming costs this process more CPU
+    per message than the server spends sending it, and a client whose loop is busy reads
+    its clock late: the latency would be the client's."""
+
+    def __init__(self, base: str, path: str, token: str) -> None:
+        self.where = urlsplit(base)
+        self.head = (
+            f"GET {path} HTTP/1.1\r\nHost: {self.where.netloc}\r\n"
+            f"Authorization: Bearer {token}\r\nAccept: text/event-stream\r\n\r\n"
+        ).encode("latin-1")
+        self.arrived: list[tuple[int, float]] = []  # (version, when), in order
+        self._looked = 0  # arrivals before this one are older than any version asked for
+        self._more = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._writer: asyncio.StreamWriter | None = None
+
+    async def __aenter__(self) -> Pushes:
+        reader, self._writer = await asyncio.open_connection(self.where.hostname, self.where.port)
+        self._writer.write(self.head)
+        status = (await reader.readline()).split()
+        if len(status) < 2 or status[1] != b"200":
+            raise RuntimeError(f"GET stream -> {status!r}")
+        chunked = False
+        while (line := await reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"transfer-encoding":
+                chunked = b"chunked" in value.lower()
+        self._task = asyncio.create_task(self._read(reader, chunked))
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        if self._writer is not None:
+            self._writer.close()
+            with contextlib.suppress(OSError):
+                await self._writer.wait_closed()
+
+    async def _read(self, reader: asyncio.StreamReader, chunked: bool) -> None:
+        buffer = b""
+        try:
+            while True:
+                if chunked:
+                    size = int((await reader.readline()).split(b";")[0].strip() or b"0", 16)
+                    if size == 0:
+                        return
+                    data = (await reader.readexactly(size + 2))[:-2]
+                else:
+                    data = await reader.read(65536)
+                    if not data:
+                        return
+                at = time.perf_counter()
+                buffer += data
+                while (end := buffer.find(b"\n\n")) >= 0:
+                    message, buffer = buffer[:end], buffer[end + 2 :]
+                    for line in message.split(b"\n"):
+                        if line.startswith(b"id:"):
+                            with contextlib.suppress(ValueError):
+                                self.arrived.append((int(line[3:]), at))
+                self._more.set()
+        finally:
+            self._more.set()
+
+    async def version(self, version: int, timeout: float = 10.0) -> float:
+        """When the first message of `version` or later arrived (waiting for it)."""
+        async with asyncio.timeout(timeout):
+            while True:
+                for index in range(self._looked, len(self.arrived)):
+                    seen, at = self.arrived[index]
+                    if seen >= version:
+                        self._looked = index
+                        return at
+                self._looked = len(self.arrived)
+                if self._task is not None and self._task.done():
+                    raise RuntimeError(f"the stream ended before version {version}")
+                self._more.clear()
+                await self._more.wait()
 
 
 async def _post(client: httpx.AsyncClient, url: str, **request: Any) -> httpx.Response:

@@ -89,6 +89,11 @@ def _digest(text: str) -> str:
 
 def rate_limit_middleware(settings: Settings, metrics: Metrics) -> Any:
     classes = policies(settings)
+    # the same for every request of a class: made once
+    named = {
+        kind: (b"ratelimit-policy", ", ".join(_policy(p) for p in chosen).encode())
+        for kind, chosen in classes.items()
+    }
 
     def middleware(app: ASGIApp) -> ASGIApp:
         async def handle(scope: Scope, receive: Receive, send: Send) -> None:
@@ -131,9 +136,7 @@ def rate_limit_middleware(settings: Settings, metrics: Metrics) -> Any:
                 log.warning("rate counters unavailable: %s", error, extra={"error": repr(error)})
                 await app(scope, receive, send)
                 return
-            fields = [
-                (b"ratelimit-policy", ", ".join(_policy(p) for p in chosen).encode()),
-            ]
+            fields = [named[kind]]
             if tightest is not None:
                 remaining, left, policy = tightest
                 fields.append(
