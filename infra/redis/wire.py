@@ -17,7 +17,7 @@ import asyncio
 import collections
 import contextlib
 import ssl
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 from urllib.parse import unquote, urlsplit
 
 import hiredis
@@ -118,6 +118,32 @@ class _Protocol(asyncio.Protocol):
                 waiter.set_exception(error)
 
 
+P = TypeVar("P", bound="_Protocol")
+
+
+async def _opened(factory: type[P], where: Where, said: list[tuple[str, ...]]) -> P:
+    """A connection of `factory`'s kind to `where`, once Redis has accepted what is `said`
+    first (AUTH, SELECT, SUBSCRIBE); closed again if it refuses any of it."""
+    loop = asyncio.get_running_loop()
+    context = ssl.create_default_context() if where.tls else None
+    _, protocol = await loop.create_connection(factory, where.host, where.port, ssl=context)
+    transport = protocol.transport
+    assert transport is not None
+    try:
+        for command in said:
+            waiter: asyncio.Future[Any] = loop.create_future()
+            protocol.waiting.append(waiter)
+            transport.write(_encode(command))
+            try:
+                await waiter
+            except ReplyError as error:
+                raise WireError(f"redis refused {command[0]}: {error}") from None
+    except BaseException:
+        transport.close()
+        raise
+    return protocol
+
+
 class Wire:
     """One pipelined connection to Redis, opened at the first call and again after a loss."""
 
@@ -176,23 +202,8 @@ class Wire:
             raise WireError(f"redis unreachable at {where}: {error}") from error
 
     async def _connect(self) -> _Protocol:
-        loop = asyncio.get_running_loop()
-        context = ssl.create_default_context() if self.where.tls else None
         async with asyncio.timeout(self.connect_timeout):
-            _, protocol = await loop.create_connection(
-                _Protocol, self.where.host, self.where.port, ssl=context
-            )
-            transport = protocol.transport
-            assert transport is not None
-            for said in self.where.greeting():
-                waiter: asyncio.Future[Any] = loop.create_future()
-                protocol.waiting.append(waiter)
-                transport.write(_encode(said))
-                try:
-                    await waiter
-                except ReplyError as error:
-                    transport.close()
-                    raise WireError(f"redis refused {said[0]}: {error}") from None
+            protocol = await _opened(_Protocol, self.where, self.where.greeting())
         self._protocol = protocol
         return protocol
 
@@ -252,26 +263,11 @@ class Subscription:
         self._protocol: _Listening | None = None
 
     async def open(self) -> None:
-        loop = asyncio.get_running_loop()
-        context = ssl.create_default_context() if self.where.tls else None
+        said = [*self.where.greeting(), ("SUBSCRIBE", self.channel)]
         try:
             async with asyncio.timeout(self.timeout):
-                _, protocol = await loop.create_connection(
-                    _Listening, self.where.host, self.where.port, ssl=context
-                )
-                self._protocol = protocol
-                transport = protocol.transport
-                assert transport is not None
-                for said in [*self.where.greeting(), ("SUBSCRIBE", self.channel)]:
-                    waiter: asyncio.Future[Any] = loop.create_future()
-                    protocol.waiting.append(waiter)
-                    transport.write(_encode(said))
-                    try:
-                        await waiter
-                    except ReplyError as error:
-                        raise WireError(f"redis refused {said[0]}: {error}") from None
+                self._protocol = await _opened(_Listening, self.where, said)
         except (OSError, TimeoutError) as error:
-            await self.close()
             where = f"{self.where.host}:{self.where.port}"
             raise WireError(f"redis pub/sub unreachable at {where}: {error!r}") from error
 
