@@ -18,7 +18,7 @@ import collections
 import contextlib
 import ssl
 from typing import Any, TypeVar, cast
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import hiredis
 
@@ -44,19 +44,25 @@ def _encode(args: tuple[Arg, ...]) -> bytes:
 
 
 class Where:
-    """What a redis:// or rediss:// URL names: where to connect, and what to say first."""
+    """What a Redis URL names (redis://, rediss:// with TLS, unix:// for a socket file, as
+    redis-py reads them): where to connect, and what to say first."""
 
     def __init__(self, url: str) -> None:
         parts = urlsplit(url)
-        if parts.scheme not in ("redis", "rediss"):
-            raise ValueError(f"not a redis:// or rediss:// URL: {parts.scheme}://...")
+        if parts.scheme not in ("redis", "rediss", "unix"):
+            raise ValueError(f"not a redis://, rediss:// or unix:// URL: {parts.scheme}://...")
+        self.socket = unquote(parts.path) if parts.scheme == "unix" else None
         self.host = parts.hostname or "127.0.0.1"
         self.port = parts.port or 6379
         self.tls = parts.scheme == "rediss"
         self.username = unquote(parts.username) if parts.username else None
         self.password = unquote(parts.password) if parts.password else None
-        path = parts.path.strip("/")
-        self.db = int(path) if path else 0
+        db = parse_qs(parts.query).get("db", [""])[0]
+        path = "" if self.socket is not None else parts.path.strip("/")
+        self.db = int(path or db or 0)
+
+    def __str__(self) -> str:
+        return self.socket if self.socket is not None else f"{self.host}:{self.port}"
 
     def greeting(self) -> list[tuple[str, ...]]:
         said: list[tuple[str, ...]] = []
@@ -125,8 +131,11 @@ async def _opened(factory: type[P], where: Where, said: list[tuple[str, ...]]) -
     """A connection of `factory`'s kind to `where`, once Redis has accepted what is `said`
     first (AUTH, SELECT, SUBSCRIBE); closed again if it refuses any of it."""
     loop = asyncio.get_running_loop()
-    context = ssl.create_default_context() if where.tls else None
-    _, protocol = await loop.create_connection(factory, where.host, where.port, ssl=context)
+    if where.socket is not None:
+        _, protocol = await loop.create_unix_connection(factory, where.socket)
+    else:
+        context = ssl.create_default_context() if where.tls else None
+        _, protocol = await loop.create_connection(factory, where.host, where.port, ssl=context)
     transport = protocol.transport
     assert transport is not None
     try:
@@ -198,8 +207,7 @@ class Wire:
         try:
             return await asyncio.shield(self._connecting)
         except (OSError, TimeoutError) as error:
-            where = f"{self.where.host}:{self.where.port}"
-            raise WireError(f"redis unreachable at {where}: {error}") from error
+            raise WireError(f"redis unreachable at {self.where}: {error}") from error
 
     async def _connect(self) -> _Protocol:
         async with asyncio.timeout(self.connect_timeout):
@@ -268,8 +276,7 @@ class Subscription:
             async with asyncio.timeout(self.timeout):
                 self._protocol = await _opened(_Listening, self.where, said)
         except (OSError, TimeoutError) as error:
-            where = f"{self.where.host}:{self.where.port}"
-            raise WireError(f"redis pub/sub unreachable at {where}: {error!r}") from error
+            raise WireError(f"redis pub/sub unreachable at {self.where}: {error!r}") from error
 
     async def next(self) -> bytes:
         protocol = self._protocol

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 import redis.asyncio as redis
@@ -175,3 +176,27 @@ async def test_a_subscription_cut_off_or_gone_silent_says_so(wire: Wire, redis_u
             await Subscription(proxy.via(redis_url), channel, timeout=1).open()
     finally:
         proxy.close()
+
+
+async def test_a_unix_socket_url_is_connected_to_its_file(tmp_path: Path) -> None:
+    """unix:///path?db=N, as redis-py reads it: the socket file, then SELECT N."""
+    said: list[bytes] = []
+
+    async def redis_like(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while data := await reader.read(1 << 16):
+            said.append(data)
+            writer.write(b"+OK\r\n" if b"SELECT" in data else b"+PONG\r\n")
+        writer.close()
+
+    path = tmp_path / "redis.sock"
+    server = await asyncio.start_unix_server(redis_like, path=str(path))
+    wire = Wire(f"unix://{path}?db=2")
+    try:
+        assert await wire.call("PING") == b"PONG"
+        assert said[0] == b"*2\r\n$6\r\nSELECT\r\n$1\r\n2\r\n"
+    finally:
+        await wire.close()
+        server.close()
+        await server.wait_closed()
+    assert Where("redis://cache:6379?db=4").db == 4
+    assert str(Where("unix:///run/redis.sock")) == "/run/redis.sock"
