@@ -194,8 +194,7 @@ async def window(
     not timed): the offered load is then about games / think commands a second, whatever
     the target, where without it the bots go as fast as the target answers."""
     meter = Meter(target.pids)
-    timed = Window(time.perf_counter() + WARMUP, time.perf_counter() + WARMUP + WINDOW)
-    timed.think = think
+    timed = Window(time.perf_counter() + WARMUP, time.perf_counter() + WARMUP + WINDOW, think)
 
     async def metered() -> None:
         await asyncio.sleep(timed.opens - time.perf_counter())
@@ -219,9 +218,9 @@ async def window(
 class Window:
     """Requests whose POST started and ended between opens and closes."""
 
-    def __init__(self, opens: float, closes: float) -> None:
+    def __init__(self, opens: float, closes: float, think: float = 0.0) -> None:
         self.opens, self.closes = opens, closes
-        self.think = 0.0  # mean pause before each move, seconds (0: none)
+        self.think = think  # mean pause before each move, seconds (0: none)
         self.latencies: list[float] = []
         self.creates = 0
         self.games_finished = 0

@@ -17,6 +17,7 @@ import asyncio
 import collections
 import contextlib
 import ssl
+from collections.abc import Awaitable
 from typing import Any, TypeVar, cast
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -125,6 +126,7 @@ class _Protocol(asyncio.Protocol):
 
 
 P = TypeVar("P", bound="_Protocol")
+T = TypeVar("T")
 
 
 async def _opened(factory: type[P], where: Where, said: list[tuple[str, ...]]) -> P:
@@ -167,23 +169,19 @@ class Wire:
     async def call(self, *args: Arg) -> Any:
         """One command's reply; ReplyError for Redis's error reply, WireError when no
         reply can be had in time."""
-        protocol = self._protocol
-        if protocol is None or protocol.lost is not None:
-            protocol = await self._connected()
-        assert protocol.transport is not None
-        waiter: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        protocol.waiting.append(waiter)
-        protocol.transport.write(_encode(args))
-        try:
-            async with asyncio.timeout(self.timeout):
-                return await waiter
-        except TimeoutError:
-            self._drop(protocol, WireError(f"redis did not answer in {self.timeout} s"))
-            raise WireError(f"redis did not answer in {self.timeout} s") from None
+        protocol, (waiter,) = await self._sent([args])
+        return await self._answered(protocol, waiter)
 
     async def calls(self, commands: list[tuple[Arg, ...]]) -> list[Any]:
         """Several commands in one write, their replies in order (a pipeline, not a
         transaction); the first error reply raises once every reply is in."""
+        protocol, waiters = await self._sent(commands)
+        return list(await self._answered(protocol, asyncio.gather(*waiters)))
+
+    async def _sent(
+        self, commands: list[tuple[Arg, ...]]
+    ) -> tuple[_Protocol, list[asyncio.Future[Any]]]:
+        """The commands written in one go, and a waiter for each reply, in order."""
         protocol = self._protocol
         if protocol is None or protocol.lost is not None:
             protocol = await self._connected()
@@ -192,12 +190,18 @@ class Wire:
         waiters: list[asyncio.Future[Any]] = [loop.create_future() for _ in commands]
         protocol.waiting.extend(waiters)
         protocol.transport.write(b"".join(_encode(args) for args in commands))
+        return protocol, waiters
+
+    async def _answered(self, protocol: _Protocol, replies: Awaitable[T]) -> T:
+        """The replies within the timeout; else the connection goes, with every call on
+        it, since a late reply would be matched to the wrong caller."""
         try:
             async with asyncio.timeout(self.timeout):
-                return list(await asyncio.gather(*waiters))
+                return await replies
         except TimeoutError:
-            self._drop(protocol, WireError(f"redis did not answer in {self.timeout} s"))
-            raise WireError(f"redis did not answer in {self.timeout} s") from None
+            late = WireError(f"redis did not answer in {self.timeout} s")
+            self._drop(protocol, late)
+            raise late from None
 
     async def _connected(self) -> _Protocol:
         if self._closed:
@@ -282,22 +286,23 @@ class Subscription:
         protocol = self._protocol
         if protocol is None:
             raise WireError("not subscribed")
-        wait = self.quiet
+        pinged = False  # a PING is out, after `quiet` s of silence
         while True:
             if protocol.lost is not None:
                 raise protocol.lost
             try:
-                async with asyncio.timeout(wait):
+                async with asyncio.timeout(self.timeout if pinged else self.quiet):
                     item = await protocol.heard.get()
             except TimeoutError:
-                if wait == self.timeout:  # the PING went unanswered
-                    protocol._fail(WireError(f"redis did not answer a PING in {self.timeout} s"))
-                    raise protocol.lost or WireError("lost") from None
+                if pinged:
+                    unanswered = WireError(f"redis did not answer a PING in {self.timeout} s")
+                    protocol._fail(unanswered)
+                    raise unanswered from None
                 assert protocol.transport is not None
                 protocol.transport.write(_encode(("PING",)))
-                wait = self.timeout
+                pinged = True
                 continue
-            wait = self.quiet
+            pinged = False
             if isinstance(item, Exception):
                 raise item
             if item is not None:
