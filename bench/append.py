@@ -1,17 +1,17 @@
-"""bura_append against a plain INSERT, in PostgreSQL alone (pgbench-like).
+"""The store's append against a plain INSERT, in PostgreSQL alone (pgbench-like).
 
-Three statements, each prepared once per client, one round trip per append:
+The statements, each prepared once per client, one round trip per append:
 - `plain`: a single-row INSERT into a copy of the events table (same columns but the
-  hash, same indexes): no version check, no idempotency row, no chain;
-- `bura_append`: the plpgsql function of migration 003, hashing the event onto its
-  stream's chain in SQL (as bura_append_chained does when the store does not know the
-  head): version check, the link, the command row (id + fingerprint);
-- `with_links`: bura_append_chained (migration 011) as the store calls it, the link
-  computed by the store and sent with the append: checked against the head, not
-  recomputed;
-- `cte`: the same append as one SQL statement of CTEs (a recursive one for the chain),
-  the candidate to replace the function. It is measured here and not shipped: it does not
-  beat the function (see the figures), so the store keeps calling a function.
+  hash and the command record, same indexes): no version check, no idempotency record,
+  no chain;
+- `with_links`: the store's append onto a head it knows (migration 012, `_TAKE_ONE` in
+  infra/postgres/store.py, imported here): one INSERT ... SELECT of the row with the link
+  the store made, written only if the row at the expected version holds the hash it
+  chains onto; the record of the command on the same row, under a unique index;
+- `function_links`: bura_append_chained taking the same link (the store's call before
+  012): plpgsql, the head read by `ORDER BY version DESC LIMIT 1`, eight columns back;
+- `bura_append`: bura_append_chained computing the link in SQL (the store's call when it
+  does not know the head, e.g. another replica wrote last).
 
 Every client appends one event per transaction to its own stream (a command's answer
 depends on the last one, so a client never conflicts with another), at 1, 8 and 32
@@ -45,6 +45,7 @@ import asyncpg
 
 from bench import database_url, sized
 from harness.databases import fresh_database, run_async
+from infra.postgres.store import _TAKE_ONE
 
 CLIENTS = (1, 8, 32)
 REPEATS = 3
@@ -55,7 +56,7 @@ _DATA = bytes.fromhex("7b2273656174223a312c226361726473223a5b224153222c224b53222
 _BARE = """
 CREATE TABLE bare_events (LIKE events INCLUDING DEFAULTS INCLUDING CONSTRAINTS
                           INCLUDING INDEXES);
-ALTER TABLE bare_events DROP COLUMN hash;
+ALTER TABLE bare_events DROP COLUMN hash, DROP COLUMN command_last, DROP COLUMN fingerprint;
 """
 PLAIN = (
     "INSERT INTO bare_events (stream_id, version, type, data, schema_version, command_id,"
@@ -63,73 +64,26 @@ PLAIN = (
     " $6::text, $7::int, $8::text)"
 )
 BURA_APPEND = (
-    "SELECT appended_to FROM bura_append($1::text, $2::bigint, $3::text[], $4::bytea[],"
-    " $5::int[], $6::text, $7::int, $8::text, $9::text)"
+    "SELECT appended_to FROM bura_append_chained($1::text, $2::bigint, $3::text[],"
+    " $4::bytea[], $5::int[], $6::text, $7::int, $8::text, $9::text)"
 )
-# The append as one statement. The head row gives the version to check and the previous
-# hash; the recursive CTE chains the events one after the other; the two inserts run only
-# when the head is the expected version; otherwise the command id is looked up (a repeat
-# or a conflict). A lost race fails on a primary key, as the function does.
-CTE = """
-WITH RECURSIVE
-last AS (
-    SELECT e.version, e.hash FROM events AS e
-     WHERE e.stream_id = $1::text ORDER BY e.version DESC LIMIT 1
-),
-head AS (
-    SELECT coalesce((SELECT l.version FROM last AS l), 0) AS version,
-           coalesce((SELECT l.hash FROM last AS l), '\\x'::bytea || decode(repeat('00', 32), 'hex'))
-               AS hash
-),
-chain (ord, hash) AS (
-    SELECT 0, h.hash FROM head AS h WHERE h.version = $2::bigint
-    UNION ALL
-    SELECT c.ord + 1,
-           bura_link(c.hash, $1::text, $2::bigint + c.ord + 1, ($3::text[])[c.ord + 1],
-                     ($5::int[])[c.ord + 1], ($4::bytea[])[c.ord + 1], $6::text, $7::int,
-                     $8::text, now())
-      FROM chain AS c WHERE c.ord < cardinality($3::text[])
-),
-written AS (
-    INSERT INTO events (stream_id, version, type, data, schema_version,
-                        command_id, actor, correlation_id, recorded_at, hash)
-    SELECT $1::text, $2::bigint + c.ord, ($3::text[])[c.ord], ($4::bytea[])[c.ord],
-           ($5::int[])[c.ord], $6::text, $7::int, $8::text, now(), c.hash
-      FROM chain AS c WHERE c.ord > 0 ORDER BY c.ord
-),
-command AS (
-    INSERT INTO commands (stream_id, command_id, first_version, last_version, actor,
-                          fingerprint)
-    SELECT $1::text, $6::text, $2::bigint + 1, $2::bigint + cardinality($3::text[]),
-           $7::int, $9::text
-      FROM head AS h WHERE h.version = $2::bigint AND $6::text IS NOT NULL
-),
-prior AS (
-    SELECT c.first_version, c.last_version, c.actor, c.fingerprint
-      FROM commands AS c, head AS h
-     WHERE h.version <> $2::bigint AND c.stream_id = $1::text AND c.command_id = $6::text
-)
-SELECT CASE WHEN h.version = $2::bigint THEN $2::bigint + cardinality($3::text[])
-            ELSE p.last_version END AS appended_to,
-       p.first_version IS NOT NULL AS duplicate,
-       (SELECT c.hash FROM chain AS c WHERE c.ord > 0 ORDER BY c.ord DESC LIMIT 1)
-           AS last_hash,
-       p.actor AS prior_actor, p.fingerprint AS prior_fingerprint
-  FROM head AS h LEFT JOIN prior AS p ON true
-"""
-# The store's own call (migration 011): the links come with the append, computed by the
-# store; the function checks they continue the head (p_previous) and stores them. The
-# generator here sends the same made-up link every time, so the head it chains onto is
-# that link from the second append on (the genesis before): the function does not
-# recompute links, so the database's work is the store's (the store's hashing, a few µs
-# of Python per event, is in bench/store.py).
-BURA_APPEND_LINKS = (
+# The store's call before migration 012, taking the link it sends. The generator sends the
+# same made-up link every time, so the head it chains onto is that link from the second
+# append on (the genesis before): links are never recomputed, so the database's work is
+# the store's (the store's hashing, a few µs of Python per event, is in bench/store.py).
+FUNCTION_LINKS = (
     "SELECT appended_to FROM bura_append_chained($1::text, $2::bigint, $3::text[],"
     " $4::bytea[], $5::int[], $6::text, $7::int, $8::text, $9::text, $10::bytea,"
     " $11::timestamptz, $12::bytea)"
 )
 _LINK = bytes(range(32))
-VARIANTS = {"plain": PLAIN, "bura_append": BURA_APPEND, "with_links": BURA_APPEND_LINKS, "cte": CTE}
+VARIANTS = {
+    "plain": PLAIN,
+    "with_links": _TAKE_ONE,
+    "function_links": FUNCTION_LINKS,
+    "bura_append": BURA_APPEND,
+}
+_TAKE_LINKS = (_TAKE_ONE, FUNCTION_LINKS)
 
 
 def run() -> dict[str, Any]:
@@ -142,22 +96,21 @@ def run() -> dict[str, Any]:
         for repeat in range(REPEATS):
             for clients in CLIENTS:
                 for name in names[repeat % len(names) :] + names[: repeat % len(names)]:
-                    run_async(lambda: _sql(scratch, "TRUNCATE events, commands, bare_events"))
+                    run_async(lambda: _sql(scratch, "TRUNCATE events, bare_events"))
                     if pgbench:
                         sample = _pgbench(pgbench, scratch, VARIANTS[name], clients)
                     else:
                         sql, n = VARIANTS[name], clients
                         sample = run_async(lambda: _asyncpg(scratch, sql, n))  # noqa: B023
-                    samples.setdefault((name, clients), []).append(sample)
-                    if name == "with_links":
-                        run_async(lambda: _links_taken(scratch))
+                    samples.setdefault((name, clients), []).append(sample[:2])
+                    run_async(lambda: _all_written(scratch, name, sample[2]))  # noqa: B023
     rows = [_row(clients, samples) for clients in CLIENTS]
     at_32 = rows[-1]["with_links/plain"]
     print(
-        f"the store's append (bura_append_chained) over plain INSERT at {CLIENTS[-1]}"
-        f" clients: {at_32} (target >= {TARGET}: {'met' if at_32 >= TARGET else 'MISSED'});"
-        f" bura_append hashing in SQL: {rows[-1]['bura_append/plain']};"
-        f" one-statement CTE over bura_append: {rows[-1]['cte/bura_append']}"
+        f"the store's append onto a known head (one INSERT) over plain INSERT at"
+        f" {CLIENTS[-1]} clients: {at_32} (target >= {TARGET}:"
+        f" {'met' if at_32 >= TARGET else 'MISSED'}); bura_append_chained taking the link:"
+        f" {rows[-1]['function_links/plain']}, hashing in SQL: {rows[-1]['bura_append/plain']}"
     )
     return {
         "unit": "appends/s of one event (median of repeats)",
@@ -178,10 +131,10 @@ def _row(clients: int, samples: dict[tuple[str, int], list[tuple[float, float]]]
     return {
         "clients": clients,
         **{n: round(rate[n]) for n in VARIANTS},
-        "bura_append/plain": round(rate["bura_append"] / rate["plain"], 2),
-        "cte/plain": round(rate["cte"] / rate["plain"], 2),
-        "cte/bura_append": round(rate["cte"] / rate["bura_append"], 2),
         "with_links/plain": round(rate["with_links"] / rate["plain"], 2),
+        "function_links/plain": round(rate["function_links"] / rate["plain"], 2),
+        "bura_append/plain": round(rate["bura_append"] / rate["plain"], 2),
+        "with_links/function_links": round(rate["with_links"] / rate["function_links"], 2),
         **{f"client_cpu_cores_{n}": round(cpu[n], 2) for n in VARIANTS},
     }
 
@@ -194,15 +147,21 @@ async def _sql(url: str, sql: str) -> None:
         await conn.close()
 
 
-async def _links_taken(url: str) -> None:
-    """Every row of a with_links run holds the link sent: had the function recomputed
-    them in SQL, the figure would be bura_append's, not the store's call."""
+async def _all_written(url: str, name: str, transactions: int) -> None:
+    """Every transaction of the run wrote its row (an append that found the head elsewhere
+    writes nothing and would count as one all the same), and where links were sent, every
+    row holds the one sent: had the function recomputed them in SQL, the figure would be
+    bura_append's, not the store's call."""
+    table = "bare_events" if VARIANTS[name] is PLAIN else "events"
     conn = await asyncpg.connect(url)
     try:
+        written = await conn.fetchval(f"SELECT count(*) FROM {table}")
         recomputed = await conn.fetchval("SELECT count(*) FROM events WHERE hash <> $1", _LINK)
     finally:
         await conn.close()
-    if recomputed:
+    if written != transactions:
+        raise RuntimeError(f"{name}: {transactions} appends wrote {written} rows")
+    if VARIANTS[name] in _TAKE_LINKS and recomputed:
         raise RuntimeError(f"{recomputed} rows were linked by the database, not as sent")
 
 
@@ -226,18 +185,18 @@ _SINGLE = {"3": "'CardsLed'", "4": f"'\\x{_DATA.hex()}'::bytea", "5": "1"}
 
 
 def _script(sql: str) -> str:
-    if sql is PLAIN:
+    if sql in (PLAIN, _TAKE_ONE):  # one row, no answer: the head is counted here
         args = {**_PGBENCH_ARGS, **_SINGLE}
         body = re.sub(r"\$(\d+)::[a-z\[\]]+", lambda m: args[m[1]], sql)
-        return f"{body};\n\\set v :v + 1\n"
+        return " ".join(body.split()) + ";\n\\set v :v + 1\n"
     body = re.sub(r"\$(\d+)::[a-z\[\]]+", lambda m: _PGBENCH_ARGS[m[1]], sql)
     body = body.replace("appended_to FROM bura_append", "appended_to AS v FROM bura_append")
     body = body.replace("END AS appended_to", "END AS v")
     return " ".join(body.split()) + " \\gset\n"
 
 
-def _pgbench(binary: str, url: str, sql: str, clients: int) -> tuple[float, float]:
-    """(transactions per second, pgbench's CPU cores) of one run."""
+def _pgbench(binary: str, url: str, sql: str, clients: int) -> tuple[float, float, int]:
+    """(transactions per second, pgbench's CPU cores, transactions) of one run."""
     with tempfile.TemporaryDirectory() as home:
         script = Path(home) / "append.sql"
         script.write_text(_script(sql))
@@ -252,13 +211,14 @@ def _pgbench(binary: str, url: str, sql: str, clients: int) -> tuple[float, floa
         wall = time.perf_counter() - wall
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
     found = re.search(r"tps = ([\d.]+)", done.stdout)
-    if done.returncode != 0 or found is None or "error" in done.stderr.lower():
+    processed = re.search(r"actually processed: (\d+)", done.stdout)
+    if done.returncode != 0 or not (found and processed) or "error" in done.stderr.lower():
         raise RuntimeError(f"pgbench failed: {done.stdout[-800:]} {done.stderr[-800:]}")
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    return float(found[1]), cpu / wall
+    return float(found[1]), cpu / wall, int(processed[1])
 
 
-async def _asyncpg(url: str, sql: str, clients: int) -> tuple[float, float]:
+async def _asyncpg(url: str, sql: str, clients: int) -> tuple[float, float, int]:
     """The same statements from asyncpg clients in this process (no pgbench)."""
     run, appended = uuid.uuid4().hex[:12], 0
     closes = time.perf_counter() + SECONDS
@@ -271,20 +231,17 @@ async def _asyncpg(url: str, sql: str, clients: int) -> tuple[float, float]:
         stream, v, head = f"pgb-{run}-{n}", 0, bytes(32)
         try:
             while time.perf_counter() < closes:
-                events = (
-                    (["CardsLed"], [_DATA], [1]) if sql is not PLAIN else ("CardsLed", _DATA, 1)
-                )
+                one = sql in (PLAIN, _TAKE_ONE)
+                events = ("CardsLed", _DATA, 1) if one else (["CardsLed"], [_DATA], [1])
                 args = [stream, v, *events, f"c{v}", 0, "pgb", "fp"][: 8 if sql is PLAIN else 9]
-                if sql is BURA_APPEND_LINKS:
+                if sql in _TAKE_LINKS:
                     args += [head, datetime.now(UTC), _LINK]
-                row = await statement.fetchrow(*args)
-                if sql is BURA_APPEND_LINKS:
-                    assert row[0] == v + 1, "the link was not taken"
                     head = _LINK
+                await statement.fetchrow(*args)
                 v, appended = v + 1, appended + 1
         finally:
             await conn.close()
 
     await asyncio.gather(*map(client, range(clients)))
     wall = time.perf_counter() - wall
-    return appended / wall, (time.process_time() - cpu) / wall
+    return appended / wall, (time.process_time() - cpu) / wall, appended

@@ -3,11 +3,12 @@ append's answer after the server committed it, and a private server a test may s
 restart and kill (never the shared one).
 
 The proxy understands just enough of the protocol (version 3, no TLS: give the client
-`sslmode=disable`): the client's Parse and Bind messages, to tell when a bura_append is
-executed, and the server's ReadyForQuery, sent once that statement's implicit transaction
-has committed. Only then does it apply a fault: hold the answer back for a while (the
-client's timeout fires, the data is in the store), or drop the answer and reset both
-connections (the client sees a broken connection, the data is in the store).
+`sslmode=disable`): the client's Parse and Bind messages, to tell when an append (a
+bura_append function, or the store's INSERT INTO events) is executed, and the server's
+ReadyForQuery, sent once that statement's implicit transaction has committed. Only then
+does it apply a fault: hold the answer back for a while (the client's timeout fires, the
+data is in the store), or drop the answer and reset both connections (the client sees a
+broken connection, the data is in the store).
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ class PostgresProxy(Proxy):
             if kind == b"P":  # Parse: statement name, query
                 name, _, rest = body.partition(b"\0")
                 query = rest.partition(b"\0")[0]
-                is_append = b"bura_append" in query
+                is_append = b"bura_append" in query or query.startswith(b"INSERT INTO events")
                 if name:
                     (wire.appends.add if is_append else wire.appends.discard)(name)
                 else:

@@ -40,7 +40,41 @@ from infra.postgres.connections import (
 
 __all__ = ["UNAVAILABLE", "Connection", "PostgresEventStore", "reachable"]
 
-_APPEND = "SELECT * FROM bura_append_chained($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+# When the store does not know the head, or it was not where the store believed: the
+# function reads it, and links the rows in SQL (it is sent no links).
+_APPEND = "SELECT * FROM bura_append_chained($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+# The append when the store knows the head (migration 012): the rows are written only if
+# the row at the expected version exists with the hash the links chain onto, and no later
+# time than theirs (a new stream: onto the genesis). A head past it breaks the primary key
+# with the first new row, a repeated command id the index of command records; either way
+# 23505. A head short of it, or another hash or time there, writes nothing: then
+# bura_append_chained tells a conflict from a repeat, or links the rows itself.
+# One event (most commands) in a plain SELECT; several from arrays.
+_GENESIS_SQL = "'\\x" + "00" * 32 + "'::bytea"
+_CHAINS_ON = (
+    " WHERE CASE WHEN $2::bigint = 0 THEN $10::bytea = " + _GENESIS_SQL + " ELSE EXISTS ("
+    "SELECT FROM events AS e WHERE e.stream_id = $1::text AND e.version = $2::bigint"
+    " AND e.hash = $10::bytea AND e.recorded_at <= $11::timestamptz) END"
+)
+_TAKE_COLUMNS = (
+    "INSERT INTO events (stream_id, version, type, data, schema_version, command_id, actor,"
+    " correlation_id, recorded_at, hash, command_last, fingerprint) "
+)
+_TAKE_ONE = (
+    _TAKE_COLUMNS + "SELECT $1::text, $2::bigint + 1, $3::text, $4::bytea, $5::integer,"
+    " $6::text, $7::integer, $8::text, $11::timestamptz, $12::bytea,"
+    " CASE WHEN $6::text IS NOT NULL THEN $2::bigint + 1 END,"
+    " CASE WHEN $6::text IS NOT NULL THEN $9::text END" + _CHAINS_ON
+)
+_TAKE_MANY = (
+    _TAKE_COLUMNS + "SELECT $1::text, $2::bigint + n.ord, n.type, n.data, n.schema_version,"
+    " $6::text, $7::integer, $8::text, $11::timestamptz,"
+    " substring($12::bytea FROM n.ord::integer * 32 - 31 FOR 32),"
+    " CASE WHEN n.ord = 1 AND $6::text IS NOT NULL THEN $2::bigint + cardinality($3::text[]) END,"
+    " CASE WHEN n.ord = 1 AND $6::text IS NOT NULL THEN $9::text END"
+    " FROM unnest($3::text[], $4::bytea[], $5::integer[]) WITH ORDINALITY"
+    " AS n (type, data, schema_version, ord)" + _CHAINS_ON + " ORDER BY n.ord"
+)
 # How many streams' heads a store remembers to chain its next append onto (about 100 bytes
 # each); the oldest is forgotten first.
 HEADS_KEPT = 10_000
@@ -62,9 +96,10 @@ _READ_ALL = (
     " ORDER BY tx_id, position LIMIT $3"
 )
 _VERSION = "SELECT coalesce(max(version), 0) FROM events WHERE stream_id = $1"
+# A keyed command's record is its first event's row (migration 012).
 _FIND_COMMAND = (
-    "SELECT first_version, last_version, actor, fingerprint FROM commands"
-    " WHERE stream_id = $1 AND command_id = $2"
+    "SELECT version, command_last, actor, fingerprint FROM events"
+    " WHERE stream_id = $1 AND command_id = $2 AND command_last IS NOT NULL"
 )
 # End the server session that ran a lost append, and wait (up to $3 ms) until it is gone:
 # then its transaction has committed or never will. backend_start tells the session from
@@ -98,7 +133,8 @@ def _recorded(row: asyncpg.Record) -> RecordedEvent:
 
 
 class PostgresEventStore:
-    """Owns an asyncpg pool; every append is one call of bura_append_chained (one round trip).
+    """Owns an asyncpg pool; every append is one round trip: one INSERT when the store
+    knows the head, else one call of bura_append_chained.
 
     Every call is bounded by the request's deadline (infra/deadline.py), else by
     command_timeout, waiting for a pooled connection included: a stalled server or a
@@ -106,15 +142,19 @@ class PostgresEventStore:
 
     The chain's links are computed here when the store knows the head it appends onto
     (the head of its last append or full read of that stream, or a new stream's genesis),
-    and sent with the append; bura_append_chained (migration 011) takes them only if they
-    continue the stream's chain where it stands, and otherwise computes them itself and
-    returns them."""
+    and sent with the append: an INSERT that writes nothing unless they continue the
+    stream's chain where it stands (migration 012). Otherwise, or without them,
+    bura_append_chained (migration 011) links the rows itself and returns the links."""
 
-    # The one statement of an append (a benchmark swaps in a variant of the function),
-    # and whether it takes the links (p_previous, p_recorded_at, p_hashes) and answers as
-    # bura_append_chained does; if not, it answers as bura_append does (last_hash).
+    # The function an append calls when it cannot be one INSERT (a test or a benchmark
+    # swaps in another), and whether it answers as bura_append_chained does (recorded_at,
+    # hashes); if not, as bura_append does (last_hash).
     append_statement = _APPEND
-    sends_links = True
+    chained_answer = True
+    # The INSERTs onto a head the store knows, of one event and of several: used whenever
+    # _links makes the links (a store of a release before makes none).
+    take_one = _TAKE_ONE
+    take_many = _TAKE_MANY
 
     def __init__(self, pool: asyncpg.Pool, command_timeout: float = 10.0) -> None:
         self.pool = pool
@@ -272,7 +312,38 @@ class PostgresEventStore:
         if not events:
             raise ValueError("nothing to append")
         previous, at, hashes = self._links(stream_id, expected_version, events, metadata)
+        timeout = self._budget() if timeout is None else timeout
+        m = metadata
         try:
+            if hashes is not None:
+                one = len(events) == 1
+                status = await conn.execute(
+                    self.take_one if one else self.take_many,
+                    stream_id,
+                    expected_version,
+                    *(
+                        (events[0].type, events[0].data, events[0].schema_version)
+                        if one
+                        else (
+                            [e.type for e in events],
+                            [e.data for e in events],
+                            [e.schema_version for e in events],
+                        )
+                    ),
+                    m.command_id, m.actor, m.correlation_id, m.fingerprint,
+                    previous, _at(at), b"".join(hashes),
+                    timeout=timeout,
+                )  # fmt: skip
+                if status != "INSERT 0 0":  # taken as sent
+                    last = expected_version + len(events)
+                    assert at is not None
+                    self._remember(stream_id, last, hashes[-1], at)
+                    return AppendResult(
+                        stream_id, expected_version + 1, last, False, m.actor, m.fingerprint,
+                        hashes[-1], hashes=tuple(hashes),
+                    )  # fmt: skip
+                # Not where this store believed the head was: the function finds out.
+                self._heads.pop(stream_id, None)
             row = await conn.fetchrow(
                 self.append_statement,
                 stream_id,
@@ -280,16 +351,11 @@ class PostgresEventStore:
                 [e.type for e in events],
                 [e.data for e in events],
                 [e.schema_version for e in events],
-                metadata.command_id,
-                metadata.actor,
-                metadata.correlation_id,
-                metadata.fingerprint,
-                *(
-                    (previous, _at(at), None if hashes is None else b"".join(hashes))
-                    if self.sends_links
-                    else ()
-                ),
-                timeout=self._budget() if timeout is None else timeout,
+                m.command_id,
+                m.actor,
+                m.correlation_id,
+                m.fingerprint,
+                timeout=timeout,
             )
         except asyncpg.UniqueViolationError:
             # Another writer took the version first, or the command id was already used.
@@ -307,26 +373,17 @@ class PostgresEventStore:
             return AppendResult(
                 stream_id, first, last, True, row["prior_actor"], row["prior_fingerprint"]
             )
-        if not self.sends_links:  # an append function of a release before
+        if not self.chained_answer:  # an append function of a release before
             return AppendResult(
                 stream_id, first, last, False, metadata.actor, metadata.fingerprint,
                 row["last_hash"],
             )  # fmt: skip
-        computed = row["hashes"]
-        if computed is not None:  # the links sent were not taken: the database's instead
-            hashes = [computed[i : i + 32] for i in range(0, len(computed), 32)]
-            at = micros(row["recorded_at"])
-        assert hashes is not None and at is not None
-        self._remember(stream_id, last, hashes[-1], at)
+        # Sent no links, the function linked the rows itself and says how.
+        computed: bytes = row["hashes"]
+        made = tuple(computed[i : i + 32] for i in range(0, len(computed), 32))
+        self._remember(stream_id, last, made[-1], micros(row["recorded_at"]))
         return AppendResult(
-            stream_id,
-            first,
-            last,
-            False,
-            metadata.actor,
-            metadata.fingerprint,
-            hashes[-1],
-            hashes=tuple(hashes),
+            stream_id, first, last, False, m.actor, m.fingerprint, made[-1], hashes=made
         )
 
     async def _settle_race(
