@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 from infra.ports.events import EventStore
+from infra.postgres import store as store_module
+from infra.postgres.connections import StatelessConnection
 from services.bootstrap import Adapters
 from tests import servers
 
@@ -85,3 +87,26 @@ async def adapters(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncItera
 def store(adapters: Adapters) -> EventStore:
     """The event store of each adapter."""
     return adapters.store
+
+
+@pytest.fixture
+def statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The name of every append statement the store's connections run from now on."""
+    names = {
+        store_module._TAKE_ONE: "insert one",
+        store_module._TAKE_MANY: "insert many",
+        store_module._APPEND: "function",
+    }
+    run: list[str] = []
+
+    def spying(method: Any) -> Any:
+        async def spy(self: StatelessConnection, query: str, *args: Any, **kw: Any) -> Any:
+            if query in names:
+                run.append(names[query])
+            return await method(self, query, *args, **kw)
+
+        return spy
+
+    monkeypatch.setattr(StatelessConnection, "execute", spying(StatelessConnection.execute))
+    monkeypatch.setattr(StatelessConnection, "fetchrow", spying(StatelessConnection.fetchrow))
+    yield run

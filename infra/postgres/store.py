@@ -170,6 +170,14 @@ class PostgresEventStore:
         if len(heads) > HEADS_KEPT:
             del heads[next(iter(heads))]
 
+    def heard(self, stream_id: str, version: int, head: bytes) -> None:
+        """Another replica's append: the next one here may be one INSERT onto it. Its time
+        is not known; the rows' own (this clock) is checked against the head's by the
+        INSERT, which writes nothing if it is earlier, and the function links them then."""
+        known = self._heads.get(stream_id)
+        if len(head) == 32 and (known is None or known[0] < version):
+            self._remember(stream_id, version, head, 0)
+
     def _links(
         self,
         stream_id: str,

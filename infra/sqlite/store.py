@@ -155,6 +155,9 @@ class SqliteEventStore:
     async def find_command(self, stream_id: str, command_id: str) -> AppendResult | None:
         return await self.db.run(lambda db: _find_command(db, stream_id, command_id))
 
+    def heard(self, stream_id: str, version: int, head: bytes) -> None:
+        """Nothing to keep: every append links its rows in its own transaction."""
+
     async def read_all(self, after: Checkpoint, limit: int = 1000) -> list[RecordedEvent]:
         if after[0] > 0:  # tx_id is always 0 here: nothing sorts after that checkpoint
             return []

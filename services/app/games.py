@@ -399,6 +399,7 @@ class GameService:
             return None  # not the append it says it is: leave it to the store
         trusted = copy.epoch == self._epoch
         self._remember(game_id, state, hint.head, copy.epoch)
+        self.store.heard(game_id, hint.version, hint.head)  # the next append may chain on
         if not trusted:  # it moved, but whether it missed something is still unknown
             self._cache[game_id].confirmed = copy.confirmed
         return events

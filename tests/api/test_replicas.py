@@ -24,6 +24,7 @@ from infra.ports.hints import Hint
 from infra.postgres.games import PostgresGameIndex
 from infra.postgres.leases import PostgresLeases
 from infra.postgres.snapshots import PostgresSnapshots
+from infra.postgres.store import PostgresEventStore
 from infra.postgres.tokens import PostgresSeatTokens
 from infra.postgres.webhooks import PostgresWebhookStore
 from infra.redis.hints import RedisHintBus
@@ -33,6 +34,7 @@ from services.config import Settings
 from services.http.app import create_app
 from tests import servers
 from tests.api.conftest import OPERATOR_KEY, THIRTY_ONE_GAME, Api, serving
+from tests.infra.test_store_contract import rehashed
 
 
 class CountedReads:
@@ -396,3 +398,28 @@ async def test_a_command_that_beats_its_hint_waits_for_it_instead_of_reading_the
     assert later["version"] > written.last_version
     assert waits("missed")._value.get() == missed + 1
     assert two.counted.reads[table.game_id] == reads + 1
+
+
+async def test_a_follower_that_took_the_hint_appends_its_next_command_as_one_insert(
+    replicas: tuple[Replica, Replica], statements: list[str]
+) -> None:
+    """The hint told it the head's hash: its store chains onto it without asking the
+    database (the function's path reads the head and links the rows in SQL)."""
+    one, two = replicas
+    table = await one.api.create()
+    await two.api.view(table)  # the follower's copy, current
+    for at, (seat, command) in enumerate(THIRTY_ONE_GAME[:4]):
+        writer, follower = (one, two) if at % 2 == 0 else (two, one)
+        await until(
+            lambda f=follower, w=writer: (
+                f.api.service._cache[table.game_id].state.version
+                == w.api.service._cache[table.game_id].state.version
+            )
+        )
+        statements.clear()
+        await writer.api.play(table, seat, command)
+        assert statements and "function" not in statements, (at, statements)
+    store = one.counted.store
+    assert isinstance(store, PostgresEventStore)
+    rows = await store.read(table.game_id)
+    assert [r.hash for r in rows] == rehashed(rows)

@@ -4,16 +4,13 @@ knows, else bura_append_chained; and the command records kept on the events' row
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from collections.abc import AsyncIterator
 
 import asyncpg
 import msgspec
 import pytest
 
 from infra.ports.events import AppendResult, Conflict, Metadata, NewEvent
-from infra.postgres import store as store_module
-from infra.postgres.connections import StatelessConnection
 from infra.postgres.migrate import migrate, migration_files
 from infra.postgres.store import PostgresEventStore
 from tests import servers
@@ -29,29 +26,6 @@ async def pg_store(database_url: str) -> AsyncIterator[PostgresEventStore]:
     store = await servers.open_postgres_store(database_url, max_size=2)
     yield store
     await store.close()
-
-
-@pytest.fixture
-def statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """The name of every append statement the store's connections run from now on."""
-    names = {
-        store_module._TAKE_ONE: "insert one",
-        store_module._TAKE_MANY: "insert many",
-        store_module._APPEND: "function",
-    }
-    run: list[str] = []
-
-    def spying(method: Any) -> Any:
-        async def spy(self: StatelessConnection, query: str, *args: Any, **kw: Any) -> Any:
-            if query in names:
-                run.append(names[query])
-            return await method(self, query, *args, **kw)
-
-        return spy
-
-    monkeypatch.setattr(StatelessConnection, "execute", spying(StatelessConnection.execute))
-    monkeypatch.setattr(StatelessConnection, "fetchrow", spying(StatelessConnection.fetchrow))
-    yield run
 
 
 async def test_an_append_onto_the_head_the_store_knows_is_one_insert(
