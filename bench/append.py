@@ -5,9 +5,10 @@ The statements, each prepared once per client, one round trip per append:
   hash and the command record, same indexes): no version check, no idempotency record,
   no chain;
 - `with_links`: the store's append onto a head it knows (migration 012, `_TAKE_ONE` in
-  infra/postgres/store.py, imported here): one INSERT ... SELECT of the row with the link
-  the store made, written only if the row at the expected version holds the hash it
-  chains onto; the record of the command on the same row, under a unique index;
+  infra/postgres/store.py, imported here; a stream's first row by `_TAKE_FIRST`): one
+  INSERT ... SELECT of the row with the link the store made, written only if the row at
+  the expected version holds the hash it chains onto; the record of the command on the
+  same row, under a unique index;
 - `function_links`: bura_append_chained taking the same link (the store's call before
   012): plpgsql, the head read by `ORDER BY version DESC LIMIT 1`, eight columns back;
 - `bura_append`: bura_append_chained computing the link in SQL (the store's call when it
@@ -45,7 +46,7 @@ import asyncpg
 
 from bench import database_url, sized
 from harness.databases import fresh_database, run_async
-from infra.postgres.store import _TAKE_ONE
+from infra.postgres.store import _TAKE_FIRST, _TAKE_ONE
 
 CLIENTS = (1, 8, 32)
 REPEATS = 3
@@ -188,7 +189,11 @@ def _script(sql: str) -> str:
     if sql in (PLAIN, _TAKE_ONE):  # one row, no answer: the head is counted here
         args = {**_PGBENCH_ARGS, **_SINGLE}
         body = re.sub(r"\$(\d+)::[a-z\[\]]+", lambda m: args[m[1]], sql)
-        return " ".join(body.split()) + ";\n\\set v :v + 1\n"
+        body = " ".join(body.split()) + ";\n"
+        if sql is _TAKE_ONE:  # as the store does: a stream's first row by _TAKE_FIRST
+            first = re.sub(r"\$(\d+)::[a-z\[\]]+", lambda m: _PGBENCH_ARGS[m[1]], _TAKE_FIRST)
+            body = f"\\if :v = 0\n{' '.join(first.split())};\n\\else\n{body}\\endif\n"
+        return body + "\\set v :v + 1\n"
     body = re.sub(r"\$(\d+)::[a-z\[\]]+", lambda m: _PGBENCH_ARGS[m[1]], sql)
     body = body.replace("appended_to FROM bura_append", "appended_to AS v FROM bura_append")
     body = body.replace("END AS appended_to", "END AS v")
@@ -228,16 +233,17 @@ async def _asyncpg(url: str, sql: str, clients: int) -> tuple[float, float, int]
         nonlocal appended
         conn = await asyncpg.connect(url)
         statement = await conn.prepare(sql)
+        first = await conn.prepare(_TAKE_FIRST) if sql is _TAKE_ONE else statement
         stream, v, head = f"pgb-{run}-{n}", 0, bytes(32)
         try:
             while time.perf_counter() < closes:
-                one = sql in (PLAIN, _TAKE_ONE)
+                one = sql is PLAIN or (sql is _TAKE_ONE and v > 0)
                 events = ("CardsLed", _DATA, 1) if one else (["CardsLed"], [_DATA], [1])
                 args = [stream, v, *events, f"c{v}", 0, "pgb", "fp"][: 8 if sql is PLAIN else 9]
                 if sql in _TAKE_LINKS:
                     args += [head, datetime.now(UTC), _LINK]
                     head = _LINK
-                await statement.fetchrow(*args)
+                await (first if v == 0 else statement).fetchrow(*args)
                 v, appended = v + 1, appended + 1
         finally:
             await conn.close()

@@ -137,20 +137,22 @@ $$;
 
 
 def _chainless(statement: str) -> str:
-    """The store's INSERT onto a known head, into chainless_events, checking the row at the
-    expected version by its version and time alone. The links' parameters ($10, $12) are
-    still sent (the store's code is the same) and only checked to be there."""
+    """One of the store's INSERTs for a known head, into chainless_events, checking the row
+    at the expected version by its version and time alone. The links' parameters ($10,
+    $12) are still sent (the store's code is the same) and only checked to be there."""
     statement = statement.replace("INSERT INTO events", "INSERT INTO chainless_events")
     statement = statement.replace(" recorded_at, hash, command_last", " recorded_at, command_last")
     statement = statement.replace("$11::timestamptz, $12::bytea,", "$11::timestamptz,")
     statement = statement.replace(
         " substring($12::bytea FROM n.ord::integer * 32 - 31 FOR 32),", ""
     )
-    statement = statement.replace("FROM events AS e", "FROM chainless_events AS e")
-    statement = statement.replace(
-        "AND e.hash = $10::bytea", "AND $10::bytea IS NOT NULL AND $12::bytea IS NOT NULL"
-    )
-    if "hash" in statement or "chainless_events AS e" not in statement:
+    statement = statement.replace("events AS e", "chainless_events AS e")
+    statement = statement.replace("AND e.hash = $10::bytea", "AND $10::bytea IS NOT NULL")
+    if " ORDER BY n.ord" in statement:
+        statement = statement.replace(" ORDER BY", " AND $12::bytea IS NOT NULL ORDER BY")
+    else:
+        statement += " AND $12::bytea IS NOT NULL"
+    if "hash" in statement or "INSERT INTO chainless_events" not in statement:
         raise RuntimeError(f"the store's INSERT changed; bench/store.py must follow: {statement}")
     return statement
 
@@ -163,6 +165,7 @@ class _ChainlessStore(PostgresEventStore):
     chained_answer = False
     take_one = _chainless(PostgresEventStore.take_one)
     take_many = _chainless(PostgresEventStore.take_many)
+    take_first = _chainless(PostgresEventStore.take_first)
 
     def _links(
         self, stream_id: str, expected_version: int, events: Sequence[NewEvent], _: Metadata

@@ -95,6 +95,7 @@ def statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     names = {
         store_module._TAKE_ONE: "insert one",
         store_module._TAKE_MANY: "insert many",
+        store_module._TAKE_FIRST: "insert first",
         store_module._APPEND: "function",
     }
     run: list[str] = []

@@ -36,7 +36,7 @@ async def test_an_append_onto_the_head_the_store_knows_is_one_insert(
     second = await pg_store.append(stream, 1, [event(2), event(3)], Metadata("k-2", 1, "r"))
     unkeyed = await pg_store.append(stream, 3, [event(4)])
 
-    assert statements == ["insert one", "insert many", "insert one"]
+    assert statements == ["insert first", "insert many", "insert one"]
     rows = await pg_store.read(stream)
     assert [r.hash for r in rows] == rehashed(rows)
     assert (first.hashes, second.hashes, unkeyed.hashes) == (
@@ -61,7 +61,7 @@ async def test_a_repeat_onto_the_new_head_writes_nothing_and_answers_the_first(
     again = await pg_store.append(stream, 2, [event("again")], command)
 
     assert again == AppendResult(stream, 1, 2, duplicate=True, actor=1, fingerprint="f")
-    assert statements == ["insert many", "insert one"]
+    assert statements == ["insert first", "insert one"]
     assert await pg_store.version(stream) == 2
 
 
@@ -83,7 +83,7 @@ async def test_a_head_remembered_from_a_rolled_back_transaction_is_not_appended_
         await pg_store.append(stream, 2, [event(3)])
 
     assert (conflict.value.expected, conflict.value.actual) == (2, 1)
-    assert statements == ["insert one", "insert one", "insert one", "function"]
+    assert statements == ["insert first", "insert one", "insert one", "function"]
     assert await pg_store.version(stream) == 1
     await pg_store.append(stream, 1, [event(2)])  # the function linked it: chained again
     rows = await pg_store.read(stream)
