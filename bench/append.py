@@ -107,10 +107,12 @@ def run() -> dict[str, Any]:
                     run_async(lambda: _all_written(scratch, name, sample[2]))  # noqa: B023
     rows = [_row(clients, samples) for clients in CLIENTS]
     at_32 = rows[-1]["with_links/plain"]
+    # judged on the rates, not on the rounded ratio (0.797 is not 0.8)
+    met = rows[-1]["with_links"] >= TARGET * rows[-1]["plain"]
     print(
         f"the store's append onto a known head (one INSERT) over plain INSERT at"
         f" {CLIENTS[-1]} clients: {at_32} (target >= {TARGET}:"
-        f" {'met' if at_32 >= TARGET else 'MISSED'}); bura_append_chained taking the link:"
+        f" {'met' if met else 'MISSED'}); bura_append_chained taking the link:"
         f" {rows[-1]['function_links/plain']}, hashing in SQL: {rows[-1]['bura_append/plain']}"
     )
     return {
@@ -119,7 +121,7 @@ def run() -> dict[str, Any]:
         "repeats": REPEATS,
         "seconds_per_run": SECONDS,
         "target": TARGET,
-        "meets_target": at_32 >= TARGET,
+        "meets_target": met,
         "cores": os.cpu_count(),
         "seconds": round(time.perf_counter() - started, 1),
         "table": rows,
