@@ -57,14 +57,14 @@ _TAKE_COLUMNS = (
     " correlation_id, recorded_at, hash, command_last, fingerprint) "
 )
 _ONTO_HEAD = (
-    " FROM events AS e WHERE e.stream_id = $1::text AND e.version = $2::bigint"
+    " events AS e WHERE e.stream_id = $1::text AND e.version = $2::bigint"
     " AND e.hash = $10::bytea AND e.recorded_at <= $11::timestamptz"
 )
 _TAKE_ONE = (
     _TAKE_COLUMNS + "SELECT $1::text, $2::bigint + 1, $3::text, $4::bytea, $5::integer,"
     " $6::text, $7::integer, $8::text, $11::timestamptz, $12::bytea,"
     " CASE WHEN $6::text IS NOT NULL THEN $2::bigint + 1 END,"
-    " CASE WHEN $6::text IS NOT NULL THEN $9::text END" + _ONTO_HEAD
+    " CASE WHEN $6::text IS NOT NULL THEN $9::text END FROM" + _ONTO_HEAD
 )
 _ROWS = (
     "SELECT $1::text, $2::bigint + n.ord, n.type, n.data, n.schema_version,"
@@ -75,13 +75,9 @@ _ROWS = (
     " FROM unnest($3::text[], $4::bytea[], $5::integer[]) WITH ORDINALITY"
     " AS n (type, data, schema_version, ord)"
 )
-_TAKE_MANY = (
-    _TAKE_COLUMNS + _ROWS + ", events AS e WHERE e.stream_id = $1::text"
-    " AND e.version = $2::bigint AND e.hash = $10::bytea AND e.recorded_at <= $11::timestamptz"
-    " ORDER BY n.ord"
-)
+_TAKE_MANY = _TAKE_COLUMNS + _ROWS + "," + _ONTO_HEAD + " ORDER BY n.ord"
 _TAKE_FIRST = (
-    _TAKE_COLUMNS + _ROWS + " WHERE $2::bigint = 0 AND $10::bytea = '\\x" + "00" * 32 + "'"
+    _TAKE_COLUMNS + _ROWS + f" WHERE $2::bigint = 0 AND $10::bytea = '\\x{GENESIS.hex()}'"
     " AND $11::timestamptz IS NOT NULL ORDER BY n.ord"
 )
 # How many streams' heads a store remembers to chain its next append onto (about 100 bytes

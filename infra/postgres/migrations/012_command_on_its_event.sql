@@ -23,9 +23,10 @@
 -- 4. When the store knows the head (its own last append or full read), it no longer calls
 --    a function: it sends one INSERT ... SELECT that writes the rows only if the row at
 --    the expected version exists with the hash and no later time than the ones sent
---    (infra/postgres/store.py, `_TAKE_ONE`, `_TAKE_MANY`, and `_TAKE_FIRST` for a new stream). A head past the expected version makes the new
---    row break the primary key; a repeated command id breaks the unique index; a head
---    short of it, or another hash, writes nothing, and the store calls
+--    (infra/postgres/store.py: `_TAKE_ONE`, `_TAKE_MANY`, and `_TAKE_FIRST` for a new
+--    stream). A head past the expected version makes the new row break the primary key;
+--    a repeated command id breaks the unique index; a head short of it, or another hash,
+--    writes nothing, and the store calls
 --    bura_append_chained, which tells a conflict from a repeat or links the rows itself.
 --    The guarantees are the function's: one round trip, the version check, the
 --    idempotency record, the xid8 global order (tx_id's default) and a chain that only
