@@ -26,7 +26,7 @@ from services.http.limits import rate_limit_middleware
 from services.http.middleware import request_middleware
 from services.http.pages import PagesController, static
 from services.http.reviews import ReviewsController
-from services.http.schemas import MAX_NESTING, nesting
+from services.http.schemas import MAX_NESTING, too_deep
 from services.http.streams import StreamController
 from services.http.webhooks import WebhooksController
 from services.metrics import Metrics
@@ -80,8 +80,8 @@ async def bounded_body(request: Request[Any, Any, Any]) -> None:
     """Refuse a body nested too deep before anything decodes it (a decoder recursing a
     thousand levels down fails as a server error, before any token is even checked)."""
     if request.method in ("POST", "PUT", "PATCH"):
-        depth = nesting(await request.body())
-        if depth > MAX_NESTING:
+        depth = too_deep(await request.body())
+        if depth is not None:
             raise ValidationException(
                 f"the body nests {depth} levels deep; at most {MAX_NESTING} are accepted"
             )

@@ -21,7 +21,7 @@ from services.app.results import CommandStatus, Outcome
 from services.bootstrap import Runtime
 from services.http.errors import responses
 from services.http.middleware import request_id
-from services.http.schemas import MAX_NESTING, nesting, strictly
+from services.http.schemas import strictly, too_deep
 
 # What an Idempotency-Key may be; the lookup's path segment is held to the same.
 KEY_PATTERN = r"^[\x20-\x7e]+$"
@@ -86,7 +86,7 @@ def straight(app: ASGIApp) -> ASGIApp:
         try:
             authorization = given.get(b"authorization", b"").decode("latin-1")
             scheme, _, token = authorization.partition(" ")
-            if scheme.lower() != "bearer" or nesting(raw) > MAX_NESTING:
+            if scheme.lower() != "bearer" or too_deep(raw) is not None:
                 raise LookupError
             caller = await runtime.seating.caller(token.strip() or None, game_id)
             if caller.seat is None:

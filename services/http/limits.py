@@ -9,6 +9,7 @@ class, `RateLimit: "commands-token";r=97;t=8` the one closest to its limit; a 42
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import math
@@ -82,8 +83,10 @@ def _token(scope: Scope) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)
 def _digest(text: str) -> str:
-    # Counters are named by a hash: a token is a secret and never goes to Redis.
+    # Counters are named by a hash: a token is a secret and never goes to Redis. The same
+    # few tokens and addresses come again and again: each is hashed once while in use.
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 

@@ -62,6 +62,15 @@ def nesting(raw: bytes) -> int:
     return max(accumulate(steps, initial=0))
 
 
+def too_deep(raw: bytes) -> int | None:
+    """How deep the text nests, if deeper than MAX_NESTING; else None. A text with no more
+    opening brackets than that cannot be deeper, and is not scanned (a command has two)."""
+    if raw.count(b"[") + raw.count(b"{") <= MAX_NESTING:
+        return None
+    depth = nesting(raw)
+    return depth if depth > MAX_NESTING else None
+
+
 # A string (to its closing quote, or to the end), or a bracket.
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.DOTALL)
 _STEP = {b"[": 1, b"{": 1, b"]": -1, b"}": -1}

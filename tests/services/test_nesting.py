@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.http.schemas import nesting
+from services.http.schemas import nesting, too_deep
 
 
 @pytest.mark.parametrize(
@@ -32,3 +32,18 @@ def test_an_unterminated_string_hides_no_brackets_after_a_backslash() -> None:
     # a scanner that dropped the byte after a backslash would read `["\` as an open string
     # and miss every bracket after it
     assert nesting(b'["\\n",' + b"[" * 500 + b"]" * 500 + b"]") == 501
+
+
+@pytest.mark.parametrize(
+    ("text", "over"),
+    [
+        (b'{"type": "lead", "cards": ["AS"]}', None),
+        (b"[" * 32 + b"]" * 32, None),  # as deep as allowed
+        (b"[" * 33 + b"]" * 33, 33),
+        (b"[]" * 500, None),  # many brackets, none deep: scanned, and let through
+        (b'["' + b"[" * 500 + b'"]', None),  # brackets in a string
+        (b"[{" * 20 + b"}]" * 20, 40),
+    ],
+)
+def test_only_a_body_deeper_than_allowed_is_too_deep(text: bytes, over: int | None) -> None:
+    assert too_deep(text) == over
