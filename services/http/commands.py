@@ -19,6 +19,7 @@ from services.app.callers import Caller
 from services.app.errors import Forbidden
 from services.app.results import CommandStatus, Outcome
 from services.bootstrap import Runtime
+from services.http.deps import token_in
 from services.http.errors import responses
 from services.http.middleware import request_id
 from services.http.schemas import strictly, too_deep
@@ -26,12 +27,17 @@ from services.http.schemas import strictly, too_deep
 # What an Idempotency-Key may be; the lookup's path segment is held to the same.
 KEY_PATTERN = r"^[\x20-\x7e]+$"
 KEY_MAX = 200
+_KEY = re.compile(KEY_PATTERN)
+
+
+def key_fits(key: str) -> bool:
+    """An Idempotency-Key, or a lookup's key, as KEY_PATTERN and KEY_MAX allow it."""
+    return len(key) <= KEY_MAX and _KEY.fullmatch(key) is not None
 
 
 # The one place the route's own work is skipped (see `straight`); tests switch it off to
 # hold the two ways to the same answers.
 STRAIGHT = True
-_KEY = re.compile(KEY_PATTERN)
 _encode = msgspec.json.Encoder().encode
 _READ = frozenset({b"authorization", b"idempotency-key", b"content-length", b"content-type"})
 _FAILED = "bura.command_failed"  # scope key: what the straight way raised, for the route
@@ -79,16 +85,15 @@ def straight(app: ASGIApp) -> ASGIApp:
         command_id = None
         if (key := given.get(b"idempotency-key")) is not None:
             command_id = key.decode("latin-1")
-            if len(command_id) > KEY_MAX or not _KEY.match(command_id):
+            if not key_fits(command_id):
                 await app(scope, receive, send)
                 return
         raw = await Request[Any, Any, Any](scope, receive).body()  # kept for the route
         try:
-            authorization = given.get(b"authorization", b"").decode("latin-1")
-            scheme, _, token = authorization.partition(" ")
-            if scheme.lower() != "bearer" or too_deep(raw) is not None:
+            token = token_in(given.get(b"authorization", b"").decode("latin-1"))
+            if token is None or too_deep(raw) is not None:
                 raise LookupError
-            caller = await runtime.seating.caller(token.strip() or None, game_id)
+            caller = await runtime.seating.caller(token, game_id)
             if caller.seat is None:
                 raise LookupError
             command: PlayerCommand = canonical(strictly(raw, PlayerCommand))
@@ -209,7 +214,7 @@ class CommandsController(Controller):
         if caller.role == "spectator":
             raise Forbidden("only the seat that sent a command, or the operator, may ask")
         key = command_id.removeprefix("/")
-        if not (len(key) <= KEY_MAX and re.fullmatch(KEY_PATTERN, key)):
+        if not key_fits(key):
             raise ValidationException(
                 f"command key: 1 to {KEY_MAX} printable ASCII characters, as in Idempotency-Key"
             )

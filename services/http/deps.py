@@ -23,7 +23,12 @@ from services.live.timeline import Timeline
 
 def bearer(request: Request[Any, Any, Any]) -> str | None:
     """The token of `Authorization: Bearer <token>`, or None."""
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return token_in(request.headers.get("authorization", ""))
+
+
+def token_in(authorization: str) -> str | None:
+    """The token of an Authorization header's value `Bearer <token>`, or None."""
+    scheme, _, token = authorization.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         return None
     return token.strip()

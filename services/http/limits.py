@@ -22,6 +22,7 @@ from litestar.enums import ScopeType
 from litestar.types import ASGIApp, HTTPResponseStartEvent, Message, Receive, Scope, Send
 
 from services.config import Settings
+from services.http.deps import token_in
 from services.http.problems import PROBLEM_JSON, details
 from services.metrics import Metrics
 
@@ -71,10 +72,8 @@ def policies(settings: Settings) -> dict[Kind, list[Policy]]:
 def _token(scope: Scope) -> str | None:
     """The bearer token or the stream ticket: whatever names the caller."""
     for name, raw in scope["headers"]:
-        if name == b"authorization":
-            scheme, _, token = raw.decode("latin-1").partition(" ")
-            if scheme.lower() == "bearer" and token.strip():
-                return token.strip()
+        if name == b"authorization" and (token := token_in(raw.decode("latin-1"))):
+            return token
     query: bytes = scope.get("query_string", b"")
     for pair in query.decode("latin-1").split("&"):
         key, _, value = pair.partition("=")
