@@ -119,7 +119,9 @@ async def open_store(settings: Settings) -> tuple[EventStore, SeatTokens]:
         from infra.postgres.tokens import PostgresSeatTokens
 
         await migrate(settings.database_url)
-        postgres = await PostgresEventStore.open(settings.database_url)
+        postgres = await PostgresEventStore.open(
+            settings.database_url, lanes=settings.append_lanes or None
+        )
         return postgres, PostgresSeatTokens(postgres.pool)
     from infra.sqlite.database import SqliteDatabase
     from infra.sqlite.store import SqliteEventStore

@@ -26,6 +26,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     log_format: str = "json"  # json | text
     max_body_bytes: int = 65_536
     command_retries: int = 8
+    # Appends under way at once per replica; those that arrive meanwhile wait and go to
+    # PostgreSQL together, one INSERT and one commit (infra/postgres/commits.py).
+    append_lanes: int = 1
     cache_games: int = 4096
     shutdown_grace_seconds: float = 20.0
     sse_keepalive_seconds: float = 15.0
@@ -77,6 +80,11 @@ VARIABLES: dict[str, tuple[str, str]] = {
     "BURA_LOG_FORMAT": ("log_format", "json | text"),
     "BURA_MAX_BODY_BYTES": ("max_body_bytes", "largest request body accepted (413 above)"),
     "BURA_COMMAND_RETRIES": ("command_retries", "re-decides after a version conflict"),
+    "BURA_APPEND_LANES": (
+        "append_lanes",
+        "appends under way at once (PostgreSQL); more wait and go together, one INSERT "
+        "and one commit (group commit); 0: each alone, at once",
+    ),
     "BURA_CACHE_GAMES": ("cache_games", "games kept in the in-process state cache"),
     "BURA_SHUTDOWN_GRACE_SECONDS": ("shutdown_grace_seconds", "time to finish on SIGTERM"),
     "BURA_SSE_KEEPALIVE_SECONDS": ("sse_keepalive_seconds", "keep-alive comment interval"),
@@ -201,6 +209,9 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         origin = origin.strip()
         if origin and origin != "*" and not origin.startswith(("http://", "https://")):
             raise ConfigError(f"BURA_CORS_ORIGINS: {origin!r} is no origin (https://host[:port])")
+    lanes = raw.get("append_lanes", defaults.append_lanes)
+    if not isinstance(lanes, int) or lanes < 0:
+        raise ConfigError(f"BURA_APPEND_LANES={lanes!r}: a count, 0 for every append alone")
     count = raw.get("max_headers", defaults.max_headers)
     if not isinstance(count, int) or count < 1:
         raise ConfigError(f"BURA_MAX_HEADERS={count!r} must be a positive number")

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from infra.ports.events import EventStore
+from infra.postgres import commits as commits_module
 from infra.postgres import store as store_module
 from infra.postgres.connections import StatelessConnection
 from services.bootstrap import Adapters
@@ -97,6 +98,7 @@ def statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
         store_module._TAKE_MANY: "insert many",
         store_module._TAKE_FIRST: "insert first",
         store_module._APPEND: "function",
+        commits_module._TAKE_BATCH: "batch",
     }
     run: list[str] = []
 
@@ -110,4 +112,5 @@ def statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 
     monkeypatch.setattr(StatelessConnection, "execute", spying(StatelessConnection.execute))
     monkeypatch.setattr(StatelessConnection, "fetchrow", spying(StatelessConnection.fetchrow))
+    monkeypatch.setattr(StatelessConnection, "fetch", spying(StatelessConnection.fetch))
     yield run

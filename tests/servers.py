@@ -48,11 +48,12 @@ T = TypeVar("T")
 
 
 async def open_postgres_store(
-    url: str, min_size: int = 1, max_size: int = 20
+    url: str, min_size: int = 1, max_size: int = 20, lanes: int | None = 1
 ) -> PostgresEventStore:
-    """An open store on a database that migrate() has brought up to date."""
+    """An open store on a database that migrate() has brought up to date, with
+    production's lanes (BURA_APPEND_LANES' default) unless told otherwise."""
     await migrate(url)
-    return await PostgresEventStore.open(url, min_size=min_size, max_size=max_size)
+    return await PostgresEventStore.open(url, min_size=min_size, max_size=max_size, lanes=lanes)
 
 
 def sqlite_store(path: str | os.PathLike[str] = ":memory:") -> SqliteEventStore:

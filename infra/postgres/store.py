@@ -26,6 +26,7 @@ from infra.ports.events import (
     from_micros,
     micros,
 )
+from infra.postgres.commits import GroupCommit
 from infra.postgres.connections import (
     UNAVAILABLE,
     Connection,
@@ -163,12 +164,15 @@ class PostgresEventStore:
     take_many = _TAKE_MANY
     take_first = _TAKE_FIRST
 
-    def __init__(self, pool: asyncpg.Pool, command_timeout: float = 10.0) -> None:
+    def __init__(
+        self, pool: asyncpg.Pool, command_timeout: float = 10.0, lanes: int | None = None
+    ) -> None:
         self.pool = pool
         self.command_timeout = command_timeout
         # stream id -> (version, hash, recorded_at in microseconds since the epoch) of its
         # head as this store last saw it
         self._heads: dict[str, tuple[int, bytes, int]] = {}
+        self.commits = GroupCommit(self, lanes)
 
     def _remember(self, stream_id: str, version: int, hash: bytes, at: int) -> None:
         heads = self._heads
@@ -219,6 +223,7 @@ class PostgresEventStore:
         max_size: int = 10,
         connect_timeout: float = 5.0,
         command_timeout: float = 10.0,
+        lanes: int | None = None,
     ) -> PostgresEventStore:
         """A store on a new pool; min_size=0 defers connecting until first use.
 
@@ -236,7 +241,7 @@ class PostgresEventStore:
                 init=remember_start,
                 server_settings={"statement_timeout": str(int(command_timeout * 1000))},
             )
-        return cls(pool, command_timeout)
+        return cls(pool, command_timeout, lanes)
 
     def _budget(self) -> float:
         return budget(self.command_timeout)
@@ -250,6 +255,15 @@ class PostgresEventStore:
     ) -> AppendResult:
         if not events:
             raise ValueError("nothing to append")
+        return await self.commits.append(stream_id, expected_version, events, metadata)
+
+    async def _append_alone(
+        self,
+        stream_id: str,
+        expected_version: int,
+        events: Sequence[NewEvent],
+        metadata: Metadata = NO_METADATA,
+    ) -> AppendResult:
         async with acquired(self.pool, self.command_timeout) as conn:
             # With a command id, half of the time left is kept for finding out what
             # became of the append, should its answer be lost.

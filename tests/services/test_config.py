@@ -28,6 +28,7 @@ def test_every_variable_is_read():
         "BURA_MAX_BODY_BYTES": "1000",
         "BURA_COMMAND_RETRIES": "3",
         "BURA_CACHE_GAMES": "10",
+        "BURA_APPEND_LANES": "3",
         "BURA_SHUTDOWN_GRACE_SECONDS": "5",
         "BURA_SSE_KEEPALIVE_SECONDS": "1.5",
         "BURA_FEED_POLL_SECONDS": "0.5",
@@ -67,6 +68,7 @@ def test_every_variable_is_read():
     assert (settings.request_deadline_seconds, settings.read_timeout_seconds) == (2.5, 3.0)
     assert (settings.max_header_bytes, settings.max_headers) == (4096, 20)
     assert settings.idle_timeout_seconds == 2.0
+    assert settings.append_lanes == 3
     assert settings.webhook_url == "https://platform.test/bura"
     assert settings.webhook_events == "deal_ended, timeout" and not settings.webhook_delivery
     assert (settings.webhook_retry_seconds, settings.webhook_max_attempts) == (0.5, 5)
@@ -92,6 +94,7 @@ def test_every_variable_is_read():
         ("BURA_REQUEST_DEADLINE_SECONDS", "soon"),
         ("BURA_MAX_HEADER_BYTES", "0"),
         ("BURA_MAX_HEADERS", "-3"),
+        ("BURA_APPEND_LANES", "-1"),
         ("BURA_READ_TIMEOUT_SECONDS", "-1"),
         ("BURA_IDLE_TIMEOUT_SECONDS", "0"),
         ("BURA_WEBHOOK_URL", "ftp://platform.test"),
