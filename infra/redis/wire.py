@@ -17,7 +17,6 @@ import asyncio
 import collections
 import contextlib
 import ssl
-from collections.abc import Awaitable
 from typing import Any, TypeVar, cast
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -80,8 +79,14 @@ class _Protocol(asyncio.Protocol):
     def __init__(self) -> None:
         self.reader = hiredis.Reader(replyError=ReplyError)
         self.waiting: collections.deque[asyncio.Future[Any]] = collections.deque()
+        self.since: collections.deque[float] = collections.deque()  # when each was sent
         self.transport: asyncio.Transport | None = None
         self.lost: Exception | None = None
+        self.stirred = False  # something came since the watch last looked (subscriptions)
+
+    def expect(self, waiters: list[asyncio.Future[Any]], now: float) -> None:
+        self.waiting.extend(waiters)
+        self.since.extend([now] * len(waiters))
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # a stream transport (uvloop's is not a subclass of asyncio's, but is one)
@@ -89,6 +94,7 @@ class _Protocol(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self.reader.feed(data)
+        self.stirred = True
         while True:
             try:
                 reply = self.reader.gets()
@@ -108,6 +114,7 @@ class _Protocol(asyncio.Protocol):
                 self.transport.close()
             return
         waiter = self.waiting.popleft()
+        self.since.popleft()
         if not waiter.done():
             if isinstance(reply, ReplyError):
                 waiter.set_exception(reply)
@@ -119,6 +126,7 @@ class _Protocol(asyncio.Protocol):
 
     def _fail(self, error: Exception) -> None:
         self.lost = error
+        self.since.clear()
         while self.waiting:
             waiter = self.waiting.popleft()
             if not waiter.done():
@@ -126,7 +134,6 @@ class _Protocol(asyncio.Protocol):
 
 
 P = TypeVar("P", bound="_Protocol")
-T = TypeVar("T")
 
 
 async def _opened(factory: type[P], where: Where, said: list[tuple[str, ...]]) -> P:
@@ -143,7 +150,7 @@ async def _opened(factory: type[P], where: Where, said: list[tuple[str, ...]]) -
     try:
         for command in said:
             waiter: asyncio.Future[Any] = loop.create_future()
-            protocol.waiting.append(waiter)
+            protocol.expect([waiter], loop.time())
             transport.write(_encode(command))
             try:
                 await waiter
@@ -156,7 +163,11 @@ async def _opened(factory: type[P], where: Where, said: list[tuple[str, ...]]) -
 
 
 class Wire:
-    """One pipelined connection to Redis, opened at the first call and again after a loss."""
+    """One pipelined connection to Redis, opened at the first call and again after a loss.
+
+    No call sets a timer of its own: one watch per connection looks at the oldest call
+    still unanswered, and drops the connection once it has waited `timeout`. While
+    replies come, the watch is set again once a `timeout`, not once a call."""
 
     def __init__(self, url: str, timeout: float = 2.0, connect_timeout: float = 2.0) -> None:
         self.where = Where(url)
@@ -165,22 +176,21 @@ class Wire:
         self._protocol: _Protocol | None = None
         self._connecting: asyncio.Future[_Protocol] | None = None
         self._closed = False
+        self._watch: asyncio.TimerHandle | None = None
 
     async def call(self, *args: Arg) -> Any:
         """One command's reply; ReplyError for Redis's error reply, WireError when no
         reply can be had in time."""
-        protocol, (waiter,) = await self._sent([args])
-        return await self._answered(protocol, waiter)
+        (waiter,) = await self._sent([args])
+        return await waiter
 
     async def calls(self, commands: list[tuple[Arg, ...]]) -> list[Any]:
         """Several commands in one write, their replies in order (a pipeline, not a
         transaction); the first error reply raises once every reply is in."""
-        protocol, waiters = await self._sent(commands)
-        return list(await self._answered(protocol, asyncio.gather(*waiters)))
+        waiters = await self._sent(commands)
+        return list(await asyncio.gather(*waiters))
 
-    async def _sent(
-        self, commands: list[tuple[Arg, ...]]
-    ) -> tuple[_Protocol, list[asyncio.Future[Any]]]:
+    async def _sent(self, commands: list[tuple[Arg, ...]]) -> list[asyncio.Future[Any]]:
         """The commands written in one go, and a waiter for each reply, in order."""
         protocol = self._protocol
         if protocol is None or protocol.lost is not None:
@@ -188,20 +198,26 @@ class Wire:
         assert protocol.transport is not None
         loop = asyncio.get_running_loop()
         waiters: list[asyncio.Future[Any]] = [loop.create_future() for _ in commands]
-        protocol.waiting.extend(waiters)
-        protocol.transport.write(b"".join(_encode(args) for args in commands))
-        return protocol, waiters
+        protocol.expect(waiters, loop.time())
+        protocol.transport.write(b"".join([_encode(args) for args in commands]))
+        if self._watch is None:
+            self._watch = loop.call_later(self.timeout, self._look)
+        return waiters
 
-    async def _answered(self, protocol: _Protocol, replies: Awaitable[T]) -> T:
-        """The replies within the timeout; else the connection goes, with every call on
-        it, since a late reply would be matched to the wrong caller."""
-        try:
-            async with asyncio.timeout(self.timeout):
-                return await replies
-        except TimeoutError:
-            late = WireError(f"redis did not answer in {self.timeout} s")
-            self._drop(protocol, late)
-            raise late from None
+    def _look(self) -> None:
+        """The watch: the oldest unanswered call has had its time, or it is set again for
+        when it will have. A late reply would be matched to the wrong caller, so the
+        connection goes with every call on it."""
+        self._watch = None
+        protocol = self._protocol
+        if protocol is None or protocol.lost is not None or not protocol.since:
+            return
+        loop = asyncio.get_running_loop()
+        left = protocol.since[0] + self.timeout - loop.time()
+        if left > 0:
+            self._watch = loop.call_later(left, self._look)
+            return
+        self._drop(protocol, WireError(f"redis did not answer in {self.timeout} s"))
 
     async def _connected(self) -> _Protocol:
         if self._closed:
@@ -228,6 +244,9 @@ class Wire:
 
     async def close(self) -> None:
         self._closed = True
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
         protocol, self._protocol = self._protocol, None
         if protocol is not None:
             self._drop(protocol, WireError("closed"))
@@ -263,9 +282,11 @@ class _Listening(_Protocol):
 
 class Subscription:
     """One connection subscribed to one channel: `next()` gives its messages in order, and
-    raises WireError once the connection is lost or stops answering. After `quiet` seconds
-    without a message it sends a PING, which must be answered within `timeout`: a Redis
-    that went away without closing the connection is noticed, not waited on forever."""
+    raises WireError once the connection is lost or stops answering. A watch looks every
+    `quiet` seconds: after a look that finds nothing heard since the one before, it sends
+    a PING, which must be answered within `timeout`. A Redis that went away without
+    closing the connection is noticed, not waited on forever, and no message pays for a
+    timer of its own."""
 
     def __init__(self, url: str, channel: str, timeout: float = 5.0, quiet: float = 10.0) -> None:
         self.where = Where(url)
@@ -273,6 +294,8 @@ class Subscription:
         self.timeout = timeout
         self.quiet = quiet
         self._protocol: _Listening | None = None
+        self._watch: asyncio.TimerHandle | None = None
+        self._pinged = False
 
     async def open(self) -> None:
         said = [*self.where.greeting(), ("SUBSCRIBE", self.channel)]
@@ -281,34 +304,41 @@ class Subscription:
                 self._protocol = await _opened(_Listening, self.where, said)
         except (OSError, TimeoutError) as error:
             raise WireError(f"redis pub/sub unreachable at {self.where}: {error!r}") from error
+        self._watch = asyncio.get_running_loop().call_later(self.quiet, self._look)
+
+    def _look(self) -> None:
+        self._watch = None
+        protocol = self._protocol
+        if protocol is None or protocol.lost is not None or protocol.transport is None:
+            return
+        loop = asyncio.get_running_loop()
+        if protocol.stirred:  # heard from since the last look: all is well
+            protocol.stirred = self._pinged = False
+            self._watch = loop.call_later(self.quiet, self._look)
+        elif not self._pinged:
+            protocol.transport.write(_encode(("PING",)))
+            self._pinged = True
+            self._watch = loop.call_later(self.timeout, self._look)
+        else:
+            protocol._fail(WireError(f"redis did not answer a PING in {self.timeout} s"))
 
     async def next(self) -> bytes:
         protocol = self._protocol
         if protocol is None:
             raise WireError("not subscribed")
-        pinged = False  # a PING is out, after `quiet` s of silence
         while True:
             if protocol.lost is not None:
                 raise protocol.lost
-            try:
-                async with asyncio.timeout(self.timeout if pinged else self.quiet):
-                    item = await protocol.heard.get()
-            except TimeoutError:
-                if pinged:
-                    unanswered = WireError(f"redis did not answer a PING in {self.timeout} s")
-                    protocol._fail(unanswered)
-                    raise unanswered from None
-                assert protocol.transport is not None
-                protocol.transport.write(_encode(("PING",)))
-                pinged = True
-                continue
-            pinged = False
+            item = await protocol.heard.get()
             if isinstance(item, Exception):
                 raise item
             if item is not None:
                 return item
 
     async def close(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
         protocol, self._protocol = self._protocol, None
         if protocol is not None and protocol.transport is not None:
             protocol.transport.close()
