@@ -3,27 +3,35 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
-from infra.ports.hints import Hint
+from infra.ports.hints import Hint, Listener, tell
 
 
 class InProcessHintBus:
     shared = False  # other processes writing the same file are never heard here
 
     def __init__(self) -> None:
-        self._queues: set[asyncio.Queue[Hint | None]] = set()
+        self._listeners: list[Listener] = []
         self.errors = 0
         self._closed = False
 
     async def publish(self, hint: Hint) -> None:
-        for queue in self._queues:
-            queue.put_nowait(hint)
+        tell(self._listeners, hint)
+
+    def listen(self, listener: Listener) -> Callable[[], None]:
+        """Hints as they are published; never a None (one process misses none of its own)."""
+        self._listeners = [*self._listeners, listener]
+
+        def stop() -> None:
+            self._listeners = [f for f in self._listeners if f is not listener]
+
+        return stop
 
     async def hints(self) -> AsyncIterator[Hint | None]:
         """Hints as they come; None marks a possible gap (never, in one process)."""
         queue: asyncio.Queue[Hint | None] = asyncio.Queue()
-        self._queues.add(queue)
+        stop = self.listen(queue.put_nowait)
         try:
             while not self._closed:
                 hint = await queue.get()
@@ -31,12 +39,11 @@ class InProcessHintBus:
                     return
                 yield hint
         finally:
-            self._queues.discard(queue)
+            stop()
 
     async def ping(self) -> None:
         return None
 
     async def close(self) -> None:
         self._closed = True
-        for queue in self._queues:
-            queue.put_nowait(None)
+        tell(self._listeners, None)

@@ -8,10 +8,13 @@ shortcut: a process that is not at `after`, or cannot read the events, reads the
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Protocol
 
 import msgspec
+
+log = logging.getLogger("bura.hints")
 
 
 class Hint(msgspec.Struct, frozen=True):
@@ -36,6 +39,10 @@ class Hint(msgspec.Struct, frozen=True):
         return [self.heads[i : i + 32] for i in range(0, len(self.heads), 32)]
 
 
+# Told every hint as it arrives, and None when some may have been missed.
+Listener = Callable[["Hint | None"], None]
+
+
 class HintBus(Protocol):
     # True when the bus reaches every process that writes the store (Redis); an
     # in-process bus hears only this process, so it can never say that a copy is current.
@@ -50,6 +57,30 @@ class HintBus(Protocol):
         may have been missed (a (re)subscribe, or a gap in a publisher's sequence)."""
         ...
 
+    def listen(self, listener: Listener) -> Callable[[], None]:
+        """What `hints()` gives, told to `listener` as it arrives, with no queue and no
+        task between: this process's own hints from within `publish`, the others' as the
+        network brings them; a None as soon as it joins a bus that is subscribed already.
+        The listener must not wait (work that awaits goes to a task of its own); an
+        exception it raises is logged and taken as a None, since what it missed is
+        unknown. Returns the call that stops the listening."""
+        ...
+
     async def ping(self) -> None: ...
 
     async def close(self) -> None: ...
+
+
+def tell(listeners: Sequence[Listener], hint: Hint | None) -> None:
+    """Every listener, in turn: one that raises is logged, then told None (it may have
+    missed what it was told), and the others are told all the same."""
+    for listener in listeners:
+        try:
+            listener(hint)
+        except Exception:
+            log.exception("a hint listener failed on %s", hint.game_id if hint else "a gap")
+            if hint is not None:
+                try:
+                    listener(None)
+                except Exception:
+                    log.exception("a hint listener failed on a gap")

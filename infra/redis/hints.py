@@ -18,11 +18,11 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import msgspec
 
-from infra.ports.hints import Hint
+from infra.ports.hints import Hint, Listener, tell
 from infra.redis.wire import ReplyError, Subscription, Wire
 
 log = logging.getLogger("bura.redis")
@@ -93,7 +93,7 @@ class RedisHintBus:
         self.errors = 0  # read by the metrics endpoint
         self.origin = uuid.uuid4().hex
         self._closed = asyncio.Event()
-        self._local: set[asyncio.Queue[Hint | None]] = set()
+        self._listeners: list[Listener] = []  # copied on change: told while it may change
         self._outbox: asyncio.Queue[bytes] = asyncio.Queue(OUTBOX)
         self._sender: asyncio.Task[None] | None = None
         self._warned = 0.0
@@ -106,9 +106,8 @@ class RedisHintBus:
         return cls(Wire(url, timeout=5), url)
 
     async def publish(self, hint: Hint) -> None:
-        """Wake this process's listeners now and queue the hint for the other processes."""
-        for queue in self._local:
-            queue.put_nowait(hint)
+        """Tell this process's listeners now and queue the hint for the other processes."""
+        tell(self._listeners, hint)
         if self._closed.is_set():
             return
         if self._sender is None or self._sender.done():
@@ -138,20 +137,34 @@ class RedisHintBus:
             self._warned = now
             log.warning(text)
 
-    async def hints(self) -> AsyncIterator[Hint | None]:
-        """Every hint: this process's own at once, the others' from Redis. None after each
-        (re)subscribe, since whatever was published while we were away is lost to us.
+    def listen(self, listener: Listener) -> Callable[[], None]:
+        """Every hint: this process's own as they are published, the others' as Redis
+        brings them. None after each (re)subscribe, since whatever was published while we
+        were away is lost to us, and at once to a listener that joins a subscription
+        already made.
 
         All the listeners of a process share one subscription (the projector, the timers
-        and the operator feed would otherwise each read and decode every hint); one that
-        joins it already subscribed is told None at once, as if it had just subscribed."""
-        local: asyncio.Queue[Hint | None] = asyncio.Queue()
-        self._local.add(local)
+        and the operator feed would otherwise each read and decode every hint); it ends
+        with the last of them."""
+        self._listeners = [*self._listeners, listener]
         if self._remote is None or self._remote.done():
             self._subscribed = False
             self._remote = asyncio.create_task(self._subscribe())
         elif self._subscribed:
-            local.put_nowait(None)
+            tell([listener], None)
+
+        def stop() -> None:
+            self._listeners = [f for f in self._listeners if f is not listener]
+            if not self._listeners and self._remote is not None:
+                remote, self._remote = self._remote, None
+                remote.cancel()
+
+        return stop
+
+    async def hints(self) -> AsyncIterator[Hint | None]:
+        """What `listen` tells, as an iterator."""
+        local: asyncio.Queue[Hint | None] = asyncio.Queue()
+        stop = self.listen(local.put_nowait)
         try:
             while True:
                 hint = await local.get()
@@ -159,16 +172,10 @@ class RedisHintBus:
                     return
                 yield hint
         finally:
-            self._local.discard(local)
-            if not self._local and self._remote is not None:
-                remote, self._remote = self._remote, None
-                remote.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await remote
+            stop()
 
     def _tell(self, hint: Hint | None) -> None:
-        for queue in self._local:
-            queue.put_nowait(hint)
+        tell(self._listeners, hint)
 
     async def _subscribe(self) -> None:
         delay = 0.05
@@ -214,8 +221,7 @@ class RedisHintBus:
 
     async def close(self) -> None:
         self._closed.set()
-        for queue in self._local:
-            queue.put_nowait(None)
+        tell(self._listeners, None)
         if self._sender is not None:
             # Give the hints already queued a moment to leave.
             with contextlib.suppress(TimeoutError):

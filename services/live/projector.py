@@ -16,7 +16,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Coroutine, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from typing import Any
 
 from domain.events import Event
@@ -91,9 +91,10 @@ class Projector:
         self.renders = 0  # view messages rendered (each shared by the streams of a viewer)
         self.applied = 0  # versions a feed took from a hint, without reading the store
         self._tasks: set[asyncio.Task[None]] = set()
+        self._unlisten: Callable[[], None] | None = None
 
     def start(self) -> None:
-        self._spawn(self._listen())
+        self._listen()
         self._spawn(self._poll())
 
     def drain(self) -> None:
@@ -107,6 +108,10 @@ class Projector:
 
     async def stop(self) -> None:
         self.drain()
+        if self._unlisten is not None:
+            self._unlisten()
+            self._unlisten = None
+            self.service.follow(False)
         tasks = [*self._tasks]
         tasks += [f.refresher for f in self.feeds.values() if f.refresher is not None]
         for task in tasks:
@@ -122,27 +127,21 @@ class Projector:
 
     # --- following games ---------------------------------------------------------------
 
-    async def _listen(self) -> None:
-        while not self.draining.is_set():
-            # The service trusts its copies only while this follows the hints.
-            self.service.follow(True)
-            try:
-                async for hint in self.bus.hints():
-                    if hint is None:
-                        # (Re)subscribed, or a publisher's hints were missed.
-                        self.service.gap()
-                        for feed in self.feeds.values():
-                            if feed.watchers:
-                                self._catch_up(feed)
-                    else:
-                        self._hinted(hint)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("hint listener failed; restarting")
-            finally:
-                self.service.follow(False)
-            await asyncio.sleep(0.5)
+    def _listen(self) -> None:
+        """Follow the hints, told within the bus (no task between): the service trusts
+        its copies only while this listens."""
+        self.service.follow(True)
+        self._unlisten = self.bus.listen(self._heard)
+
+    def _heard(self, hint: Hint | None) -> None:
+        if hint is not None:
+            self._hinted(hint)
+            return
+        # (Re)subscribed, a publisher's hints were missed, or a listener failed.
+        self.service.gap()
+        for feed in self.feeds.values():
+            if feed.watchers:
+                self._catch_up(feed)
 
     def _hinted(self, hint: Hint) -> None:
         feed = self.feeds.get(hint.game_id)

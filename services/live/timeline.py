@@ -11,10 +11,9 @@ has ended, so after a hint that found nothing new a follower looks again soon.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from infra.ports.events import Checkpoint, EventStore, RecordedEvent, StoreUnavailable
 from infra.ports.hints import HintBus
@@ -41,41 +40,35 @@ class Timeline:
         self.draining = asyncio.Event()
         self.open_streams = 0  # read by /metrics
         self._pulse = asyncio.Event()
-        self._listener: asyncio.Task[None] | None = None
+        self._taken = False  # someone took the pulse since the last wake
+        self._unlisten: Callable[[], None] | None = None
 
     def start(self) -> None:
-        self._listener = asyncio.create_task(self._listen())
+        # every hint wakes the followers, a None (a possible gap) as well
+        self._unlisten = self.bus.listen(lambda _: self._wake())
 
     def drain(self) -> None:
         """End every live follower (SIGTERM): they stop at their next wait."""
         self.draining.set()
+        self._taken = True  # whoever holds the pulse now wakes
         self._wake()
 
     async def stop(self) -> None:
         self.drain()
-        if self._listener is not None:
-            self._listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._listener
-
-    async def _listen(self) -> None:
-        while not self.draining.is_set():
-            try:
-                async for _ in self.bus.hints():  # a None (a possible gap) wakes as well
-                    self._wake()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("the timeline's hint listener failed; restarting")
-            await asyncio.sleep(0.5)
+        if self._unlisten is not None:
+            self._unlisten()
+            self._unlisten = None
 
     def _wake(self) -> None:
-        pulse, self._pulse = self._pulse, asyncio.Event()
+        if not self._taken:  # nobody took this pulse: nobody waits on it, keep it
+            return
+        pulse, self._pulse, self._taken = self._pulse, asyncio.Event(), False
         pulse.set()
 
     def pulse(self) -> asyncio.Event:
         """The event the next hint sets. Take it before reading, then wait on it: a hint
         that comes between the two is not missed."""
+        self._taken = True
         return self._pulse
 
     async def wait(self, pulse: asyncio.Event, seconds: float) -> bool:

@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 from collections import OrderedDict
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -66,16 +66,20 @@ class Timers:
         self._loads = asyncio.Semaphore(LOADS)
         self._background: set[asyncio.Task[None]] = set()
         self._stopped = False
+        self._unlisten: Callable[[], None] | None = None
         games.observe(self.observed)
         if attendance is not None:
             attendance.observe(self.poke)
 
     def start(self) -> None:
         self._spawn(self._start_up())
-        self._spawn(self._listen())
+        self._unlisten = self.hints.listen(self._heard)
 
     async def stop(self) -> None:
         self._stopped = True
+        if self._unlisten is not None:
+            self._unlisten()
+            self._unlisten = None
         tasks = [*self._background, *self.tasks.values()]
         for task in tasks:
             task.cancel()
@@ -168,24 +172,18 @@ class Timers:
                 len(stale.orphans),
             )
 
-    async def _listen(self) -> None:
+    def _heard(self, hint: Hint | None) -> None:
         """New games from the hints; after a gap in them, the index again."""
-        while not self._stopped:
-            try:
-                async for hint in self.hints.hints():
-                    if hint is None:  # hints may have been missed: the index again
-                        self._spawn(self._start_up(repair=False))
-                    elif hint.game_id in self.tasks or hint.game_id in self._settled:
-                        continue
-                    elif unclocked_start(hint):
-                        self._settle(hint.game_id)
-                    else:
-                        self.watch(hint.game_id)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("timers' hint listener failed; restarting")
-            await asyncio.sleep(0.5)
+        if self._stopped:
+            return
+        if hint is None:  # hints may have been missed: the index again
+            self._spawn(self._start_up(repair=False))
+        elif hint.game_id in self.tasks or hint.game_id in self._settled:
+            return
+        elif unclocked_start(hint):
+            self._settle(hint.game_id)
+        else:
+            self.watch(hint.game_id)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(work)

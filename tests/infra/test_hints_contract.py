@@ -143,3 +143,51 @@ async def test_a_gap_in_a_publishers_hints_is_told_as_a_possible_loss(redis_url:
     assert heard == [None, Hint(game, 1), Hint(game, 2), None, Hint(game, 4)]
     task.cancel()
     await listener.close()
+
+
+async def test_a_listener_is_told_within_publish_and_remote_hints_as_they_come(
+    pair: tuple[HintBus, HintBus],
+) -> None:
+    """`listen`: no queue and no task between. This process's own hint is told before
+    publish returns; another's as it arrives; both in the order published."""
+    publisher, listener = pair
+    game = f"g-{uuid.uuid4()}"
+    own: list[Hint | None] = []
+    heard: list[Hint | None] = []
+    stop_own = publisher.listen(lambda h: own.append(h) if h is None or h.game_id == game else 0)
+    stop = listener.listen(lambda h: heard.append(h) if h is None or h.game_id == game else 0)
+    if isinstance(listener, RedisHintBus):
+        await until(lambda: None in heard)  # subscribed
+    await publisher.publish(Hint(game, 1))
+    assert [h for h in own if h is not None] == [Hint(game, 1)]  # at once
+    await publisher.publish(Hint(game, 2))
+    await until(lambda: [h for h in heard if h is not None] == [Hint(game, 1), Hint(game, 2)])
+    await asyncio.sleep(0.1)
+    assert [h for h in own if h is not None] == [Hint(game, 1), Hint(game, 2)]  # no echo
+    stop_own()
+    stop()
+    await publisher.publish(Hint(game, 3))
+    await asyncio.sleep(0.1)
+    assert Hint(game, 3) not in own + heard  # stopped: told nothing more
+
+
+async def test_a_listener_that_raises_is_told_a_gap_and_the_others_go_on(
+    pair: tuple[HintBus, HintBus], caplog: pytest.LogCaptureFixture
+) -> None:
+    publisher, _ = pair
+    game = f"g-{uuid.uuid4()}"
+    told: list[Hint | None] = []
+    others: list[Hint | None] = []
+
+    def failing(hint: Hint | None) -> None:
+        told.append(hint)
+        if hint is not None and hint.game_id == game:
+            raise RuntimeError("a bug in a listener")
+
+    stops = [publisher.listen(failing), publisher.listen(others.append)]
+    await publisher.publish(Hint(game, 1))
+    assert told[-2:] == [Hint(game, 1), None]  # what it missed is unknown: a gap
+    assert Hint(game, 1) in others and None not in others[others.index(Hint(game, 1)) :]
+    assert "a hint listener failed" in caplog.text
+    for stop in stops:
+        stop()
