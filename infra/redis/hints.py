@@ -92,6 +92,7 @@ class RedisHintBus:
         self.url = url  # the subscription opens its own connection
         self.errors = 0  # read by the metrics endpoint
         self.origin = uuid.uuid4().hex
+        self._mark = f'"origin":"{self.origin}"'.encode()  # as _Wire writes it
         self._closed = asyncio.Event()
         self._listeners: list[Listener] = []  # copied on change: told while it may change
         self._outbox: asyncio.Queue[bytes] = asyncio.Queue(OUTBOX)
@@ -174,13 +175,17 @@ class RedisHintBus:
         finally:
             stop()
 
+    def _own(self, data: bytes) -> bool:
+        return self._mark in data
+
     def _tell(self, hint: Hint | None) -> None:
         tell(self._listeners, hint)
 
     async def _subscribe(self) -> None:
         delay = 0.05
         while not self._closed.is_set():
-            subscription = Subscription(self.url, CHANNEL)
+            # this process's own hints come back too: dropped as they are read, undecoded
+            subscription = Subscription(self.url, CHANNEL, skip=self._own)
             try:
                 await subscription.open()
                 self._subscribed = True

@@ -17,6 +17,7 @@ import asyncio
 import collections
 import contextlib
 import ssl
+from collections.abc import Callable
 from typing import Any, TypeVar, cast
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -263,6 +264,7 @@ class _Listening(_Protocol):
         super().__init__()
         self.heard: asyncio.Queue[bytes | Exception | None] = asyncio.Queue()
         self.subscribed = False
+        self.skip: Callable[[bytes], bool] | None = None  # messages never queued
 
     def _reply(self, reply: Any) -> None:
         if self.waiting:  # the greeting's replies, then SUBSCRIBE's, come first
@@ -270,7 +272,8 @@ class _Listening(_Protocol):
                 self.subscribed = True  # a message may follow in this very read
             super()._reply(reply)
         elif isinstance(reply, list) and len(reply) == 3 and reply[0] == b"message":
-            self.heard.put_nowait(reply[2])
+            if self.skip is None or not self.skip(reply[2]):
+                self.heard.put_nowait(reply[2])
         else:
             self.heard.put_nowait(None)  # a pong
 
@@ -288,9 +291,17 @@ class Subscription:
     closing the connection is noticed, not waited on forever, and no message pays for a
     timer of its own."""
 
-    def __init__(self, url: str, channel: str, timeout: float = 5.0, quiet: float = 10.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        channel: str,
+        timeout: float = 5.0,
+        quiet: float = 10.0,
+        skip: Callable[[bytes], bool] | None = None,
+    ) -> None:
         self.where = Where(url)
         self.channel = channel
+        self.skip = skip  # a message it says yes to is dropped as it is read, unqueued
         self.timeout = timeout
         self.quiet = quiet
         self._protocol: _Listening | None = None
@@ -304,6 +315,7 @@ class Subscription:
                 self._protocol = await _opened(_Listening, self.where, said)
         except (OSError, TimeoutError) as error:
             raise WireError(f"redis pub/sub unreachable at {self.where}: {error!r}") from error
+        self._protocol.skip = self.skip
         self._watch = asyncio.get_running_loop().call_later(self.quiet, self._look)
 
     def _look(self) -> None:

@@ -150,6 +150,25 @@ async def test_a_subscription_hears_every_message_in_order(wire: Wire, redis_url
         await subscription.close()
 
 
+async def test_a_subscription_drops_what_it_is_told_to_skip_as_it_reads_it(
+    wire: Wire, redis_url: str
+) -> None:
+    """A process's own hints come back on its subscription: they are dropped as they are
+    read, never queued, and the rest keep their order."""
+    channel = f"wire-{uuid.uuid4().hex}"
+    subscription = Subscription(redis_url, channel, skip=lambda data: data.startswith(b"own"))
+    await subscription.open()
+    try:
+        sent = [f"{'own' if n % 3 else 'other'}-{n}".encode() for n in range(30)]
+        await wire.calls([("PUBLISH", channel, data) for data in [*sent, b"last"]])
+        kept = [data for data in sent if not data.startswith(b"own")]
+        assert [await subscription.next() for _ in kept] == kept
+        assert await subscription.next() == b"last"
+        assert subscription._protocol is not None and subscription._protocol.heard.empty()
+    finally:
+        await subscription.close()
+
+
 async def test_a_subscription_cut_off_or_gone_silent_says_so(wire: Wire, redis_url: str) -> None:
     proxy = Proxy.before(redis_url).start()
     channel = f"wire-{uuid.uuid4().hex}"
