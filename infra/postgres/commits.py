@@ -40,7 +40,10 @@ if TYPE_CHECKING:
 
 # Every row of every append of the batch, from arrays; a row is written only if its
 # append chains onto its stream's head (the row at the expected version, with the hash
-# and no later time), or onto the genesis for a new stream.
+# and no later time), or onto the genesis for a new stream. Each head is looked up by the
+# primary key (LATERAL ... LIMIT 1): a plain join is planned once per connection, and a
+# plan made while the table was small (a hash join over a scan of every row) would be
+# kept as it grows.
 _TAKE_BATCH = (
     "INSERT INTO events (stream_id, version, type, data, schema_version, command_id, actor,"
     " correlation_id, recorded_at, hash, command_last, fingerprint)"
@@ -49,7 +52,8 @@ _TAKE_BATCH = (
     " $6::text[], $7::integer[], $8::text[], $9::timestamptz[], $10::bytea[], $11::bigint[],"
     " $12::text[], $13::bigint[], $14::bytea[])"
     " WITH ORDINALITY AS r (s, v, t, d, n, c, a, k, at, h, l, f, x, p, ord)"
-    " LEFT JOIN events AS e ON r.x > 0 AND e.stream_id = r.s AND e.version = r.x"
+    " LEFT JOIN LATERAL (SELECT e.hash, e.recorded_at FROM events AS e"
+    " WHERE e.stream_id = r.s AND e.version = r.x LIMIT 1) AS e ON r.x > 0"
     f" WHERE (r.x = 0 AND r.p = '\\x{GENESIS.hex()}'::bytea)"
     " OR (e.hash = r.p AND e.recorded_at <= r.at)"
     " ORDER BY r.ord RETURNING stream_id, version"

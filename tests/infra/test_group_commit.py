@@ -248,3 +248,23 @@ async def test_under_load_appends_go_in_batches_and_every_stream_stays_chained(
         rows = await pg_store.read(name)
         assert [r.version for r in rows] == list(range(1, 9))
         assert [r.hash for r in rows] == rehashed(rows)
+
+
+async def test_the_batch_finds_each_head_by_the_primary_key_whatever_the_plan(
+    pg_store: PostgresEventStore,
+) -> None:
+    """A connection plans its statement once and may keep the plan: one made while the
+    events table was small must still find each head by the index, never by a scan of
+    every row (which grew with the table: a replica slowed down as games were played)."""
+    await streams_of(pg_store, 2)  # a table of a few rows
+    async with pg_store.pool.acquire() as conn:
+        await conn.execute("SET plan_cache_mode = force_generic_plan")
+        await conn.execute(f"PREPARE generic AS {commits._TAKE_BATCH}")
+        try:
+            plan = await conn.fetch("EXPLAIN EXECUTE generic(" + ", ".join(["'{}'"] * 14) + ")")
+        finally:
+            await conn.execute("DEALLOCATE generic")
+            await conn.execute("RESET plan_cache_mode")
+    text = "\n".join(row[0] for row in plan)
+    assert "Index Scan using events_pkey on events e" in text, text
+    assert "Seq Scan on events" not in text, text
