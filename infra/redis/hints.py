@@ -1,9 +1,11 @@
 """Hints on Redis pub/sub. Pub/sub delivers at most once, so after any (re)subscribe the
 bus says so (a None hint) and readers catch up from the store.
 
-Publishing never waits on Redis: a hint goes at once to this process's own listeners and
-into a bounded outbox that a background task sends, so a slow or dead Redis delays no
-command; a hint it cannot send is dropped, which the readers' catch-up makes harmless.
+Publishing never waits on Redis: a hint goes at once to this process's own listeners, and
+onto the connection without waiting for Redis's reply when the connection is up; when it
+is not, into a bounded outbox that a background task sends once it is. So a slow or dead
+Redis delays no command; a hint it cannot send is dropped, which the readers' catch-up
+makes harmless.
 
 Each process numbers the hints it sends (`seq`, from 1): a listener that sees a number
 skipped, or meets a publisher first somewhere past its first hint, says that hints may
@@ -111,13 +113,19 @@ class RedisHintBus:
         tell(self._listeners, hint)
         if self._closed.is_set():
             return
+        # Numbered before it leaves: a hint dropped on the way still uses its number, so
+        # the listeners see the gap at the next one.
+        self._sent += 1
+        data = _encode(_wire(hint, self.origin, self._sent))
+        # Straight onto the connection when it is up and nothing waits before it (with
+        # the other calls of this turn of the loop, its reply dropped); else in order
+        # through the outbox, which waits for a connection.
+        if self._outbox.empty() and self.wire.send("PUBLISH", CHANNEL, data):
+            return
         if self._sender is None or self._sender.done():
             self._sender = asyncio.create_task(self._send())
-        # Numbered before the outbox: a hint dropped on the way still uses its number,
-        # so the listeners see the gap at the next one.
-        self._sent += 1
         try:
-            self._outbox.put_nowait(_encode(_wire(hint, self.origin, self._sent)))
+            self._outbox.put_nowait(data)
         except asyncio.QueueFull:
             self.errors += 1
 

@@ -79,15 +79,31 @@ class Where:
 class _Protocol(asyncio.Protocol):
     def __init__(self) -> None:
         self.reader = hiredis.Reader(replyError=ReplyError)
-        self.waiting: collections.deque[asyncio.Future[Any]] = collections.deque()
+        # a waiter for each reply to come, in order; None for a reply nobody waits for
+        self.waiting: collections.deque[asyncio.Future[Any] | None] = collections.deque()
         self.since: collections.deque[float] = collections.deque()  # when each was sent
         self.transport: asyncio.Transport | None = None
         self.lost: Exception | None = None
         self.stirred = False  # something came since the watch last looked (subscriptions)
 
-    def expect(self, waiters: list[asyncio.Future[Any]], now: float) -> None:
+        self.pending: list[bytes] = []  # written at the end of this turn of the loop
+
+    def expect(self, waiters: list[asyncio.Future[Any] | None], now: float) -> None:
         self.waiting.extend(waiters)
         self.since.extend([now] * len(waiters))
+
+    def send(self, data: bytes) -> None:
+        """Written with whatever else is sent in this turn of the loop, in one write: under
+        load many requests' calls go in one system call, and their replies come in one."""
+        if not self.pending:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self.pending.append(data)
+
+    def _flush(self) -> None:
+        data = b"".join(self.pending)
+        self.pending.clear()
+        if self.lost is None and self.transport is not None:
+            self.transport.write(data)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # a stream transport (uvloop's is not a subclass of asyncio's, but is one)
@@ -116,7 +132,7 @@ class _Protocol(asyncio.Protocol):
             return
         waiter = self.waiting.popleft()
         self.since.popleft()
-        if not waiter.done():
+        if waiter is not None and not waiter.done():
             if isinstance(reply, ReplyError):
                 waiter.set_exception(reply)
             else:
@@ -128,9 +144,10 @@ class _Protocol(asyncio.Protocol):
     def _fail(self, error: Exception) -> None:
         self.lost = error
         self.since.clear()
+        self.pending.clear()
         while self.waiting:
             waiter = self.waiting.popleft()
-            if not waiter.done():
+            if waiter is not None and not waiter.done():
                 waiter.set_exception(error)
 
 
@@ -199,11 +216,24 @@ class Wire:
         assert protocol.transport is not None
         loop = asyncio.get_running_loop()
         waiters: list[asyncio.Future[Any]] = [loop.create_future() for _ in commands]
-        protocol.expect(waiters, loop.time())
-        protocol.transport.write(b"".join([_encode(args) for args in commands]))
+        protocol.expect(list(waiters), loop.time())
+        protocol.send(b"".join([_encode(args) for args in commands]))
         if self._watch is None:
             self._watch = loop.call_later(self.timeout, self._look)
         return waiters
+
+    def send(self, *args: Arg) -> bool:
+        """The command sent without waiting for its reply (read and dropped when it
+        comes), if the connection is up; False if it is not (nothing was sent)."""
+        protocol = self._protocol
+        if protocol is None or protocol.lost is not None or protocol.transport is None:
+            return False
+        loop = asyncio.get_running_loop()
+        protocol.expect([None], loop.time())
+        protocol.send(_encode(args))
+        if self._watch is None:
+            self._watch = loop.call_later(self.timeout, self._look)
+        return True
 
     def _look(self) -> None:
         """The watch: the oldest unanswered call has had its time, or it is set again for

@@ -35,6 +35,37 @@ async def test_concurrent_callers_each_get_their_own_reply(wire: Wire) -> None:
     assert await wire.call("DEL", f"{prefix}:n") == 1
 
 
+async def test_the_calls_of_one_turn_of_the_loop_go_in_one_write(wire: Wire) -> None:
+    await wire.call("PING")  # connected
+    protocol = wire._protocol
+    assert protocol is not None and protocol.transport is not None
+    writes: list[bytes] = []
+    transport_write = protocol.transport.write
+
+    def counted(data: bytes) -> None:
+        writes.append(data)
+        transport_write(data)
+
+    protocol.transport.write = counted  # type: ignore[method-assign]
+    said = [f"one-turn-{n}" for n in range(50)]
+    assert await asyncio.gather(*(wire.call("ECHO", t) for t in said)) == [t.encode() for t in said]
+    assert len(writes) == 1 and writes[0].count(b"ECHO") == 50
+
+
+async def test_a_command_sent_without_waiting_keeps_the_replies_in_step(wire: Wire) -> None:
+    """Its reply is read and dropped: the calls around it get their own."""
+    key = f"wire-{uuid.uuid4().hex}"
+    assert not Wire("redis://127.0.0.1:1/0").send("PING")  # not connected: nothing sent
+    await wire.call("PING")
+    calls = []
+    for n in range(20):
+        assert wire.send("INCR", key)
+        calls.append(wire.call("ECHO", f"e{n}"))
+    assert await asyncio.gather(*calls) == [f"e{n}".encode() for n in range(20)]
+    assert await wire.call("GET", key) == b"20"
+    assert await wire.call("DEL", key) == 1
+
+
 async def test_a_pipeline_answers_in_order(wire: Wire) -> None:
     key = f"wire-{uuid.uuid4().hex}"
     replies = await wire.calls([("SET", key, "1"), ("INCRBY", key, 41), ("GET", key), ("DEL", key)])
