@@ -5,13 +5,23 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 from litestar import Litestar, Request
 from litestar.config.cors import CORSConfig
+from litestar.enums import ScopeType
 from litestar.exceptions import ValidationException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
+from litestar.types import (
+    HTTPScope,
+    LifeSpanReceive,
+    LifeSpanScope,
+    LifeSpanSend,
+    Receive,
+    Scope,
+    Send,
+)
 
 from services import bootstrap
 from services.config import Settings
@@ -20,6 +30,7 @@ from services.http.deps import DEPENDENCIES
 from services.http.docs import ProblemsController, assets, render_plugins
 from services.http.errors import HANDLERS
 from services.http.feed import FeedController
+from services.http.front import FrontDoor
 from services.http.games import GamesController
 from services.http.health import HealthController, prometheus
 from services.http.limits import rate_limit_middleware
@@ -87,6 +98,30 @@ async def bounded_body(request: Request[Any, Any, Any]) -> None:
             )
 
 
+class Bura(Litestar):
+    """The app, with the front door for a seat's commands (services/http/front.py): what
+    it does not answer, the framework does."""
+
+    front: FrontDoor | None = None
+
+    async def __call__(
+        self,
+        scope: Scope | LifeSpanScope,
+        receive: Receive | LifeSpanReceive,
+        send: Send | LifeSpanSend,
+    ) -> None:
+        front = self.front
+        if front is not None and scope["type"] == ScopeType.HTTP:
+            http = cast("HTTPScope", scope)
+            if http["method"] == "POST":
+                http["app"] = http["litestar_app"] = self
+                if await front(
+                    http, cast("Receive", receive), cast("Send", send), super().__call__
+                ):
+                    return
+        await super().__call__(scope, receive, send)
+
+
 def create_app(settings: Settings, adapters: bootstrap.Adapters | None = None) -> Litestar:
     """The app. Without adapters it opens those the settings name, on the server's own
     event loop, and closes them at shutdown; given adapters are left open for the caller."""
@@ -98,7 +133,7 @@ def create_app(settings: Settings, adapters: bootstrap.Adapters | None = None) -
             app.state.runtime = runtime
             yield
 
-    return Litestar(
+    app = Bura(
         route_handlers=[
             GamesController,
             CommandsController,
@@ -150,3 +185,5 @@ def create_app(settings: Settings, adapters: bootstrap.Adapters | None = None) -
         debug=False,
         logging_config=None,
     )
+    app.front = FrontDoor(settings, metrics)
+    return app

@@ -9,9 +9,7 @@ import msgspec
 from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
 from litestar.exceptions import ValidationException
-from litestar.handlers import HTTPRouteHandler
 from litestar.params import FromPath, HeaderParameter, JSONBody
-from litestar.types import ASGIApp, Receive, Scope, Send
 
 from domain.cards import parse_cards
 from domain.commands import Lead, PlayerCommand, Respond
@@ -19,10 +17,9 @@ from services.app.callers import Caller
 from services.app.errors import Forbidden
 from services.app.results import CommandStatus, Outcome
 from services.bootstrap import Runtime
-from services.http.deps import token_in
 from services.http.errors import responses
 from services.http.middleware import request_id
-from services.http.schemas import strictly, too_deep
+from services.http.schemas import strictly
 
 # What an Idempotency-Key may be; the lookup's path segment is held to the same.
 KEY_PATTERN = r"^[\x20-\x7e]+$"
@@ -35,97 +32,10 @@ def key_fits(key: str) -> bool:
     return len(key) <= KEY_MAX and _KEY.fullmatch(key) is not None
 
 
-# The one place the route's own work is skipped (see `straight`); tests switch it off to
-# hold the two ways to the same answers.
+# The one place the framework's work is skipped for a seat's command (services/http/
+# front.py); tests switch it off to hold the two ways to the same answers.
 STRAIGHT = True
-_encode = msgspec.json.Encoder().encode
-_READ = frozenset({b"authorization", b"idempotency-key", b"content-length", b"content-type"})
-_FAILED = "bura.command_failed"  # scope key: what the straight way raised, for the route
-
-
-def straight(app: ASGIApp) -> ASGIApp:
-    """A seat's well-formed command, sent the way clients send it, goes straight to the
-    game service, past the framework's per-request work for a route (its signature model,
-    dependency injection, the lenient decode of `data` that `command` then does again
-    strictly, the response object). It runs where the route would, inside the request id,
-    deadline and rate limit middleware, and answers what the route answers, byte for byte.
-
-    Anything else is the route's: a request this does not recognise as plainly valid (a
-    missing or repeated header, a key out of pattern, a body too big, too deep or not a
-    command, an unknown token, a spectator or the operator) goes on to `command`
-    untouched, since nothing has happened yet. Once the command is sent, there is no
-    going back: if the game service raises, the exception is handed to the route, which
-    raises it as its own, so the error is rendered by the one set of handlers."""
-
-    async def handle(scope: Scope, receive: Receive, send: Send) -> None:
-        if not STRAIGHT:  # the route's own middleware: only its POSTs come here
-            await app(scope, receive, send)
-            return
-        given: dict[bytes, bytes] = {}
-        for name, value in scope["headers"]:
-            if name in _READ:
-                if name in given:  # said twice: which one counts is the route's to say
-                    await app(scope, receive, send)
-                    return
-                given[name] = value
-        handler = scope["route_handler"]
-        length, kind = given.get(b"content-length", b""), given.get(b"content-type")
-        limit = (
-            handler.resolve_request_max_body_size() or 0
-            if isinstance(handler, HTTPRouteHandler)
-            else 0
-        )
-        if not (length.isdigit() and int(length) <= limit) or (
-            kind is not None and not kind.lower().startswith(b"application/json")
-        ):
-            await app(scope, receive, send)
-            return
-        runtime: Runtime = scope["app"].state.runtime
-        game_id: str = scope["path_params"]["game_id"]
-        command_id = None
-        if (key := given.get(b"idempotency-key")) is not None:
-            command_id = key.decode("latin-1")
-            if not key_fits(command_id):
-                await app(scope, receive, send)
-                return
-        raw = await Request[Any, Any, Any](scope, receive).body()  # kept for the route
-        try:
-            token = token_in(given.get(b"authorization", b"").decode("latin-1"))
-            if token is None or too_deep(raw) is not None:
-                raise LookupError
-            caller = await runtime.seating.caller(token, game_id)
-            if caller.seat is None:
-                raise LookupError
-            command: PlayerCommand = canonical(strictly(raw, PlayerCommand))
-        except Exception:
-            await app(scope, receive, send)
-            return
-        try:
-            outcome = await runtime.games.execute(
-                game_id,
-                caller.seat,
-                command,
-                command_id=command_id,
-                correlation_id=request_id.get(),
-            )
-        except Exception as failed:
-            scope.setdefault("state", {})[_FAILED] = failed
-            await app(scope, receive, send)
-            return
-        body = _encode(outcome)
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body, "more_body": False})
-
-    return handle
+FAILED = "bura.command_failed"  # scope state: what the front door's command raised
 
 
 def canonical(command: PlayerCommand) -> PlayerCommand:
@@ -147,7 +57,6 @@ class CommandsController(Controller):
         responses=responses(400, 401, 403, 404, 408, 409, 413, 422, 429, 431, 500, 503),
         status_code=200,
         summary="Send a command (seat token)",
-        middleware=[straight],
     )
     async def command(
         self,
@@ -177,8 +86,8 @@ class CommandsController(Controller):
         body, or from another seat, is 422 `idempotency_key_reused`. A 503
         `outcome_unknown` may have been applied: retry with the same key, or ask
         GET /games/{id}/commands/{key}."""
-        failed = request.scope.get("state", {}).pop(_FAILED, None)
-        if failed is not None:  # raised on `straight`'s way, after the command was sent
+        failed = request.scope.get("state", {}).pop(FAILED, None)
+        if failed is not None:  # raised on the front door's way, after the command was sent
             raise failed
         if caller.seat is None:
             raise Forbidden("only a seat token sends commands")

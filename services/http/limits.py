@@ -15,7 +15,7 @@ import logging
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import msgspec
 from litestar.enums import ScopeType
@@ -89,13 +89,79 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+@dataclass(frozen=True)
+class Counted:
+    """A request counted against its limits: the RateLimit fields its answer carries, and
+    the policy it broke (with the seconds until its window ends), if any."""
+
+    fields: list[tuple[bytes, bytes]]
+    refused: tuple[float, Policy] | None = None
+
+
+# The counters could not be reached: the request is served, without RateLimit fields.
+UNCOUNTED = Counted([])
+# Where a request already counted (services/http/front.py) carries its count, in the
+# scope's state, so that the middleware does not count it again.
+COUNTED = "bura.counted"
+
+
+class Limits:
+    """The rate limits of every class of request, counted in the runtime's counters."""
+
+    def __init__(self, settings: Settings, metrics: Metrics) -> None:
+        self.settings, self.metrics = settings, metrics
+        self.classes = policies(settings)
+        # the same for every request of a class: made once
+        self.named = {
+            kind: (b"ratelimit-policy", ", ".join(_policy(p) for p in chosen).encode())
+            for kind, chosen in self.classes.items()
+        }
+
+    def applies(self, scope: Scope, kind: Kind) -> bool:
+        return (
+            self.settings.rate_limits
+            and bool(self.classes[kind])
+            and getattr(scope["app"].state, "runtime", None) is not None
+        )
+
+    async def count(self, scope: Scope, kind: Kind, token: str | None) -> Counted:
+        """One more request of `kind` from this token and address. Counters that cannot
+        be reached serve rather than refuse everyone: said once a request, in the log and
+        the metrics (UNCOUNTED)."""
+        client = scope.get("client")
+        address = str(client[0]) if client else "unknown"
+        tightest: tuple[int, float, Policy] | None = None  # remaining, reset, policy
+        refused: tuple[float, Policy] | None = None
+        try:
+            counted: list[tuple[Policy, str]] = []
+            for policy in self.classes[kind]:
+                key = token if policy.name.endswith("token") else address
+                if key is not None:
+                    counted.append((policy, key))
+            found = await scope["app"].state.runtime.adapters.counters.hit_all(
+                [(f"{policy.name}:{_digest(key)}", policy.window) for policy, key in counted]
+            )
+            for (policy, _), (hits, left) in zip(counted, found, strict=True):
+                remaining = max(0, policy.quota - hits)
+                if tightest is None or remaining < tightest[0]:
+                    tightest = (remaining, left, policy)
+                if hits > policy.quota and (refused is None or left > refused[0]):
+                    refused = (left, policy)
+        except Exception as error:
+            self.metrics.rate_errors.inc()
+            log.warning("rate counters unavailable: %s", error, extra={"error": repr(error)})
+            return UNCOUNTED
+        fields = [self.named[kind]]
+        if tightest is not None:
+            remaining, left, policy = tightest
+            fields.append(
+                (b"ratelimit", f'"{policy.name}";r={remaining};t={_seconds(left)}'.encode())
+            )
+        return Counted(fields, refused)
+
+
 def rate_limit_middleware(settings: Settings, metrics: Metrics) -> Any:
-    classes = policies(settings)
-    # the same for every request of a class: made once
-    named = {
-        kind: (b"ratelimit-policy", ", ".join(_policy(p) for p in chosen).encode())
-        for kind, chosen in classes.items()
-    }
+    limits = Limits(settings, metrics)
 
     def middleware(app: ASGIApp) -> ASGIApp:
         async def handle(scope: Scope, receive: Receive, send: Send) -> None:
@@ -103,49 +169,18 @@ def rate_limit_middleware(settings: Settings, metrics: Metrics) -> Any:
                 await app(scope, receive, send)
                 return
             kind = kind_of(str(scope.get("method", "")), str(scope.get("path", "")))
-            if kind is None:
+            if kind is None or not limits.applies(scope, kind):
                 await app(scope, receive, send)
                 return
-            runtime = getattr(scope["app"].state, "runtime", None)
-            chosen = classes[kind]
-            if runtime is None or not chosen:
+            counted = cast("Counted | None", scope.get("state", {}).get(COUNTED))
+            if counted is None:
+                counted = await limits.count(scope, kind, _token(scope))
+            if counted is UNCOUNTED:
                 await app(scope, receive, send)
                 return
-            token = _token(scope)
-            client = scope.get("client")
-            address = str(client[0]) if client else "unknown"
-            tightest: tuple[int, float, Policy] | None = None  # remaining, reset, policy
-            refused: tuple[float, Policy] | None = None
-            try:
-                counted: list[tuple[Policy, str]] = []
-                for policy in chosen:
-                    key = token if policy.name.endswith("token") else address
-                    if key is not None:
-                        counted.append((policy, key))
-                found = await runtime.adapters.counters.hit_all(
-                    [(f"{policy.name}:{_digest(key)}", policy.window) for policy, key in counted]
-                )
-                for (policy, _), (hits, left) in zip(counted, found, strict=True):
-                    remaining = max(0, policy.quota - hits)
-                    if tightest is None or remaining < tightest[0]:
-                        tightest = (remaining, left, policy)
-                    if hits > policy.quota and (refused is None or left > refused[0]):
-                        refused = (left, policy)
-            except Exception as error:
-                # Counters unreachable: serve rather than refuse everyone; say so once a
-                # request, in the log and the metrics.
-                metrics.rate_errors.inc()
-                log.warning("rate counters unavailable: %s", error, extra={"error": repr(error)})
-                await app(scope, receive, send)
-                return
-            fields = [named[kind]]
-            if tightest is not None:
-                remaining, left, policy = tightest
-                fields.append(
-                    (b"ratelimit", f'"{policy.name}";r={remaining};t={_seconds(left)}'.encode())
-                )
-            if refused is not None:
-                left, policy = refused
+            fields = counted.fields
+            if counted.refused is not None:
+                left, policy = counted.refused
                 metrics.rate_limited.labels(kind, policy.name.rsplit("-", 1)[1]).inc()
                 await _too_many(scope, send, policy, left, fields)
                 return

@@ -15,6 +15,7 @@ import itertools
 import logging
 import secrets
 import time
+from collections.abc import Callable
 from typing import Any
 
 from litestar.enums import ScopeType
@@ -24,7 +25,7 @@ from infra.deadline import within
 from services.logs import request_id
 from services.metrics import Metrics
 
-__all__ = ["new_request_id", "request_id", "request_middleware"]
+__all__ = ["REQUEST_ID", "given_request_id", "new_request_id", "request_id", "request_middleware"]
 
 log = logging.getLogger("bura.http")
 
@@ -37,7 +38,17 @@ def new_request_id() -> str:
     return f"{_PREFIX}{next(_COUNT):016x}"
 
 
-def _given(scope: Scope) -> str:
+# Where a request whose id was made before the middleware (services/http/front.py) keeps it,
+# in the scope's state.
+REQUEST_ID = "bura.request_id"
+
+
+def given_request_id(scope: Scope) -> str:
+    """The request's id: the one it was given already, the caller's X-Request-ID if it is
+    sane text, or a new one."""
+    made = scope.get("state", {}).get(REQUEST_ID)
+    if isinstance(made, str):
+        return made
     for name, value in scope["headers"]:
         if name == b"x-request-id":
             given = value.decode("latin-1")
@@ -48,22 +59,30 @@ def _given(scope: Scope) -> str:
     return new_request_id()
 
 
-def request_middleware(metrics: Metrics, deadline_seconds: float) -> Any:
+def timing(metrics: Metrics) -> Callable[[str, str, int], Any]:
+    """The request timing histogram's child of (method, route, status), each looked up
+    once."""
     timings: dict[tuple[str, str, int], Any] = {}
 
-    def timing(method: str, route: str, status: int) -> Any:
+    def child(method: str, route: str, status: int) -> Any:
         key = (method, route, status)
-        child = timings.get(key)
-        if child is None:
-            child = timings[key] = metrics.http.labels(method, route, str(status))
-        return child
+        found = timings.get(key)
+        if found is None:
+            found = timings[key] = metrics.http.labels(method, route, str(status))
+        return found
+
+    return child
+
+
+def request_middleware(metrics: Metrics, deadline_seconds: float) -> Any:
+    timed = timing(metrics)
 
     def middleware(app: ASGIApp) -> ASGIApp:
         async def handle(scope: Scope, receive: Receive, send: Send) -> None:
             if scope["type"] != ScopeType.HTTP:
                 await app(scope, receive, send)
                 return
-            rid = _given(scope)
+            rid = given_request_id(scope)
             header = (b"x-request-id", rid.encode("latin-1"))
             token = request_id.set(rid)
             started = time.perf_counter()
@@ -87,7 +106,7 @@ def request_middleware(metrics: Metrics, deadline_seconds: float) -> Any:
             finally:
                 elapsed = time.perf_counter() - started
                 route = scope.get("path_template") or "unmatched"
-                timing(scope["method"], route, status).observe(elapsed)
+                timed(scope["method"], route, status).observe(elapsed)
                 # Successes at debug: the command log already records every move.
                 level = logging.INFO if status >= 400 else logging.DEBUG
                 if log.isEnabledFor(level):

@@ -1,7 +1,8 @@
-"""A seat's command goes straight to the game service (services/http/commands.py
-`straight`), past the route's per-request work, and answers exactly what the route would:
-the same status, headers and body for every command of a game, and every request it does
-not take, or whose command the service refused, is answered by the route itself."""
+"""A seat's command goes straight to the game service through the front door
+(services/http/front.py), past the framework's per-request work, and answers exactly what
+the route would: the same status, headers and body for every command of a game, rate
+limits and request ids included; every request it does not take, or whose command the
+service refused, is answered by the route itself, counted once."""
 
 from __future__ import annotations
 
@@ -17,8 +18,19 @@ from litestar.serialization import encode_json
 
 from services.app.results import Outcome
 from services.bootstrap import Adapters
+from services.config import Settings
 from services.http import commands
-from tests.api.conftest import OPERATOR, THIRTY_ONE_GAME, Api, Body, Table, app_on, serving
+from services.http.app import create_app
+from tests.api.conftest import (
+    OPERATOR,
+    OPERATOR_KEY,
+    THIRTY_ONE_GAME,
+    Api,
+    Body,
+    Table,
+    app_on,
+    serving,
+)
 
 # What differs between two plays of one game: the time each row was written, and so every
 # hash and receipt over it, the ids the server makes up, and the request id.
@@ -205,3 +217,70 @@ async def test_a_command_the_game_refuses_is_sent_once_and_rendered_by_the_route
         (409, "not_your_turn"),
         (422, "idempotency_key_reused"),
     ]
+
+
+@pytest.fixture
+async def limited(
+    adapters: Adapters, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[tuple[Api, Routed]]:
+    """The API with rate limits on (far from reached), the route's handling counted."""
+    seen = Routed()
+    handle = HTTPRoute.handle
+
+    async def counted(self: HTTPRoute, scope: Any, receive: Any, send: Any) -> None:
+        if scope["path"].endswith("/commands"):
+            seen.count += 1
+        await handle(self, scope, receive, send)
+
+    monkeypatch.setattr(HTTPRoute, "handle", counted)
+    settings = Settings(
+        operator_key=OPERATOR_KEY, rate_commands_per_token=500, rate_commands_per_address=900
+    )
+    app = create_app(settings, adapters)
+    async with serving(app) as client:
+        yield Api(client, app, adapters), seen
+
+
+async def test_with_rate_limits_the_front_door_counts_once_and_answers_as_the_route(
+    limited: tuple[Api, Routed], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The RateLimit fields of every answer, taken or refused, and each request counted
+    once: the remaining count falls by one a request, whichever way it was answered."""
+    api, seen = limited
+
+    async def both(table: Table) -> list[tuple[int, dict[str, str], Any]]:
+        answers = []
+        for n, (seat, command) in enumerate(THIRTY_ONE_GAME[:6]):
+            answers.append(answer(await api.send(table, seat, command, key=f"m{n}")))
+        refused = await api.send(table, 0, {"type": "lead", "cards": ["6H"]}, key="early")
+        answers.append(answer(refused))
+        return answers
+
+    straight = await both(await api.create())
+    assert seen.count == 1  # only the refusal reached the route, to be rendered
+    seats = [seat for seat, _ in THIRTY_ONE_GAME[:6]] + [0]
+    left = [int(h["ratelimit"].split("r=")[1].split(";")[0]) for _, h, _ in straight]
+    for seat in set(seats):  # each token's count falls by one a request
+        mine = [n for s, n in zip(seats, left, strict=True) if s == seat]
+        assert mine == list(range(mine[0], mine[0] - len(mine), -1)), (seat, mine)
+    assert all(h["ratelimit-policy"] for _, h, _ in straight)
+    monkeypatch.setattr(commands, "STRAIGHT", False)
+    by_route = await both(await api.create())
+    assert [(s, {k: v for k, v in h.items() if k != "ratelimit"}, b) for s, h, b in straight] == [
+        (s, {k: v for k, v in h.items() if k != "ratelimit"}, b) for s, h, b in by_route
+    ]
+
+
+async def test_the_front_door_keeps_the_callers_request_id(api: Api) -> None:
+    """Echoed, and recorded as the command's correlation id, as by the route."""
+    table = await api.create()
+    seat, command = THIRTY_ONE_GAME[0]
+    response = await api.client.post(
+        f"/games/{table.game_id}/commands",
+        json=command,
+        headers={**table.seat(seat), "X-Request-ID": "trace-front-1", "Idempotency-Key": "a"},
+    )
+    assert response.status_code == 200
+    assert response.headers["x-request-id"] == "trace-front-1"
+    rows = await api.adapters.store.read(table.game_id, after=table.version)
+    assert rows and {r.metadata.correlation_id for r in rows} == {"trace-front-1"}

@@ -1,0 +1,183 @@
+"""The front door: a seat's well-formed command, sent the way clients send it, is taken
+before the framework routes it, and answered with what the route would answer, byte for
+byte and header for header.
+
+The framework's per-request work for one route (its scope set-up, its exception
+middleware, its router, the request id and rate limit middleware, each with a wrapper
+around `send`, then the route's signature model, dependency injection, lenient decode of
+`data` and response object) was most of what a command cost above the game itself. Here
+it is one function: the request id and deadline, the rate limits, the seat's token, the
+strict decode, the game service, one `send` with every header.
+
+Anything else is the framework's, and goes to it as if this were not here:
+
+- before the limits are counted, a request this does not recognise as plainly valid (not
+  a POST to /games/{id}/commands, a repeated header, a key out of pattern, a body too big
+  or not JSON, no bearer token, a CORS request) goes on untouched;
+- after they are counted, what is refused (429) or is not a seat's plainly valid command
+  (an unknown token, a spectator or the operator, a body too deep or not a command) goes
+  on with its request id and its count (the middlewares use them and count nothing
+  again) and its body to be read again;
+- once the command is sent there is no going back: if the game service raises, the route
+  raises it as its own, so every error is rendered by the one set of handlers."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import msgspec
+from litestar.types import HTTPRequestEvent, Receive, ReceiveMessage, Scope, Send
+
+from domain.commands import PlayerCommand
+from infra.deadline import within
+from services.config import Settings
+from services.http import commands
+from services.http.deps import token_in
+from services.http.limits import COUNTED, Counted, Limits
+from services.http.middleware import REQUEST_ID, given_request_id, timing
+from services.http.schemas import strictly, too_deep
+from services.logs import request_id
+from services.metrics import Metrics
+
+log = logging.getLogger("bura.http")
+
+ROUTE = "/games/{game_id:str}/commands"  # the route's template, as the metrics name it
+_READ = frozenset(
+    {b"authorization", b"idempotency-key", b"content-length", b"content-type", b"origin"}
+)
+_JSON = [(b"content-type", b"application/json")]
+_encode = msgspec.json.Encoder().encode
+
+
+def game_of(path: str) -> str | None:
+    """The game id of /games/{id}/commands, or None for any other path."""
+    if not path.startswith("/games/") or not path.endswith("/commands"):
+        return None
+    game_id = path[7:-9]
+    return game_id if game_id and "/" not in game_id else None
+
+
+class FrontDoor:
+    def __init__(self, settings: Settings, metrics: Metrics) -> None:
+        self.settings = settings
+        self.metrics = metrics
+        self.limits = Limits(settings, metrics)
+        self.timing = timing(metrics)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send, app: Any) -> bool:
+        """True once the request is answered, here or by `app` after it was counted;
+        False when it is `app`'s to answer, untouched."""
+        game_id = game_of(scope["path"])
+        if game_id is None or not commands.STRAIGHT:
+            return False
+        given: dict[bytes, bytes] = {}
+        for name, value in scope["headers"]:
+            if name in _READ:
+                if name in given:  # said twice: which one counts is the route's to say
+                    return False
+                given[name] = value
+        if b"origin" in given:  # a browser's: the CORS middleware answers it
+            return False
+        length, kind = given.get(b"content-length", b""), given.get(b"content-type")
+        if not (length.isdigit() and int(length) <= self.settings.max_body_bytes) or (
+            kind is not None and not kind.lower().startswith(b"application/json")
+        ):
+            return False
+        command_id = None
+        if (key := given.get(b"idempotency-key")) is not None:
+            command_id = key.decode("latin-1")
+            if not commands.key_fits(command_id):
+                return False
+        token = token_in(given.get(b"authorization", b"").decode("latin-1"))
+        if token is None:
+            return False
+        runtime = scope["app"].state.runtime
+        rid = given_request_id(scope)
+        state = scope.setdefault("state", {})
+        state[REQUEST_ID] = rid
+        started = time.perf_counter()
+        counted: Counted | None = None
+        if self.limits.applies(scope, "commands"):
+            counted = state[COUNTED] = await self.limits.count(scope, "commands", token)
+        raw = await _body(receive)
+        replay = _replaying(raw, receive)
+        if counted is not None and counted.refused is not None:
+            await app(scope, replay, send)
+            return True
+        try:
+            if too_deep(raw) is not None:
+                raise LookupError
+            caller = await runtime.seating.caller(token, game_id)
+            if caller.seat is None:
+                raise LookupError
+            command: PlayerCommand = commands.canonical(strictly(raw, PlayerCommand))
+        except Exception:
+            await app(scope, replay, send)
+            return True
+        reset = request_id.set(rid)
+        try:
+            with within(self.settings.request_deadline_seconds):
+                outcome = await runtime.games.execute(
+                    game_id, caller.seat, command, command_id=command_id, correlation_id=rid
+                )
+        except Exception as failed:
+            request_id.reset(reset)
+            state[commands.FAILED] = failed
+            await app(scope, replay, send)
+            return True
+        body = _encode(outcome)
+        headers = [
+            *_JSON,
+            (b"content-length", str(len(body)).encode()),
+            *(counted.fields if counted is not None else ()),
+            (b"x-request-id", rid.encode("latin-1")),
+        ]
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": body, "more_body": False})
+        finally:
+            elapsed = time.perf_counter() - started
+            self.timing("POST", ROUTE, 200).observe(elapsed)
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug(
+                    "POST %s 200",
+                    scope["path"],
+                    extra={
+                        "method": "POST",
+                        "path": scope["path"],
+                        "status": 200,
+                        "duration_ms": round(elapsed * 1000, 2),
+                        "request_id": rid,
+                    },
+                )
+            request_id.reset(reset)
+        return True
+
+
+async def _body(receive: Receive) -> bytes:
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":  # the client went away: nothing to read
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replaying(body: bytes, receive: Receive) -> Receive:
+    """The body read here, once more, for the framework; then whatever comes next."""
+    pending = True
+
+    async def replay() -> ReceiveMessage:
+        nonlocal pending
+        if pending:
+            pending = False
+            again: HTTPRequestEvent = {"type": "http.request", "body": body, "more_body": False}
+            return again
+        return await receive()
+
+    return replay
