@@ -43,7 +43,7 @@ from services.metrics import Metrics
 
 log = logging.getLogger("bura.http")
 
-ROUTE = "/games/{game_id:str}/commands"  # the route's template, as the metrics name it
+ROUTE = "/games/{game_id}/commands"  # the route's path format, as the metrics name it
 _READ = frozenset(
     {b"authorization", b"idempotency-key", b"content-length", b"content-type", b"origin"}
 )

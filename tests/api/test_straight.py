@@ -94,12 +94,22 @@ async def test_every_command_of_a_game_goes_straight_and_answers_what_the_route_
     routed: tuple[Api, Routed], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     api, seen = routed
+    timed = {"method": "POST", "route": "/games/{game_id}/commands", "status": "200"}
+
+    def requests_timed() -> float:
+        sample = api.runtime.metrics.registry.get_sample_value(
+            "bura_http_request_seconds_count", timed
+        )
+        return sample or 0.0
+
     straight = await played(api, await api.create())
     assert seen.count == 0  # not one of them reached the route
+    assert requests_timed() == len(THIRTY_ONE_GAME)  # timed as the route's would be
 
     monkeypatch.setattr(commands, "STRAIGHT", False)
     by_route = await played(api, await api.create())
     assert seen.count == len(THIRTY_ONE_GAME)
+    assert requests_timed() == 2 * len(THIRTY_ONE_GAME)
     assert straight == by_route
     assert straight[-1][2]["events"][-1]["event"]["type"] == "game_finished"
 
