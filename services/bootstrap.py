@@ -296,6 +296,9 @@ def assemble(settings: Settings, adapters: Adapters, metrics: Metrics | None = N
         lambda: getattr(adapters.hints, "errors", 0) + attendance.errors
     )
     metrics.feed_streams.set_function(lambda: timeline.open_streams)
+    commits = getattr(adapters.store, "commits", None)  # PostgreSQL's group commit
+    metrics.append_batches.set_function(lambda: getattr(commits, "batches", 0))
+    metrics.appends_batched.set_function(lambda: getattr(commits, "batched", 0))
     tickets = Tickets(adapters.tickets, settings.stream_ticket_seconds)
     return Runtime(
         settings,

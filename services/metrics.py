@@ -88,6 +88,17 @@ class Metrics:
             "Redis calls that failed since start (publish, pub/sub, presence)",
             registry=r,
         )
+        self.append_batches = Gauge(
+            "bura_append_batches",
+            "Batches of appends sent together since start (group commit, BURA_APPEND_LANES)",
+            registry=r,
+        )
+        self.appends_batched = Gauge(
+            "bura_appends_batched",
+            "Appends sent in those batches since start (over bura_append_batches: the mean "
+            "batch)",
+            registry=r,
+        )
         self.webhook_queued = Counter(
             "bura_webhook_queued",
             "Webhook deliveries queued (one per event and endpoint)",

@@ -37,6 +37,8 @@ async def test_metrics_expose_the_series_an_sre_needs_after_a_played_game(api: A
         'bura_command_seconds_bucket{le="0.05",type="draw"}',
         "bura_append_conflicts_total 0.0",
         "bura_command_retries_total",
+        "bura_append_batches ",
+        "bura_appends_batched ",
         "bura_sse_streams 0.0",
         "bura_projector_lag_versions",
         "bura_store_errors_total 0.0",
