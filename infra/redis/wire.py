@@ -225,11 +225,20 @@ class Wire:
     def send(self, *args: Arg) -> bool:
         """The command sent without waiting for its reply (read and dropped when it
         comes), if the connection is up; False if it is not (nothing was sent)."""
+        return self._now(args, None)
+
+    def request(self, *args: Arg) -> asyncio.Future[Any] | None:
+        """The command sent, if the connection is up, and the future of its reply, for a
+        caller that cannot wait (a callback); None if it is not (nothing was sent)."""
+        waiter: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        return waiter if self._now(args, waiter) else None
+
+    def _now(self, args: tuple[Arg, ...], waiter: asyncio.Future[Any] | None) -> bool:
         protocol = self._protocol
         if protocol is None or protocol.lost is not None or protocol.transport is None:
             return False
         loop = asyncio.get_running_loop()
-        protocol.expect([None], loop.time())
+        protocol.expect([waiter], loop.time())
         protocol.send(_encode(args))
         if self._watch is None:
             self._watch = loop.call_later(self.timeout, self._look)

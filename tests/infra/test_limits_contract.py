@@ -72,3 +72,30 @@ async def test_several_keys_are_counted_in_one_call_as_one_by_one(
     # seconds left: a monotonic clock's sums are not exact, so a hair over is the window
     assert 0 < found[0][1] <= 30 + 1e-6 and 0 < found[1][1] <= 0.2 + 1e-6
     assert await one.hit_all([]) == []
+
+
+async def test_the_hits_of_one_turn_of_the_loop_share_one_script_call(redis_url: str) -> None:
+    """On Redis: every request of one turn of the event loop is counted by one call of the
+    script, each hit still counted before its request hears its count; a key hit twice
+    in the turn counts twice, in order."""
+    counters = await RedisRateCounters.open(redis_url, f"test-{uuid.uuid4().hex}:")
+    try:
+        await counters.hit("warm", 30)
+        calls = counters.calls
+        found = await asyncio.gather(
+            *(counters.hit_all([(f"t{n % 5}", 30), ("address", 30)]) for n in range(20))
+        )
+        assert counters.calls == calls + 1
+        assert [hits for (hits, _), _ in found] == [1 + n // 5 for n in range(20)]
+        assert sorted(hits for _, (hits, _) in found) == list(range(1, 21))
+
+        async def gone() -> None:  # a caller that gives up takes nobody's count with it
+            await counters.hit("address", 30)
+
+        quitter = asyncio.ensure_future(gone())
+        stays = asyncio.ensure_future(counters.hit("address", 30))
+        await asyncio.sleep(0)
+        quitter.cancel()
+        assert (await stays)[0] == 22
+    finally:
+        await counters.close()
