@@ -87,19 +87,30 @@ class _Protocol(asyncio.Protocol):
         self.stirred = False  # something came since the watch last looked (subscriptions)
 
         self.pending: list[bytes] = []  # written at the end of this turn of the loop
+        self.scheduled = False  # a write at the end of this turn is on its way
 
     def expect(self, waiters: list[asyncio.Future[Any] | None], now: float) -> None:
         self.waiting.extend(waiters)
         self.since.extend([now] * len(waiters))
 
-    def send(self, data: bytes) -> None:
+    def send(self, data: bytes, now: bool = False) -> None:
         """Written with whatever else is sent in this turn of the loop, in one write: under
-        load many requests' calls go in one system call, and their replies come in one."""
-        if not self.pending:
-            asyncio.get_running_loop().call_soon(self._flush)
+        load many requests' calls go in one system call, and their replies come in one.
+        `now`: written at once, with whatever waits before it (in order)."""
         self.pending.append(data)
+        if now:
+            self._flush()
+        elif not self.scheduled:
+            self.scheduled = True
+            asyncio.get_running_loop().call_soon(self._turned)
+
+    def _turned(self) -> None:
+        self.scheduled = False
+        self._flush()
 
     def _flush(self) -> None:
+        if not self.pending:
+            return
         data = b"".join(self.pending)
         self.pending.clear()
         if self.lost is None and self.transport is not None:
@@ -222,10 +233,11 @@ class Wire:
             self._watch = loop.call_later(self.timeout, self._look)
         return waiters
 
-    def send(self, *args: Arg) -> bool:
+    def send(self, *args: Arg, now: bool = False) -> bool:
         """The command sent without waiting for its reply (read and dropped when it
-        comes), if the connection is up; False if it is not (nothing was sent)."""
-        return self._now(args, None)
+        comes), if the connection is up; False if it is not (nothing was sent). `now`:
+        written at once rather than at the end of this turn of the loop."""
+        return self._now(args, None, now)
 
     def request(self, *args: Arg) -> asyncio.Future[Any] | None:
         """The command sent, if the connection is up, and the future of its reply, for a
@@ -233,13 +245,15 @@ class Wire:
         waiter: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         return waiter if self._now(args, waiter) else None
 
-    def _now(self, args: tuple[Arg, ...], waiter: asyncio.Future[Any] | None) -> bool:
+    def _now(
+        self, args: tuple[Arg, ...], waiter: asyncio.Future[Any] | None, now: bool = False
+    ) -> bool:
         protocol = self._protocol
         if protocol is None or protocol.lost is not None or protocol.transport is None:
             return False
         loop = asyncio.get_running_loop()
         protocol.expect([waiter], loop.time())
-        protocol.send(_encode(args))
+        protocol.send(_encode(args), now)
         if self._watch is None:
             self._watch = loop.call_later(self.timeout, self._look)
         return True

@@ -191,3 +191,33 @@ async def test_a_listener_that_raises_is_told_a_gap_and_the_others_go_on(
     assert "a hint listener failed" in caplog.text
     for stop in stops:
         stop()
+
+
+async def test_a_hint_is_written_at_once_when_another_process_listens(redis_url: str) -> None:
+    """Ahead of the command's answer: the next move, sent to another replica, finds the
+    append there already. Whether anyone else listens is asked of Redis (NUMSUB)."""
+    publisher, listener = await RedisHintBus.open(redis_url), await RedisHintBus.open(redis_url)
+    try:
+        game, heard = f"g-{uuid.uuid4()}", []
+        task = await listening(listener, game, heard)
+        await publisher.ping()  # connected
+        publisher._others, publisher._numsub_at = False, 0.0
+        publisher._heard()  # asks Redis
+        await until(lambda: publisher._others)
+        protocol = publisher.wire._protocol
+        assert protocol is not None and protocol.transport is not None
+        writes: list[bytes] = []
+        write = protocol.transport.write
+
+        def spied(data: bytes) -> None:
+            writes.append(data)
+            write(data)
+
+        protocol.transport.write = spied  # type: ignore[method-assign]
+        await publisher.publish(Hint(game, 1))
+        assert len(writes) == 1 and b"PUBLISH" in writes[0]  # before this turn ended
+        await until(lambda: heard == [Hint(game, 1)])
+        task.cancel()
+    finally:
+        await publisher.close()
+        await listener.close()
