@@ -95,8 +95,7 @@ class Metrics:
         )
         self.appends_batched = Gauge(
             "bura_appends_batched",
-            "Appends sent in those batches since start (over bura_append_batches: the mean "
-            "batch)",
+            "Appends sent in those batches since start (over bura_append_batches: the mean batch)",
             registry=r,
         )
         self.webhook_queued = Counter(

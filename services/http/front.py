@@ -32,6 +32,8 @@ from litestar.types import HTTPRequestEvent, Receive, ReceiveMessage, Scope, Sen
 
 from domain.commands import PlayerCommand
 from infra.deadline import within
+from services.app.results import Outcome
+from services.bootstrap import Runtime
 from services.config import Settings
 from services.http import commands
 from services.http.deps import token_in
@@ -106,25 +108,17 @@ class FrontDoor:
         if counted is not None and counted.refused is not None:
             await app(scope, replay, send)
             return True
-        try:
-            if too_deep(raw) is not None:
-                raise LookupError
-            caller = await runtime.seating.caller(token, game_id)
-            if caller.seat is None:
-                raise LookupError
-            command: PlayerCommand = commands.canonical(strictly(raw, PlayerCommand))
-        except Exception:
-            await app(scope, replay, send)
-            return True
         reset = request_id.set(rid)
         try:
+            # the store's calls, the seat's lookup included, end within the deadline
             with within(self.settings.request_deadline_seconds):
-                outcome = await runtime.games.execute(
-                    game_id, caller.seat, command, command_id=command_id, correlation_id=rid
-                )
-        except Exception as failed:
-            request_id.reset(reset)
+                outcome = await _played(runtime, token, game_id, raw, command_id, rid)
+        except Exception as failed:  # raised once the command was sent: the route raises it
             state[commands.FAILED] = failed
+            outcome = None
+        finally:
+            request_id.reset(reset)
+        if outcome is None:
             await app(scope, replay, send)
             return True
         body = _encode(outcome)
@@ -152,8 +146,26 @@ class FrontDoor:
                         "request_id": rid,
                     },
                 )
-            request_id.reset(reset)
         return True
+
+
+async def _played(
+    runtime: Runtime, token: str, game_id: str, raw: bytes, command_id: str | None, rid: str
+) -> Outcome | None:
+    """The command played, if it is a seat's plainly valid command; None, with nothing
+    sent, if it is not."""
+    try:
+        if too_deep(raw) is not None:
+            return None
+        caller = await runtime.seating.caller(token, game_id)
+        if caller.seat is None:
+            return None
+        command: PlayerCommand = commands.canonical(strictly(raw, PlayerCommand))
+    except Exception:
+        return None
+    return await runtime.games.execute(
+        game_id, caller.seat, command, command_id=command_id, correlation_id=rid
+    )
 
 
 async def _body(receive: Receive) -> bytes:
