@@ -22,7 +22,16 @@ MAX_NESTING = 32
 
 
 class SeatSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    name: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+    # PostgreSQL's text cannot hold a NUL: a name with one could not be listed
+    name: Annotated[
+        str,
+        msgspec.Meta(
+            min_length=1,
+            max_length=64,
+            pattern="^[^\x00]*$",
+            description="1 to 64 characters, any but NUL",
+        ),
+    ]
 
 
 class CreateGame(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

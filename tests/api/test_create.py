@@ -69,6 +69,12 @@ BAD_GAMES: list[tuple[str, dict[str, Any], str, str]] = [
     ("a deck of another pack", {"seats": TWO, "deck": list(pack.deck(32))}, "bad_deck", "36-card"),
     ("a deck too long", {"seats": TWO, "deck": [*pack.deck(52), "AS"]}, "bad_request", "deck"),
     ("an unknown field", {"seats": TWO, "table": 5}, "bad_request", "table"),
+    (
+        "a name with a NUL (PostgreSQL's text holds none)",
+        {"seats": [{"name": "ann"}, {"name": "b\u0000b"}]},
+        "bad_request",
+        "seats[1].name",
+    ),
 ]
 
 
