@@ -30,24 +30,50 @@ def thread_seconds(pid: int) -> float:
         return seconds(pid)
 
 
+def database_seconds() -> float | None:
+    """CPU seconds of every PostgreSQL process on this machine (the postmaster, each
+    backend, the WAL writer and the rest), or None when none can be seen (a server on
+    another host). Backends come and go: one that ended within a window takes its time
+    with it, so this reads low, never high."""
+    total, seen = 0.0, False
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/comm", encoding="ascii") as f:
+                if f.read().strip() != "postgres":
+                    continue
+            total += thread_seconds(int(entry))
+            seen = True
+        except (OSError, ValueError):
+            continue
+    return total if seen else None
+
+
 class Meter:
-    """CPU of some server processes and of this process (the load generator) over a window."""
+    """CPU of some server processes and of this process (the load generator) over a window,
+    and of the database's processes when they run on this machine."""
 
     def __init__(self, pids: Iterable[int]) -> None:
         self.pids = list(pids)
         self.servers = 0.0  # CPU seconds, summed over the servers
         self.client = 0.0  # CPU seconds of this process
+        self.database: float | None = None  # CPU seconds of PostgreSQL, if local
         self.wall = 0.0
 
     def __enter__(self) -> Meter:
         self._servers = sum(seconds(p) for p in self.pids)
         self._client = time.process_time()
+        self._database = database_seconds()
         self._wall = time.perf_counter()
         return self
 
     def __exit__(self, *_: object) -> None:
         self.servers = sum(seconds(p) for p in self.pids) - self._servers
         self.client = time.process_time() - self._client
+        after = database_seconds()
+        if after is not None and self._database is not None:
+            self.database = after - self._database
         self.wall = time.perf_counter() - self._wall
 
     def client_share(self) -> float:

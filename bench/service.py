@@ -18,6 +18,10 @@ version). The bare target gets the same connections and the same command bodies.
 driver's own CPU share is reported next to every figure (`client_cpu_share`): it shares
 the machine's cores with the server it measures.
 
+Next to each figure, PostgreSQL's own CPU per request over the same window (every
+postgres process on this machine, read the same way), when the database runs here: what
+one command costs the primary, for docs/scaling.md's capacity model.
+
 Target (printed, never asserted): command CPU per command <= 1.5x the bare endpoint's.
 """
 
@@ -110,10 +114,19 @@ def _row(games: int, samples: dict[tuple[str, int], list[dict[str, Any]]]) -> di
         "bare_per_s": round(median("bare", "per_second")),
         "bura_p99_ms": median("bura", "p99_ms"),
         "bura_creates": round(median("bura", "creates")),
+        "bura_db_cpu_ms": _database(samples[("bura", games)]),
+        "bare_db_cpu_ms": _database(samples[("bare", games)]),
         "client_cpu_share_bura": median("bura", "client_cpu_share"),
         "client_cpu_share_bare": median("bare", "client_cpu_share"),
         "errors": sum(s["errors"] for name in ("bura", "bare") for s in samples[(name, games)]),
     }
+
+
+def _database(windows: list[dict[str, Any]]) -> float | None:
+    """PostgreSQL's CPU per request (every process of the server, median of the windows),
+    when the server runs on this machine: what the capacity model's primary carries."""
+    found = [w["db_cpu_ms"] for w in windows if w.get("db_cpu_ms") is not None]
+    return round(statistics.median(found), 3) if found else None
 
 
 # --- the servers under test ----------------------------------------------------------
@@ -208,6 +221,9 @@ async def window(
     figures["creates"] = timed.creates
     figures["server_cpu_s"] = round(meter.servers, 3)
     figures["cpu_ms"] = 1000 * meter.servers / requests if requests else float("nan")
+    figures["db_cpu_ms"] = (
+        1000 * meter.database / requests if requests and meter.database is not None else None
+    )
     figures["client_cpu_share"] = meter.client_share()
     return figures
 
