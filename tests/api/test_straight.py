@@ -45,12 +45,9 @@ class Routed:
         self.count = 0
 
 
-@pytest.fixture
-async def routed(
-    adapters: Adapters, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[tuple[Api, Routed]]:
-    """The API, with every call of a command route's own handling counted. The app is
-    built after the count is in place: Litestar takes the route's handle when it builds."""
+def routes_counted(monkeypatch: pytest.MonkeyPatch) -> Routed:
+    """Every call of a command route's own handling counted from now on. Build the app
+    after this: Litestar takes the route's handle when it builds."""
     seen = Routed()
     handle = HTTPRoute.handle
 
@@ -60,6 +57,15 @@ async def routed(
         await handle(self, scope, receive, send)
 
     monkeypatch.setattr(HTTPRoute, "handle", counted)
+    return seen
+
+
+@pytest.fixture
+async def routed(
+    adapters: Adapters, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[tuple[Api, Routed]]:
+    """The API, with every call of a command route's own handling counted."""
+    seen = routes_counted(monkeypatch)
     app = app_on(adapters)
     async with serving(app) as client:
         yield Api(client, app, adapters), seen
@@ -234,15 +240,7 @@ async def limited(
     adapters: Adapters, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[tuple[Api, Routed]]:
     """The API with rate limits on (far from reached), the route's handling counted."""
-    seen = Routed()
-    handle = HTTPRoute.handle
-
-    async def counted(self: HTTPRoute, scope: Any, receive: Any, send: Any) -> None:
-        if scope["path"].endswith("/commands"):
-            seen.count += 1
-        await handle(self, scope, receive, send)
-
-    monkeypatch.setattr(HTTPRoute, "handle", counted)
+    seen = routes_counted(monkeypatch)
     settings = Settings(
         operator_key=OPERATOR_KEY, rate_commands_per_token=500, rate_commands_per_address=900
     )

@@ -14,6 +14,7 @@ import pytest
 from infra.memory.hints import InProcessHintBus
 from infra.ports.hints import Hint, HintBus
 from infra.redis.hints import CHANNEL, RedisHintBus
+from tests.infra.test_wire import writes_on
 
 
 @pytest.fixture(params=["memory", "redis"])
@@ -204,16 +205,7 @@ async def test_a_hint_is_written_at_once_when_another_process_listens(redis_url:
         publisher._others, publisher._numsub_at = False, 0.0
         publisher._heard()  # asks Redis
         await until(lambda: publisher._others)
-        protocol = publisher.wire._protocol
-        assert protocol is not None and protocol.transport is not None
-        writes: list[bytes] = []
-        write = protocol.transport.write
-
-        def spied(data: bytes) -> None:
-            writes.append(data)
-            write(data)
-
-        protocol.transport.write = spied  # type: ignore[method-assign]
+        writes = writes_on(publisher.wire)
         await publisher.publish(Hint(game, 1))
         assert len(writes) == 1 and b"PUBLISH" in writes[0]  # before this turn ended
         await until(lambda: heard == [Hint(game, 1)])

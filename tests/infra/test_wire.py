@@ -35,18 +35,24 @@ async def test_concurrent_callers_each_get_their_own_reply(wire: Wire) -> None:
     assert await wire.call("DEL", f"{prefix}:n") == 1
 
 
+def writes_on(wire: Wire) -> list[bytes]:
+    """What the wire's connection writes from now on, one item a system call."""
+    protocol = wire._protocol
+    assert protocol is not None and protocol.transport is not None, "not connected"
+    writes: list[bytes] = []
+    write = protocol.transport.write
+
+    def spied(data: bytes) -> None:
+        writes.append(data)
+        write(data)
+
+    protocol.transport.write = spied  # type: ignore[method-assign]
+    return writes
+
+
 async def test_the_calls_of_one_turn_of_the_loop_go_in_one_write(wire: Wire) -> None:
     await wire.call("PING")  # connected
-    protocol = wire._protocol
-    assert protocol is not None and protocol.transport is not None
-    writes: list[bytes] = []
-    transport_write = protocol.transport.write
-
-    def counted(data: bytes) -> None:
-        writes.append(data)
-        transport_write(data)
-
-    protocol.transport.write = counted  # type: ignore[method-assign]
+    writes = writes_on(wire)
     said = [f"one-turn-{n}" for n in range(50)]
     assert await asyncio.gather(*(wire.call("ECHO", t) for t in said)) == [t.encode() for t in said]
     assert len(writes) == 1 and writes[0].count(b"ECHO") == 50
