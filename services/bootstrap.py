@@ -8,7 +8,7 @@ when the settings name them, else the embedded SQLite file and the in-process bu
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
@@ -25,6 +25,7 @@ from infra.ports.snapshots import Snapshots
 from infra.ports.tickets import StreamTickets
 from infra.ports.tokens import SeatTokens
 from infra.ports.webhooks import WebhookStore
+from infra.redis.wire import Wire
 from services.app.callers import Seating
 from services.app.games import GameService
 from services.app.listing import Listing
@@ -91,6 +92,8 @@ class Adapters:
     index: GameIndex | None = None
     presence: PresenceBoard = field(default_factory=InProcessPresence)
     snapshots: Snapshots | None = None
+    # released after the adapters above: what several of them share (one Redis wire)
+    shared: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.index is None:
@@ -109,6 +112,8 @@ class Adapters:
         await self.tickets.close()
         await self.hints.close()
         await self.store.close()
+        for close in self.shared:
+            await close()
 
 
 async def open_store(settings: Settings) -> tuple[EventStore, SeatTokens]:
@@ -134,10 +139,14 @@ async def open_store(settings: Settings) -> tuple[EventStore, SeatTokens]:
     return SqliteEventStore(database), SqliteSeatTokens(database)
 
 
-async def open_hints(settings: Settings) -> HintBus:
+async def open_hints(settings: Settings, wire: Wire | None = None) -> HintBus:
+    """The hints in Redis when it is configured (on the given wire, which its owner closes,
+    or on one of their own), in this process otherwise."""
     if settings.redis_url:
         from infra.redis.hints import RedisHintBus
 
+        if wire is not None:
+            return RedisHintBus(wire, settings.redis_url, owns_wire=False)
         return await RedisHintBus.open(settings.redis_url)
     from infra.memory.hints import InProcessHintBus
 
@@ -202,33 +211,46 @@ def adapters_on(
     )
 
 
-async def open_shared(settings: Settings) -> tuple[StreamTickets, RateCounters]:
+async def open_shared(
+    settings: Settings, wire: Wire | None = None
+) -> tuple[StreamTickets, RateCounters]:
     """Stream tickets and rate counters: in Redis when it is configured, so that single use
-    and the limits hold across replicas; in this process otherwise."""
+    and the limits hold across replicas (the counters on the given wire, which its owner
+    closes, or on one of their own); in this process otherwise."""
     if settings.redis_url:
         from infra.redis.limits import RedisRateCounters
         from infra.redis.tickets import RedisStreamTickets
 
-        return (
-            await RedisStreamTickets.open(settings.redis_url, settings.redis_prefix),
-            await RedisRateCounters.open(settings.redis_url, settings.redis_prefix),
+        counters = (
+            RedisRateCounters(wire, settings.redis_prefix, owns_wire=False)
+            if wire is not None
+            else await RedisRateCounters.open(settings.redis_url, settings.redis_prefix)
         )
+        return await RedisStreamTickets.open(settings.redis_url, settings.redis_prefix), counters
     return InProcessStreamTickets(), InProcessRateCounters()
 
 
 async def open_adapters(settings: Settings) -> Adapters:
     store, tokens = await open_store(settings)
+    # The two Redis calls every command makes (the rate script, the hint's PUBLISH) share
+    # one pipelined connection: a turn of the loop writes both in one system call.
+    wire = Wire(settings.redis_url) if settings.redis_url else None
     hints: HintBus | None = None
     try:
-        hints = await open_hints(settings)
-        tickets, counters = await open_shared(settings)
+        hints = await open_hints(settings, wire)
+        tickets, counters = await open_shared(settings, wire)
         presence = await open_presence(settings)
     except BaseException:
         if hints is not None:
             await hints.close()
+        if wire is not None:
+            await wire.close()
         await store.close()
         raise
-    return adapters_on(store, tokens, hints, tickets, counters, presence)
+    adapters = adapters_on(store, tokens, hints, tickets, counters, presence)
+    if wire is not None:
+        adapters.shared.append(wire.close)
+    return adapters
 
 
 @dataclass

@@ -91,8 +91,9 @@ _decode_wire = msgspec.json.Decoder(_Wire).decode
 class RedisHintBus:
     shared = True
 
-    def __init__(self, wire: Wire, url: str) -> None:
+    def __init__(self, wire: Wire, url: str, owns_wire: bool = True) -> None:
         self.wire = wire  # commands: publish, ping (the lean pipelined connection)
+        self._owns_wire = owns_wire  # else the wire is shared, and its owner closes it
         self.url = url  # the subscription opens its own connection
         self.errors = 0  # read by the metrics endpoint
         self.origin = uuid.uuid4().hex
@@ -271,4 +272,5 @@ class RedisHintBus:
             self._remote.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._remote
-        await self.wire.close()
+        if self._owns_wire:
+            await self.wire.close()

@@ -65,8 +65,9 @@ class _Turn:
 
 
 class RedisRateCounters:
-    def __init__(self, wire: Wire, prefix: str = "bura:") -> None:
+    def __init__(self, wire: Wire, prefix: str = "bura:", owns_wire: bool = True) -> None:
         self.wire = wire
+        self._owns_wire = owns_wire  # else the wire is shared, and its owner closes it
         self.prefix = prefix + "rate:"
         self._turn: _Turn | None = None
         self._calls: set[asyncio.Task[None]] = set()
@@ -139,4 +140,5 @@ class RedisRateCounters:
     async def close(self) -> None:
         for task in list(self._calls):
             task.cancel()
-        await self.wire.close()
+        if self._owns_wire:
+            await self.wire.close()

@@ -14,8 +14,12 @@ import pytest
 import redis.asyncio as redis
 
 from harness.processes import Proxy
+from infra.ports.hints import Hint
+from infra.redis.hints import RedisHintBus
 from infra.redis.limits import RedisRateCounters
 from infra.redis.wire import ReplyError, Subscription, Where, Wire, WireError
+from services.bootstrap import open_adapters
+from services.config import Settings
 
 
 @pytest.fixture
@@ -256,3 +260,37 @@ async def test_a_unix_socket_url_is_connected_to_its_file(tmp_path: Path) -> Non
         await server.wait_closed()
     assert Where("redis://cache:6379?db=4").db == 4
     assert str(Where("unix:///run/redis.sock")) == "/run/redis.sock"
+
+
+async def test_the_rate_count_and_the_hint_of_a_turn_share_one_connection_and_one_write(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """The composition root gives the rate counters and the hints one wire: the two calls
+    every command makes go in one system call, and closing the adapters closes it once,
+    after the hints have had their moment to leave."""
+    settings = Settings(
+        sqlite_path=str(tmp_path / "bura.sqlite3"),
+        redis_url=redis_url,
+        redis_prefix=f"test-{uuid.uuid4().hex}:",
+    )
+    adapters = await open_adapters(settings)
+    counters, hints = adapters.counters, adapters.hints
+    assert isinstance(counters, RedisRateCounters) and isinstance(hints, RedisHintBus)
+    wire = counters.wire
+    assert hints.wire is wire
+    try:
+        await wire.call("PING")  # connected
+        # as when no other replica listens (else the hint is written at once, ahead of
+        # the answer; other tests' buses may be listening on this Redis)
+        hints._others, hints._numsub_at = False, float("inf")
+        writes = writes_on(wire)
+        counted, _ = await asyncio.gather(
+            counters.hit("seat", 30), hints.publish(Hint(game_id="g-shared", version=1))
+        )
+        assert counted[0] == 1
+        assert len(writes) == 1
+        assert b"EVALSHA" in writes[0] and b"PUBLISH" in writes[0]
+    finally:
+        await adapters.close()
+    with pytest.raises(WireError, match="closed"):
+        await wire.call("PING")
