@@ -331,7 +331,7 @@ def assemble(settings: Settings, adapters: Adapters, metrics: Metrics | None = N
         Reviews(games),
         projector,
         timeline,
-        Webhooks(adapters.webhooks),
+        Webhooks(adapters.webhooks, registered=dispatcher.poke),
         dispatcher,
         tickets,
         attendance,

@@ -185,6 +185,12 @@ class EventStore(Protocol):
         that a concurrent writer commits late."""
         ...
 
+    async def head(self) -> Checkpoint:
+        """The checkpoint just after everything read_all would give now (START for an
+        empty store): a reader that needs none of those events moves there without
+        reading them, and skips nothing it would read later."""
+        ...
+
     def heard(self, stream_id: str, version: int, head: bytes) -> None:
         """Word from another writer (a hint) that the stream's head is `version` with chain
         hash `head`. A store may chain its next append onto it; it must not trust it: an

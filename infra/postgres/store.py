@@ -15,6 +15,7 @@ import msgspec
 from domain.chain import GENESIS, links
 from infra.ports.events import (
     NO_METADATA,
+    START,
     AppendResult,
     Checkpoint,
     Conflict,
@@ -100,6 +101,12 @@ _READ_ALL = (
     " WHERE (tx_id, position) > ($1::xid8, $2::bigint)"
     " AND tx_id < pg_snapshot_xmin(pg_current_snapshot())"
     " ORDER BY tx_id, position LIMIT $3"
+)
+# The newest event read_all can give now (the index on (tx_id, position), backwards).
+_HEAD = (
+    "SELECT tx_id, position FROM events"
+    " WHERE tx_id < pg_snapshot_xmin(pg_current_snapshot())"
+    " ORDER BY tx_id DESC, position DESC LIMIT 1"
 )
 _VERSION = "SELECT coalesce(max(version), 0) FROM events WHERE stream_id = $1"
 # A keyed command's record is its first event's row (migration 012).
@@ -505,6 +512,11 @@ class PostgresEventStore:
         async with acquired(self.pool, self.command_timeout) as conn:
             rows = await conn.fetch(_READ_ALL, after[0], after[1], limit, timeout=self._budget())
         return [_recorded(r) for r in rows]
+
+    async def head(self) -> Checkpoint:
+        async with acquired(self.pool, self.command_timeout) as conn:
+            row = await conn.fetchrow(_HEAD, timeout=self._budget())
+        return START if row is None else (int(row[0]), int(row[1]))
 
     async def ping(self) -> None:
         async with acquired(self.pool, self.command_timeout) as conn:

@@ -17,6 +17,7 @@ from domain.chain import GENESIS, links
 from infra.deadline import remaining
 from infra.ports.events import (
     NO_METADATA,
+    START,
     AppendResult,
     Checkpoint,
     Conflict,
@@ -168,6 +169,12 @@ class SqliteEventStore:
             ).fetchall()
         )
         return [_recorded(r) for r in rows]
+
+    async def head(self) -> Checkpoint:
+        position = await self.db.run(
+            lambda db: db.execute("SELECT max(position) FROM events").fetchone()[0]
+        )
+        return START if position is None else (0, int(position))
 
     async def ping(self) -> None:
         await self.db.run(lambda db: db.execute("SELECT 1").fetchone())

@@ -4,6 +4,7 @@ queue a failed delivery again. The sending is services/live/dispatcher.py."""
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -130,8 +131,9 @@ def record(d: Delivery) -> DeliveryRecord:
 
 
 class Webhooks:
-    def __init__(self, store: WebhookStore) -> None:
+    def __init__(self, store: WebhookStore, registered: Callable[[], None] | None = None) -> None:
         self.store = store
+        self.registered = registered  # told of each endpoint registered (the dispatcher)
 
     async def register(self, spec: RegisterWebhook) -> WebhookEndpoint:
         secret = spec.secret or "whsec_" + secrets.token_urlsafe(24)
@@ -145,6 +147,8 @@ class Webhooks:
                 description=spec.description,
             )
         )
+        if self.registered is not None:
+            self.registered()
         return shown(endpoint, secret)
 
     async def endpoints(self) -> list[WebhookEndpoint]:

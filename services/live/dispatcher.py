@@ -51,6 +51,7 @@ LEASE = "webhooks"  # the lease's name, and the checkpoint's
 PAGE = 500
 CONCURRENCY = 8  # deliveries in flight at once (each to another endpoint or game)
 COALESCE = 0.05  # hints closer together than this are read as one
+IDLE_LOOK = 1.0  # with no endpoint: how often to look for one (seconds, at most the poll)
 
 
 @functools.cache
@@ -86,6 +87,11 @@ class Dispatcher:
         self._renewed = 0.0
         self._checkpoint: Checkpoint | None = None
         self._endpoints: dict[str, Endpoint] = {}
+        # No endpoint at the last look: nothing to deliver, so the events are not read (the
+        # checkpoint moves to the store's head) and hints do not wake the loop; it looks
+        # again every IDLE_LOOK s, or at once when this replica registers an endpoint.
+        self.idle = True
+        self._poked = asyncio.Event()
         self._inflight: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._finished = asyncio.Event()  # an attempt ended: its game's next may go
         self._task: asyncio.Task[None] | None = None
@@ -146,8 +152,11 @@ class Dispatcher:
                     await self._hold()
                 if self.held:
                     more = await self._pump()
-                    due = await self._send_due()
-                    wait = 0.0 if more else min(wait, due, self.timeline.poll)
+                    if self.idle:
+                        wait = min(wait, IDLE_LOOK, self.timeline.poll)
+                    else:
+                        due = await self._send_due()
+                        wait = 0.0 if more else min(wait, due, self.timeline.poll)
             except asyncio.CancelledError:
                 raise
             except StoreUnavailable as error:
@@ -167,6 +176,12 @@ class Dispatcher:
         if not self.held:
             await asyncio.sleep(wait)
             return
+        if self.idle:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(wait):
+                    await self._poked.wait()
+            self._poked.clear()
+            return
         waiters = [asyncio.ensure_future(e.wait()) for e in (pulse, finished)]
         try:
             await asyncio.wait(waiters, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
@@ -174,6 +189,10 @@ class Dispatcher:
             for waiter in waiters:
                 waiter.cancel()
         await asyncio.sleep(COALESCE)
+
+    def poke(self) -> None:
+        """An endpoint was registered here: look now rather than at the next idle look."""
+        self._poked.set()
 
     async def _configure(self) -> None:
         """The settings' own endpoint, as the settings say now (gone if they name none)."""
@@ -209,11 +228,14 @@ class Dispatcher:
         """Queue the deliveries of the next page of events; True if there may be more."""
         if self._checkpoint is None:
             self._checkpoint = await self.webhooks.checkpoint(LEASE)
+        if self.idle and not await self._idle_look(self._checkpoint):
+            return False
         rows = await self.store.read_all(self._checkpoint, PAGE)
         if not rows:
             return False
         endpoints = await self.webhooks.endpoints()
         self._endpoints = {e.id: e for e in endpoints}
+        self.idle = not endpoints
         queued = []
         if endpoints:
             for draft in await drafts(self.store, rows):
@@ -247,6 +269,22 @@ class Dispatcher:
         if queued:
             self.metrics.webhook_queued.inc(len(queued))
         return len(rows) == PAGE
+
+    async def _idle_look(self, checkpoint: Checkpoint) -> bool:
+        """With no endpoint at the last look: True if there is one now. Else the checkpoint
+        moves to the head of the global order without reading the events it passes. The
+        head is read before the endpoints: an endpoint registered after that look hears
+        only of events recorded after it, and those are all past that head."""
+        head = await self.store.head()
+        if await self.webhooks.endpoints():
+            self.idle = False
+            return True
+        if head > checkpoint:
+            if not await self.webhooks.enqueue(LEASE, self.holder, head, []):
+                self._lost()
+                return False
+            self._checkpoint = head
+        return False
 
     # --- sending ---------------------------------------------------------------------------
 

@@ -431,3 +431,57 @@ async def test_a_seat_timed_out_is_sent_as_a_timeout_webhook_with_its_clock(
             "lose_deal",
         )
         assert data["at"] >= data["deadline"] == notice.json["event"]["deadline"]
+
+
+class _Reads:
+    """The dispatcher's store, counting the events it reads from the global order."""
+
+    def __init__(self, store: Any) -> None:
+        self.store, self.pages, self.events = store, 0, 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    async def read_all(self, after: Any, limit: int = 1000) -> Any:
+        rows = await self.store.read_all(after, limit)
+        self.pages, self.events = self.pages + 1, self.events + len(rows)
+        return rows
+
+
+async def test_with_no_endpoint_the_dispatcher_keeps_up_without_reading_the_events(
+    adapters: Adapters,
+) -> None:
+    """No endpoint, nothing to deliver: the dispatcher's checkpoint follows the store's
+    head without reading an event (hints do not wake it either). An endpoint registered
+    then hears of what is recorded after it, and once the last is removed the dispatcher
+    stops reading again."""
+    with Receiver() as receiver:
+        async with app(adapters) as api:
+            dispatcher = api.runtime.dispatcher
+            reads = _Reads(dispatcher.store)
+            dispatcher.store = reads
+            await until(lambda: asyncio.sleep(0, dispatcher.held))
+            before = await play(api, THIRTY_ONE_GAME)
+            head = await adapters.store.head()
+
+            async def caught_up() -> bool:
+                return await adapters.webhooks.checkpoint("webhooks") >= head
+
+            await until(caught_up)
+            assert dispatcher.idle and (reads.pages, reads.events) == (0, 0)
+
+            hook = await register(api, receiver, events=["game_finished"])
+            after = await play(api, THIRTY_ONE_GAME)
+            await receiver.wait_for(lambda r: len(of_game(r, after)) == 1)
+            assert of_game(receiver, before) == []
+            assert not dispatcher.idle and reads.events > 0
+
+            removed = await api.client.delete(f"/webhooks/{hook['id']}", headers=OPERATOR)
+            assert removed.status_code == 204
+            await play(api, THIRTY_ONE_GAME)
+            await until(lambda: asyncio.sleep(0, dispatcher.idle))
+            read = reads.events
+            await play(api, THIRTY_ONE_GAME)
+            head = await adapters.store.head()
+            await until(caught_up)
+            assert reads.events == read

@@ -141,6 +141,21 @@ async def test_an_append_that_commits_late_is_not_skipped_by_a_global_reader(
     assert late.position < min(e.position for e in seen if e.stream_id != slow)
 
 
+async def test_the_head_stops_short_of_an_append_that_may_still_commit_before_it(
+    pg_store: PostgresEventStore,
+) -> None:
+    # A reader moved to the head while an older transaction is open must still read that
+    # transaction's events once it commits.
+    store = pg_store
+    slow, quick = f"slow-{uuid.uuid4()}", f"quick-{uuid.uuid4()}"
+    async with store.pool.acquire() as conn, conn.transaction():
+        await store.append_on(conn, slow, 0, [NewEvent("Slow", b"{}")])
+        await store.append(quick, 0, [NewEvent("Quick", b"{}")])
+        head = await store.head()
+    seen, _ = await read_along(store, head, {slow, quick}, count=2)
+    assert sorted(e.stream_id for e in seen) == sorted([slow, quick])
+
+
 # --- answers lost after the append was sent ---------------------------------------------------
 
 

@@ -439,6 +439,24 @@ async def test_a_checkpoint_loop_reads_every_stream_in_global_order_exactly_once
     assert more == []
 
 
+async def test_the_head_is_where_a_reader_that_read_everything_would_stand(
+    store: EventStore,
+) -> None:
+    """head() moves a reader past every event it can see now without reading them, and
+    read_all from there gives exactly what is appended afterwards."""
+    if await caught_up(store) == START:
+        assert await store.head() == START
+    stream = game()
+    await store.append(stream, 0, [event(n=1), event(n=2)])
+    head = await store.head()
+    assert head == await caught_up(store)
+    assert await store.read_all(head) == []
+    await store.append(stream, 2, [event(n=3)])
+    later, _ = await read_along(store, head, {stream}, count=1)
+    assert [(e.stream_id, e.version) for e in later] == [(stream, 3)]
+    assert await store.head() == (later[0].tx_id, later[0].position)
+
+
 # --- lifecycle ------------------------------------------------------------------
 
 
