@@ -139,15 +139,13 @@ async def open_store(settings: Settings) -> tuple[EventStore, SeatTokens]:
     return SqliteEventStore(database), SqliteSeatTokens(database)
 
 
-async def open_hints(settings: Settings, wire: Wire | None = None) -> HintBus:
-    """The hints in Redis when it is configured (on the given wire, which its owner closes,
-    or on one of their own), in this process otherwise."""
-    if settings.redis_url:
+async def open_hints(settings: Settings, wire: Wire | None) -> HintBus:
+    """The hints in Redis on the process's wire when Redis is configured (the wire's owner
+    closes it), in this process otherwise."""
+    if wire is not None and settings.redis_url:
         from infra.redis.hints import RedisHintBus
 
-        if wire is not None:
-            return RedisHintBus(wire, settings.redis_url, owns_wire=False)
-        return await RedisHintBus.open(settings.redis_url)
+        return RedisHintBus(wire, settings.redis_url, owns_wire=False)
     from infra.memory.hints import InProcessHintBus
 
     return InProcessHintBus()
@@ -211,22 +209,18 @@ def adapters_on(
     )
 
 
-async def open_shared(
-    settings: Settings, wire: Wire | None = None
-) -> tuple[StreamTickets, RateCounters]:
-    """Stream tickets and rate counters: in Redis when it is configured, so that single use
-    and the limits hold across replicas (the counters on the given wire, which its owner
-    closes, or on one of their own); in this process otherwise."""
-    if settings.redis_url:
+async def open_shared(settings: Settings, wire: Wire | None) -> tuple[StreamTickets, RateCounters]:
+    """Stream tickets and rate counters: in Redis when it is configured (the counters on
+    the process's wire, which its owner closes), so that single use and the limits hold
+    across replicas; in this process otherwise."""
+    if wire is not None and settings.redis_url:
         from infra.redis.limits import RedisRateCounters
         from infra.redis.tickets import RedisStreamTickets
 
-        counters = (
-            RedisRateCounters(wire, settings.redis_prefix, owns_wire=False)
-            if wire is not None
-            else await RedisRateCounters.open(settings.redis_url, settings.redis_prefix)
+        return (
+            await RedisStreamTickets.open(settings.redis_url, settings.redis_prefix),
+            RedisRateCounters(wire, settings.redis_prefix, owns_wire=False),
         )
-        return await RedisStreamTickets.open(settings.redis_url, settings.redis_prefix), counters
     return InProcessStreamTickets(), InProcessRateCounters()
 
 

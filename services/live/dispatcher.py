@@ -261,11 +261,8 @@ class Dispatcher:
                             body=draft.body(ident),
                         )
                     )
-        after = (rows[-1].tx_id, rows[-1].position)
-        if not await self.webhooks.enqueue(LEASE, self.holder, after, queued):
-            self._lost()
+        if not await self._moved((rows[-1].tx_id, rows[-1].position), queued):
             return False
-        self._checkpoint = after
         if queued:
             self.metrics.webhook_queued.inc(len(queued))
         return len(rows) == PAGE
@@ -280,11 +277,17 @@ class Dispatcher:
             self.idle = False
             return True
         if head > checkpoint:
-            if not await self.webhooks.enqueue(LEASE, self.holder, head, []):
-                self._lost()
-                return False
-            self._checkpoint = head
+            await self._moved(head, [])
         return False
+
+    async def _moved(self, after: Checkpoint, queued: list[NewDelivery]) -> bool:
+        """Queue the deliveries and move the checkpoint to `after`, in one transaction,
+        while the lease is still ours; False (the lease lost) if it is not."""
+        if not await self.webhooks.enqueue(LEASE, self.holder, after, queued):
+            self._lost()
+            return False
+        self._checkpoint = after
+        return True
 
     # --- sending ---------------------------------------------------------------------------
 
