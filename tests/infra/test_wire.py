@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import redis.asyncio as redis
 
-from harness.processes import Proxy
+from harness.processes import Proxy, RedisServer
 from infra.ports.hints import Hint
 from infra.redis.hints import RedisHintBus
 from infra.redis.limits import RedisRateCounters
@@ -169,14 +169,18 @@ async def test_the_url_names_the_database_and_a_refused_password_is_said(redis_u
         Where("http://cache:6379")
 
 
-async def test_the_rate_script_is_loaded_again_after_redis_forgets_it(redis_url: str) -> None:
-    counters = await RedisRateCounters.open(redis_url, f"test-{uuid.uuid4().hex}:")
+async def test_the_rate_script_is_loaded_again_after_redis_forgets_it(tmp_path: Path) -> None:
+    # A Redis of the test's own: SCRIPT FLUSH on the shared one would make every other
+    # user of it (a test running beside this one, a benchmark) load the script again.
+    own = RedisServer(tmp_path / "redis").start()
+    counters = await RedisRateCounters.open(own.url, f"test-{uuid.uuid4().hex}:")
     try:
         assert (await counters.hit("k", 30))[0] == 1
         await counters.wire.call("SCRIPT", "FLUSH")  # as after a restart
         assert (await counters.hit("k", 30))[0] == 2
     finally:
         await counters.close()
+        own.kill()
 
 
 async def test_a_subscription_hears_every_message_in_order(wire: Wire, redis_url: str) -> None:
