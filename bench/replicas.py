@@ -24,6 +24,12 @@ replica alone carrying what each of n carries, PACED / n games at the same pace
 (`share_cpu_ms`). `paced_over_share` is what the replicas add over that: the hints they
 hear, the copies they keep up to date, the waits for a late hint.
 
+The stack's own floor, side by side in the same repeats: 1, 2 or 3 bare endpoints
+(bench/bare.py, one INSERT a request) under the same connections, flat out and at the same
+pace (`bare_over_one`, `bare_paced_over_one`). They share nothing and follow no game, so
+what they lose going from one process to several is what any process of this stack pays
+for being less busy; `over_bare` is bura's ratio over theirs.
+
 Targets (printed, never asserted): 2 replicas <= 1.1x and 3 <= 1.15x one replica's CPU
 per command.
 """
@@ -39,7 +45,7 @@ from typing import Any
 import httpx
 
 from bench import PRODUCTION, database_url, redis_url, sized
-from bench.service import bura_replicas, window
+from bench.service import bare_replicas, bura_replicas, window
 from harness.databases import fresh_database
 from harness.processes import OPERATOR
 
@@ -82,17 +88,25 @@ def run() -> dict[str, Any]:
             with bura_replicas(env, 1) as target:  # one replica carrying one replica's share
                 for count in COUNTS[1:]:
                     keep(f"{count}-share", asyncio.run(window(target, PACED // count, think=THINK)))
+            for count in COUNTS[repeat % 3 :] + COUNTS[: repeat % 3]:
+                with bare_replicas(scratch, count) as target:
+                    keep(f"bare-{count}", asyncio.run(window(target, GAMES, bare=True)))
+                    paced_bare = asyncio.run(window(target, PACED, bare=True, think=THINK))
+                    keep(f"bare-{count}-paced", paced_bare)
 
     def median(name: str, key: str) -> Any:
         return statistics.median(s[key] for s in samples[name])
 
     one, paced_one = median("1", "cpu_ms"), median("1-paced", "cpu_ms")
+    bare_one, bare_paced_one = median("bare-1", "cpu_ms"), median("bare-1-paced", "cpu_ms")
     rows = []
     for count in COUNTS:
         cpu, paced = median(f"{count}", "cpu_ms"), median(f"{count}-paced", "cpu_ms")
         # one replica's share of one replica's load is that load
         shared = f"{count}-share" if count > 1 else "1-paced"
         share = median(shared, "cpu_ms")
+        bare = median(f"bare-{count}", "cpu_ms") / bare_one
+        bare_paced = median(f"bare-{count}-paced", "cpu_ms") / bare_paced_one
         rows.append(
             {
                 "replicas": count,
@@ -107,12 +121,24 @@ def run() -> dict[str, Any]:
                 "paced_cpu_ms": round(paced, 3),
                 "paced_per_second": round(median(f"{count}-paced", "per_second")),
                 "paced_over_one": round(paced / paced_one, 3),
+                "bare_cpu_ms": round(median(f"bare-{count}", "cpu_ms"), 3),
+                "bare_over_one": round(bare, 3),
+                "over_bare": round(cpu / one / bare, 3),
+                "bare_client_cpu_share": median(f"bare-{count}", "client_cpu_share"),
+                "bare_paced_over_one": round(bare_paced, 3),
+                "paced_over_bare": round(paced / paced_one / bare_paced, 3),
                 "share_cpu_ms": round(share, 3),
                 "share_per_second": round(median(shared, "per_second")),
                 "paced_over_share": round(paced / share, 3),
                 "errors": sum(
                     s["errors"]
-                    for name in {f"{count}", f"{count}-paced", shared}
+                    for name in {
+                        f"{count}",
+                        f"{count}-paced",
+                        shared,
+                        f"bare-{count}",
+                        f"bare-{count}-paced",
+                    }
                     for s in samples[name]
                 ),
             }
@@ -126,6 +152,10 @@ def run() -> dict[str, Any]:
         + ", ".join(f"{r['replicas']}: {r['paced_over_one']}" for r in rows[1:])
         + "; over one replica carrying one replica's share: "
         + ", ".join(f"{r['replicas']}: {r['paced_over_share']}" for r in rows[1:])
+        + "; the bare endpoint's own, flat out: "
+        + ", ".join(f"{r['replicas']}: {r['bare_over_one']}" for r in rows[1:])
+        + ", paced: "
+        + ", ".join(f"{r['replicas']}: {r['bare_paced_over_one']}" for r in rows[1:])
     )
     return {
         "unit": "server CPU ms per request, summed over the replicas (median of repeats)",

@@ -143,7 +143,7 @@ class Target:
 def servers(database_url: str, replicas: int) -> Iterator[tuple[Target, Target]]:
     """`replicas` bura servers with production settings, and the bare baseline."""
     env = {**PRODUCTION, "BURA_DATABASE_URL": database_url, "BURA_REDIS_URL": redis_url()}
-    with bura_replicas(env, replicas) as bura, _bare(database_url) as bare:
+    with bura_replicas(env, replicas) as bura, bare_replicas(database_url, 1) as bare:
         yield bura, bare
 
 
@@ -165,25 +165,35 @@ def bura_replicas(env: dict[str, str], count: int) -> Iterator[Target]:
 
 
 @contextmanager
-def _bare(database_url: str) -> Iterator[Target]:
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "bench.bare", str(port), database_url],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    base = f"http://127.0.0.1:{port}"
+def bare_replicas(database_url: str, count: int) -> Iterator[Target]:
+    """`count` bare endpoints (bench/bare.py), each a process of its own on its own port,
+    on one database: the stack's own floor, for one server or for several."""
+    servers: list[subprocess.Popen[bytes]] = []
+    bases: list[str] = []
     try:
-        _wait_ready(base, server)
-        yield Target([base], [server.pid])
+        for _ in range(count):
+            port = free_port()
+            servers.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "bench.bare", str(port), database_url],
+                    cwd=ROOT,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                )
+            )
+            bases.append(f"http://127.0.0.1:{port}")
+            # one at a time: each creates the table if it is not there yet
+            _wait_ready(bases[-1], servers[-1])
+        yield Target(bases, [server.pid for server in servers])
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        for server in servers:
+            server.terminate()
+        for server in servers:
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
 
 
 def _wait_ready(base: str, server: subprocess.Popen[bytes]) -> None:
@@ -307,13 +317,17 @@ async def _play(seats: list[KeepAlive], slot: int, window: Window) -> None:
 
 
 async def _bare_games(target: Target, slot: int, window: Window) -> None:
-    """The same connections and bodies, on the bare endpoint (no game to follow)."""
-    seats = [await KeepAlive.open(target.bases[0]) for _ in range(2)]
+    """The same connections, bodies and pace, on the bare endpoint (no game to follow):
+    the seats take turns, each on its own connection to the same replica as a bot's."""
+    seats = [await KeepAlive.open(target.bases[(slot + n) % len(target.bases)]) for n in range(2)]
     body = _encode(msgspec.json.decode(b'{"type": "lead", "cards": ["AS", "KS"]}'))
     headers = {"Authorization": "Bearer " + "t" * 43, "Content-Type": "application/json"}
+    pauses = random.Random(-slot - 1)
     try:
         turn = 0
         while time.perf_counter() < window.closes:
+            if window.think:
+                await asyncio.sleep(pauses.expovariate(1 / window.think))
             started = time.perf_counter()
             status, answer = await seats[turn](
                 f"/games/bare-{slot}/commands",
