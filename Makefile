@@ -40,7 +40,7 @@ test-fast: $(DEV)
 lint: $(DEV)
 	$(VENV)/bin/ruff check domain infra services tests bench harness clients
 	$(VENV)/bin/ruff format --check domain infra services tests bench harness clients
-	$(VENV)/bin/mypy --strict domain infra services clients/python/bura_client
+	$(VENV)/bin/mypy --strict domain infra services clients/python/bura_client bench harness
 
 format: $(DEV)
 	$(VENV)/bin/ruff check --fix domain infra services tests bench harness clients

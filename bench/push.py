@@ -79,7 +79,7 @@ def run() -> dict[str, Any]:
                 replica.start()
             pids = [r.process.pid for r in replicas if r.process is not None]
             clocks = {
-                pace: asyncio.run(_measure(*replicas, meter=Meter(pids), think=think))
+                pace: asyncio.run(_measure(replicas[0], replicas[1], Meter(pids), think))
                 for pace, think in PACES.items()
             }
         finally:

@@ -291,7 +291,7 @@ async def _side_by_side(
 
     whole = [[a + b for a, b in zip(*pair, strict=True)] for pair in zip(*totals, strict=True)]
     backend = per_event(whole, 0)
-    client = per_event(whole, 1)
+    driver = per_event(whole, 1)
 
     def cost(half: list[list[float]]) -> float:
         ours, chainless = per_event(half, 0)
@@ -303,10 +303,10 @@ async def _side_by_side(
         "side_by_side_median_of_pairs": round(statistics.median(pair_costs), 3),
         "side_by_side_backend_us_ours": round(backend[0], 1),
         "side_by_side_backend_us_chainless": round(backend[1], 1),
-        "side_by_side_client_us_ours": round(client[0], 1),
-        "side_by_side_client_us_chainless": round(client[1], 1),
+        "side_by_side_client_us_ours": round(driver[0], 1),
+        "side_by_side_client_us_chainless": round(driver[1], 1),
         "side_by_side_total_cost_cpu": round(
-            (backend[0] + client[0]) / (backend[1] + client[1]), 3
+            (backend[0] + driver[0]) / (backend[1] + driver[1]), 3
         ),
         "side_by_side_pairs": PAIRS,
     }
