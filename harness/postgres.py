@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import asyncpg
+
 from harness.databases import free_port
 from harness.processes import Proxy
 
@@ -199,11 +201,15 @@ def postgres_binary(name: str) -> str | None:
 class PostgresServer:
     """A PostgreSQL cluster of the test's own in a temporary directory, on a fixed port so
     that it comes back there after a restart. Run as an unprivileged account when the
-    tests run as root (PostgreSQL refuses root)."""
+    tests run as root (PostgreSQL refuses root).
 
-    def __init__(self) -> None:
+    `standby_of` a running one: a hot standby of it, copied by pg_basebackup and streaming
+    its write-ahead log from then on (read-only; `replay(False)` holds it where it is)."""
+
+    def __init__(self, standby_of: PostgresServer | None = None) -> None:
         initdb, postgres = postgres_binary("initdb"), postgres_binary("postgres")
-        if not (initdb and postgres):
+        basebackup = postgres_binary("pg_basebackup")
+        if not (initdb and postgres and basebackup):
             raise RuntimeError("no initdb/postgres binaries: this test needs a private server")
         self.postgres = postgres
         # not under the test's own directory: the server's account must be able to reach it
@@ -215,15 +221,15 @@ class PostgresServer:
         self.user = _unprivileged() if os.geteuid() == 0 else None
         if self.user is not None:
             os.chown(home, self.user.pw_uid, self.user.pw_gid)
-        init = subprocess.run(
-            [initdb, "-D", str(self.data), "-U", "postgres", "-A", "trust", "--no-sync"],
-            capture_output=True,
-            text=True,
-            check=False,
-            **self._as(),
-        )
+        if standby_of is None:  # initdb's trust also lets 127.0.0.1 connect for replication
+            make = [initdb, "-D", str(self.data), "-U", "postgres", "-A", "trust", "--no-sync"]
+        else:
+            make = [basebackup, "-h", "127.0.0.1", "-p", str(standby_of.port), "-U", "postgres"]
+            make += ["-D", str(self.data), "--write-recovery-conf", "--wal-method=stream"]
+            make += ["--no-sync"]
+        init = subprocess.run(make, capture_output=True, text=True, check=False, **self._as())
         if init.returncode != 0:
-            raise RuntimeError(f"initdb failed: {init.stderr.strip()[-500:]}")
+            raise RuntimeError(f"{Path(make[0]).name} failed: {init.stderr.strip()[-500:]}")
 
     @property
     def url(self) -> str:
@@ -240,7 +246,8 @@ class PostgresServer:
                 args, stdout=out, stderr=subprocess.STDOUT, **self._as()
             )
         deadline = time.monotonic() + timeout
-        while b"ready to accept connections" not in log.read_bytes()[seen:]:
+        # "ready to accept connections", or "read-only connections" for a standby
+        while b"ready to accept" not in log.read_bytes()[seen:]:
             if self.process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"postgres on {self.port} did not start: {self.log()}")
             time.sleep(0.05)
@@ -261,6 +268,31 @@ class PostgresServer:
     def restart(self, sig: signal.Signals = signal.SIGINT) -> None:
         self.stop(sig)
         self.start()
+
+    async def replay(self, on: bool) -> None:
+        """A standby: go on replaying what the primary writes, or hold where it is."""
+        conn = await asyncpg.connect(self.url)
+        try:
+            await conn.execute(f"SELECT pg_wal_replay_{'resume' if on else 'pause'}()")
+        finally:
+            await conn.close()
+
+    async def caught_up(self, primary: PostgresServer, timeout: float = 30.0) -> None:
+        """A standby: wait until it has replayed everything the primary has written."""
+        source = await asyncpg.connect(primary.url)
+        try:
+            written = await source.fetchval("SELECT pg_current_wal_lsn()::text")
+        finally:
+            await source.close()
+        conn = await asyncpg.connect(self.url)
+        try:
+            async with asyncio.timeout(timeout):
+                while not await conn.fetchval(
+                    "SELECT pg_last_wal_replay_lsn() >= $1::text::pg_lsn", written
+                ):
+                    await asyncio.sleep(0.02)
+        finally:
+            await conn.close()
 
     def log(self) -> str:
         try:

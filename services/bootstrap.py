@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from infra.memory.limits import InProcessRateCounters
 from infra.memory.presence import InProcessPresence
 from infra.memory.tickets import InProcessStreamTickets
-from infra.ports.events import EventStore
+from infra.ports.events import EventStore, Record
 from infra.ports.games import GameIndex
 from infra.ports.hints import HintBus
 from infra.ports.leases import Leases
@@ -92,6 +92,8 @@ class Adapters:
     index: GameIndex | None = None
     presence: PresenceBoard = field(default_factory=InProcessPresence)
     snapshots: Snapshots | None = None
+    # where replays, audits and exports read the record: the store unless a standby is given
+    record: Record | None = None
     # released after the adapters above: what several of them share (one Redis wire)
     shared: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
@@ -100,6 +102,8 @@ class Adapters:
             self.index = index_on(self.store)
         if self.snapshots is None:
             self.snapshots = snapshots_on(self.store)
+        if self.record is None:
+            self.record = self.store
 
     @property
     def games(self) -> GameIndex:
@@ -111,6 +115,8 @@ class Adapters:
         await self.counters.close()
         await self.tickets.close()
         await self.hints.close()
+        if self.record is not None and self.record is not self.store:
+            await self.record.close()
         await self.store.close()
         for close in self.shared:
             await close()
@@ -137,6 +143,19 @@ async def open_store(settings: Settings) -> tuple[EventStore, SeatTokens]:
         os.makedirs(directory, exist_ok=True)
     database = await SqliteDatabase.open(settings.sqlite_path)
     return SqliteEventStore(database), SqliteSeatTokens(database)
+
+
+async def open_record(settings: Settings, store: EventStore) -> Record:
+    """Where the record's long reads go: the standby the settings name, topped up from
+    `store`, else `store` itself. The standby is connected at its first read, so one that
+    is down delays nothing (its reads fall back to the primary)."""
+    if not settings.read_database_url:
+        return store
+    from infra.postgres.standby import StandbyReads
+    from infra.postgres.store import PostgresEventStore
+
+    standby = await PostgresEventStore.open(settings.read_database_url, min_size=0, max_size=4)
+    return StandbyReads(standby, store)
 
 
 async def open_hints(settings: Settings, wire: Wire | None) -> HintBus:
@@ -242,6 +261,11 @@ async def open_adapters(settings: Settings) -> Adapters:
         await store.close()
         raise
     adapters = adapters_on(store, tokens, hints, tickets, counters, presence)
+    try:
+        adapters.record = await open_record(settings, store)
+    except BaseException:
+        await adapters.close()
+        raise
     if wire is not None:
         adapters.shared.append(wire.close)
     return adapters
@@ -284,6 +308,7 @@ def assemble(settings: Settings, adapters: Adapters, metrics: Metrics | None = N
         metrics=metrics,
         index=adapters.games,
         snapshots=adapters.snapshots,
+        record=adapters.record,
         # a copy unconfirmed for longer is read again, hint or not: the bound on how long
         # a hint lost without a trace (its publisher died) can leave a copy stale
         fresh_seconds=settings.feed_poll_seconds,
@@ -315,6 +340,14 @@ def assemble(settings: Settings, adapters: Adapters, metrics: Metrics | None = N
     commits = getattr(adapters.store, "commits", None)  # PostgreSQL's group commit
     metrics.append_batches.set_function(lambda: getattr(commits, "batches", 0))
     metrics.appends_batched.set_function(lambda: getattr(commits, "batched", 0))
+    standby = adapters.record if adapters.record is not adapters.store else None
+
+    def rows_from(source: str) -> Callable[[], float]:
+        return lambda: float(getattr(standby, "rows", {}).get(source, 0))
+
+    for source in ("standby", "primary"):
+        metrics.record_rows.labels(source).set_function(rows_from(source))
+    metrics.standby_errors.set_function(lambda: getattr(standby, "errors", 0))
     tickets = Tickets(adapters.tickets, settings.stream_ticket_seconds)
     return Runtime(
         settings,

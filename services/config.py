@@ -18,6 +18,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     host: str = "127.0.0.1"
     port: int = 8000
     database_url: str | None = None  # PostgreSQL; None: the embedded SQLite file
+    # A hot standby of database_url for the record's long reads (replays, audits, exports)
+    read_database_url: str | None = None
     sqlite_path: str = "var/bura.sqlite3"
     redis_url: str | None = None  # None: the in-process bus
     operator_key: str = ""
@@ -73,6 +75,12 @@ VARIABLES: dict[str, tuple[str, str]] = {
     "BURA_HOST": ("host", "address to listen on"),
     "BURA_PORT": ("port", "port to listen on"),
     "BURA_DATABASE_URL": ("database_url", "PostgreSQL DSN; unset: embedded SQLite"),
+    "BURA_READ_DATABASE_URL": (
+        "read_database_url",
+        "a hot standby of BURA_DATABASE_URL: replays, histories, audits, verifications, "
+        "bundles and exports read the record there, topped up from the primary (never "
+        "stale); unset: the primary serves them",
+    ),
     "BURA_SQLITE_PATH": ("sqlite_path", "SQLite file of the embedded default"),
     "BURA_REDIS_URL": ("redis_url", "Redis URL; unset: in-process bus"),
     "BURA_OPERATOR_KEY": ("operator_key", "operator/arbiter key; generated when unset"),
@@ -229,6 +237,14 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
     dsn = raw.get("database_url")
     if isinstance(dsn, str) and not dsn.startswith(("postgres://", "postgresql://")):
         raise ConfigError(f"BURA_DATABASE_URL must be a postgresql:// URL, got {dsn!r}")
+    standby = raw.get("read_database_url")
+    if isinstance(standby, str):
+        if not standby.startswith(("postgres://", "postgresql://")):
+            raise ConfigError(
+                f"BURA_READ_DATABASE_URL must be a postgresql:// URL, got {standby!r}"
+            )
+        if not isinstance(dsn, str):
+            raise ConfigError("BURA_READ_DATABASE_URL is a standby of BURA_DATABASE_URL: set both")
     redis = raw.get("redis_url")
     if isinstance(redis, str) and not redis.startswith(("redis://", "rediss://", "unix://")):
         raise ConfigError(f"BURA_REDIS_URL must be a redis:// URL, got {redis!r}")

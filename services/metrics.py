@@ -88,6 +88,19 @@ class Metrics:
             "Redis calls that failed since start (publish, pub/sub, presence)",
             registry=r,
         )
+        self.record_rows = Gauge(
+            "bura_record_rows",
+            "Event rows of replays, audits and exports read since start, by where they came"
+            " from, when BURA_READ_DATABASE_URL names a standby (standby: its rows; primary:"
+            " the top-up of what the standby lacked, or the whole read when it failed)",
+            ["source"],
+            registry=r,
+        )
+        self.standby_errors = Gauge(
+            "bura_standby_errors",
+            "Reads of the record the standby could not serve since start (the primary did)",
+            registry=r,
+        )
         self.append_batches = Gauge(
             "bura_append_batches",
             "Batches of appends sent together since start (group commit, BURA_APPEND_LANES)",

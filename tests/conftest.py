@@ -8,10 +8,13 @@ from typing import Any
 
 import pytest
 
+from harness.databases import run_async
+from harness.postgres import PostgresServer
 from infra.ports.events import EventStore
 from infra.postgres import commits as commits_module
 from infra.postgres import store as store_module
 from infra.postgres.connections import StatelessConnection
+from infra.postgres.migrate import migrate
 from services.bootstrap import Adapters
 from tests import servers
 
@@ -23,6 +26,7 @@ _EXTERNAL_FIXTURES = {
     "database",
     "start_service",
     "browser",
+    "postgres_pair",
 }
 _EXTERNAL_PARAMS = {"postgres", "redis"}
 _EXTERNAL_FOLDERS = ("e2e", "ops")
@@ -55,6 +59,21 @@ def database_url(postgres_admin_url: str) -> Iterator[str]:
     """A migrated database of this test session's own, dropped at the end."""
     with servers.fresh_database(postgres_admin_url) as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def postgres_pair() -> Iterator[tuple[PostgresServer, PostgresServer]]:
+    """A private primary and a hot standby streaming from it, the primary migrated."""
+    primary = PostgresServer().start()
+    standby: PostgresServer | None = None
+    try:
+        run_async(lambda: migrate(primary.url))
+        standby = PostgresServer(standby_of=primary).start()
+        yield primary, standby
+    finally:
+        if standby is not None:
+            standby.remove()
+        primary.remove()
 
 
 @pytest.fixture(scope="session")

@@ -200,3 +200,17 @@ class EventStore(Protocol):
     async def ping(self) -> None: ...
 
     async def close(self) -> None: ...
+
+
+class Record(Protocol):
+    """Where the record of a game is read for replays, audits and exports: the event store
+    itself, or a standby of it that answers as the store would (infra/postgres/standby.py)."""
+
+    async def read(
+        self, stream_id: str, after: int = 0, until: int | None = None
+    ) -> list[RecordedEvent]:
+        """The stream's events after `after` (through `until`), as the store holds them
+        now: a reader that lags is topped up, never stale."""
+        ...
+
+    async def close(self) -> None: ...

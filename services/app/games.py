@@ -46,6 +46,7 @@ from infra.ports.events import (
     Metadata,
     NewEvent,
     OutcomeUnknown,
+    Record,
     RecordedEvent,
     StoreUnavailable,
 )
@@ -114,9 +115,12 @@ class GameService:
         snapshots: Snapshots | None = None,
         fresh_seconds: float = 2.0,
         snapshot_every: int = EVERY,
+        record: Record | None = None,
     ) -> None:
         self.metrics = metrics or Metrics()
         self.store = store
+        # the record's long reads (replay, history, audit, export): a standby, or the store
+        self.record: Record = record if record is not None else store
         self.seating = seating
         self.hints = hints
         self.retries = retries
@@ -407,7 +411,7 @@ class GameService:
     async def state_at(self, game_id: str, version: int) -> tuple[Game, bytes]:
         """The game as it was at `version`, and the chain hash of that version."""
         _named(game_id)
-        rows = await self.store.read(game_id, after=0, until=version)
+        rows = await self.record.read(game_id, after=0, until=version)
         state = fold(NEW_GAME, (from_recorded(r) for r in rows))
         if not state.started:
             raise GameNotFound(game_id)
@@ -416,14 +420,14 @@ class GameService:
     async def rows(self, game_id: str) -> list[RecordedEvent]:
         """The game's whole record as stored, row metadata and hashes included."""
         _named(game_id)
-        rows = await self.store.read(game_id)
+        rows = await self.record.read(game_id)
         if not rows:
             raise GameNotFound(game_id)
         return rows
 
     async def events(self, game_id: str, after: int = 0) -> list[tuple[int, Event]]:
         _named(game_id)
-        rows = await self.store.read(game_id, after=after)
+        rows = await self.record.read(game_id, after=after)
         return [(r.version, from_recorded(r)) for r in rows]
 
     async def page(self, game_id: str, viewer: Viewer, after: int = 0) -> EventPage:

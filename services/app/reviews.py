@@ -72,7 +72,7 @@ class Reviews:
     async def audit(self, game_id: str, caller: Caller) -> Audit:
         current = await self.games.load(game_id)
         caller.review(current)
-        rows = await self.games.store.read(game_id)
+        rows = await self.games.record.read(game_id)
         return Audit(game_id, current.version, audited(rows, caller.viewer))
 
     async def verify(self, game_id: str, caller: Caller) -> Verification:

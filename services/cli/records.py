@@ -45,10 +45,20 @@ async def _store(settings: config.Settings, *, existing: bool = True) -> EventSt
     return store
 
 
+async def _read(settings: config.Settings, store: EventStore, game_id: str) -> list[RecordedEvent]:
+    """The game's record, from the standby when one is set (topped up from `store`)."""
+    record = await bootstrap.open_record(settings, store)
+    try:
+        return await record.read(game_id)
+    finally:
+        if record is not store:
+            await record.close()
+
+
 async def _rows(settings: config.Settings, game_id: str) -> list[RecordedEvent]:
     store = await _store(settings)
     try:
-        rows = await store.read(game_id)
+        rows = await _read(settings, store, game_id)
     finally:
         await store.close()
     if not rows:
@@ -159,7 +169,7 @@ async def cmd_export(settings: config.Settings, game_id: str, path: str, jsonl: 
     with all its metadata (the commands' fingerprints included)."""
     store = await _store(settings)
     try:
-        rows = await store.read(game_id)
+        rows = await _read(settings, store, game_id)
         if not rows:
             raise CliError(f"no game {game_id} in {_where(settings)}", NOT_FOUND)
         fingerprints: dict[str, str | None] = {}

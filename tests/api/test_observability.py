@@ -43,6 +43,8 @@ async def test_metrics_expose_the_series_an_sre_needs_after_a_played_game(api: A
         "bura_projector_lag_versions",
         "bura_store_errors_total 0.0",
         "bura_redis_errors 0.0",
+        'bura_record_rows{source="standby"} 0.0',  # no standby: the store reads the record
+        "bura_standby_errors 0.0",
         'bura_http_request_seconds_count{method="POST",route="/games/{game_id}/commands"',
     ):
         assert line in text, line

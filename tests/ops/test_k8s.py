@@ -116,10 +116,13 @@ def test_api_and_migration_read_settings_from_the_configmap_and_the_secret(targe
     objects = rendered[target]
     secret = one(objects, "Secret", "bura-secrets")
     config = one(objects, "ConfigMap", "bura-config")
+    # prod also names the database's hot standbys for the record's reads
+    standby = {"BURA_READ_DATABASE_URL"} if target == "overlays/prod" else set()
     assert set(secret_values(secret)) == {
         "BURA_OPERATOR_KEY",
         "BURA_DATABASE_URL",
         "BURA_REDIS_URL",
+        *standby,
     }
     assert config["data"]["BURA_HOST"] == "0.0.0.0"
     assert config["data"]["BURA_PORT"] == "8000"
@@ -254,8 +257,10 @@ def test_prod_takes_its_secret_from_a_git_ignored_file_not_from_the_base(rendere
     assert "stringData" not in secret, "no placeholder of the base survives"
     values = secret_values(secret)
     assert values["BURA_OPERATOR_KEY"] == "REPLACE_ME", "the template holds no credential"
-    for key in ("BURA_DATABASE_URL", "BURA_REDIS_URL"):
+    for key in ("BURA_DATABASE_URL", "BURA_READ_DATABASE_URL", "BURA_REDIS_URL"):
         assert re.match(r"\w+://[^:@]*:REPLACE_ME@", values[key]), key
+    assert "bura-pg-rw." in values["BURA_DATABASE_URL"]
+    assert "bura-pg-ro." in values["BURA_READ_DATABASE_URL"]
 
 
 def test_prod_scales_from_three_replicas_with_larger_resources(rendered):

@@ -20,6 +20,7 @@ def test_every_variable_is_read():
         "BURA_HOST": "0.0.0.0",
         "BURA_PORT": "9000",
         "BURA_DATABASE_URL": "postgresql://u@db/bura",
+        "BURA_READ_DATABASE_URL": "postgresql://u@db-ro/bura",
         "BURA_SQLITE_PATH": "/tmp/x.sqlite3",
         "BURA_REDIS_URL": "redis://cache:6379/0",
         "BURA_OPERATOR_KEY": "k" * 32,
@@ -76,6 +77,7 @@ def test_every_variable_is_read():
     assert settings.stream_ticket_seconds == 5 and settings.rate_window_seconds == 60.0
     assert (settings.rate_commands_per_token, settings.rate_reads_per_token) == (30, 0)
     assert settings.redis_prefix == "bura-blue:"
+    assert settings.read_database_url == "postgresql://u@db-ro/bura"
 
 
 @pytest.mark.parametrize(
@@ -85,6 +87,7 @@ def test_every_variable_is_read():
         ("BURA_PORT", "70000"),
         ("BURA_DATABASE_URL", "mysql://x"),
         ("BURA_REDIS_URL", "http://x"),
+        ("BURA_READ_DATABASE_URL", "postgresql://u@db-ro/bura"),  # and no primary
         ("BURA_LOG_LEVEL", "loud"),
         ("BURA_LOG_FORMAT", "xml"),
         ("BURA_MAX_BODY_BYTES", "0"),
@@ -114,6 +117,11 @@ def test_every_variable_is_read():
 def test_a_bad_setting_stops_start_up_naming_it(name, value):
     with pytest.raises(ConfigError, match=name):
         load({name: value})
+
+
+def test_a_standby_must_be_a_postgresql_url():
+    with pytest.raises(ConfigError, match="BURA_READ_DATABASE_URL must be a postgresql"):
+        load({"BURA_DATABASE_URL": "postgresql://u@db/bura", "BURA_READ_DATABASE_URL": "db-ro"})
 
 
 def test_a_short_webhook_secret_stops_start_up():
