@@ -5,9 +5,8 @@ cannot be read leaves the whole read to the primary."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import time
+from collections.abc import AsyncIterator
 
 import pytest
 
