@@ -3,6 +3,7 @@ database, sharing the session's Redis unless a test brings its own."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
@@ -13,6 +14,14 @@ from harness.processes import Service
 from tests import servers
 
 StartService = Callable[..., Awaitable[Service]]
+
+
+async def metric(client: httpx.AsyncClient, service: Service, name: str) -> float:
+    """A metric of the service's /metrics, summed over its labels; `name` may name some of
+    them (`bura_record_rows{source="standby"}`) to sum only that series."""
+    text = (await client.get(f"{service.url}/metrics")).text
+    found = re.findall(rf"^{re.escape(name)}(?:{{[^}}]*}})? (\S+)$", text, re.M)
+    return sum(float(v) for v in found)
 
 
 @pytest.fixture

@@ -7,15 +7,14 @@ was judged), never how fast the machine ran: the waiting is generous."""
 from __future__ import annotations
 
 import asyncio
-import re
 
 import httpx
 
 from domain.commands import Draw, Lead, Respond
-from harness.processes import OPERATOR, Service
+from harness.processes import OPERATOR
 from services.app.games import wall_clock
 from tests.decks import dealing_order
-from tests.e2e.conftest import StartService
+from tests.e2e.conftest import StartService, metric
 from tests.e2e.play import Table
 
 # Dealer 1: seat 0 holds AS 10S KS and leads; seat 1 holds 6H 7H 8H; clubs are trumps.
@@ -38,11 +37,6 @@ async def timed_out(client: httpx.AsyncClient, base: str, game_id: str) -> list[
             if found:
                 return found
             await asyncio.sleep(0.1)
-
-
-async def metric(client: httpx.AsyncClient, service: Service, name: str) -> float:
-    text = (await client.get(f"{service.url}/metrics")).text
-    return sum(float(v) for v in re.findall(rf"^{name}(?:{{[^}}]*}})? (\S+)$", text, re.M))
 
 
 async def test_two_replicas_time_out_a_seat_that_stopped_acting_exactly_once(
