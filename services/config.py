@@ -234,17 +234,12 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
             raise ConfigError(
                 f"BURA_{span.upper()}={seconds!r} must be a positive number of seconds"
             )
-    dsn = raw.get("database_url")
-    if isinstance(dsn, str) and not dsn.startswith(("postgres://", "postgresql://")):
-        raise ConfigError(f"BURA_DATABASE_URL must be a postgresql:// URL, got {dsn!r}")
-    standby = raw.get("read_database_url")
-    if isinstance(standby, str):
-        if not standby.startswith(("postgres://", "postgresql://")):
-            raise ConfigError(
-                f"BURA_READ_DATABASE_URL must be a postgresql:// URL, got {standby!r}"
-            )
-        if not isinstance(dsn, str):
-            raise ConfigError("BURA_READ_DATABASE_URL is a standby of BURA_DATABASE_URL: set both")
+    for database in ("database_url", "read_database_url"):
+        url = raw.get(database)
+        if isinstance(url, str) and not url.startswith(("postgres://", "postgresql://")):
+            raise ConfigError(f"BURA_{database.upper()} must be a postgresql:// URL, got {url!r}")
+    if "read_database_url" in raw and "database_url" not in raw:
+        raise ConfigError("BURA_READ_DATABASE_URL is a standby of BURA_DATABASE_URL: set both")
     redis = raw.get("redis_url")
     if isinstance(redis, str) and not redis.startswith(("redis://", "rediss://", "unix://")):
         raise ConfigError(f"BURA_REDIS_URL must be a redis:// URL, got {redis!r}")
