@@ -72,6 +72,9 @@ from services.metrics import Metrics
 
 log = logging.getLogger("bura.games")
 
+# How far behind the head a read of a game's events is a poll, read from the store itself.
+NEAR_HEAD = 64
+
 
 def _named(game_id: str) -> None:
     if not GAME_ID.fullmatch(game_id):
@@ -425,18 +428,15 @@ class GameService:
             raise GameNotFound(game_id)
         return rows
 
-    async def events(self, game_id: str, after: int = 0) -> list[tuple[int, Event]]:
-        _named(game_id)
-        rows = await self.record.read(game_id, after=after)
-        return [(r.version, from_recorded(r)) for r in rows]
-
     async def page(self, game_id: str, viewer: Viewer, after: int = 0) -> EventPage:
-        """The events after a version, as `viewer` may see them."""
+        """The events after a version, as `viewer` may see them. A poll near the head (at
+        most NEAR_HEAD versions behind the copy held here) reads the store in one query: a
+        standby would seldom hold that tail yet, and asking it first would only add a
+        query. A longer read is the record's (a standby's, when one is set)."""
         state = await self.load(game_id)
-        shown = [
-            recorded(v, redact(e, viewer, state.rules))
-            for v, e in await self.events(game_id, after)
-        ]
+        source = self.store if state.version - after <= NEAR_HEAD else self.record
+        rows = await source.read(game_id, after=after)
+        shown = [recorded(r.version, redact(from_recorded(r), viewer, state.rules)) for r in rows]
         return EventPage(state.version, shown)
 
     async def execute(
