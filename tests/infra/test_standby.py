@@ -14,26 +14,10 @@ from harness.databases import free_port
 from harness.postgres import PostgresServer
 from harness.processes import Proxy
 from infra.deadline import within
-from infra.ports.events import EventStore, Metadata, NewEvent, RecordedEvent
+from infra.ports.events import Metadata, NewEvent, RecordedEvent
 from infra.postgres.standby import StandbyReads
 from infra.postgres.store import PostgresEventStore
-
-
-class Asked:
-    """The primary, with the reads it was asked for written down."""
-
-    def __init__(self, store: EventStore) -> None:
-        self.store = store
-        self.reads: list[tuple[str, int, int | None]] = []
-
-    async def read(
-        self, stream_id: str, after: int = 0, until: int | None = None
-    ) -> list[RecordedEvent]:
-        self.reads.append((stream_id, after, until))
-        return await self.store.read(stream_id, after, until)
-
-    async def close(self) -> None:
-        await self.store.close()
+from tests.records import Asked
 
 
 def same(rows: list[RecordedEvent]) -> list[tuple[int, bytes, bytes]]:

@@ -7,28 +7,11 @@ from __future__ import annotations
 import pytest
 
 from domain.views import ARBITER
-from infra.ports.events import EventStore, RecordedEvent
 from services.app import games
 from services.app.games import GameService
 from services.bootstrap import Adapters
+from tests.records import Asked
 from tests.services.test_snapshots import played, service_on
-
-
-class Asked:
-    """A record that writes down the reads it is asked for (and reads the store)."""
-
-    def __init__(self, store: EventStore) -> None:
-        self.store = store
-        self.reads: list[tuple[str, int, int | None]] = []
-
-    async def read(
-        self, stream_id: str, after: int = 0, until: int | None = None
-    ) -> list[RecordedEvent]:
-        self.reads.append((stream_id, after, until))
-        return await self.store.read(stream_id, after, until)
-
-    async def close(self) -> None:
-        pass
 
 
 async def test_a_poll_near_the_head_reads_the_store_and_a_long_read_the_record(
