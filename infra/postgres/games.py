@@ -61,6 +61,16 @@ def _indexed(row: asyncpg.Record) -> IndexedGame:
     )
 
 
+_ADD = """
+WITH added AS (
+    INSERT INTO games (stream_id, seats, rules, clocked, rematch_of)
+    VALUES ($1, $2::jsonb, $3::jsonb, $4, $5)
+    RETURNING rematch_of
+)
+UPDATE games SET rematch = $1 FROM added WHERE games.stream_id = added.rematch_of
+"""
+
+
 class PostgresGameIndex:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
@@ -76,22 +86,16 @@ class PostgresGameIndex:
         with reachable():
             async with self.pool.acquire() as conn:
                 try:
-                    async with conn.transaction():
-                        await conn.execute(
-                            "INSERT INTO games (stream_id, seats, rules, clocked, rematch_of)"
-                            " VALUES ($1, $2::jsonb, $3::jsonb, $4, $5)",
-                            game_id,
-                            _encode(list(seats)).decode(),
-                            _encode(rules).decode(),
-                            rules.turn_seconds is not None,
-                            rematch_of,
-                        )
-                        if rematch_of is not None:
-                            await conn.execute(
-                                "UPDATE games SET rematch = $1 WHERE stream_id = $2",
-                                game_id,
-                                rematch_of,
-                            )
+                    # one statement: the row, and the link from the game it is a rematch
+                    # of, both or neither (a second rematch breaks rematch_of's UNIQUE)
+                    await conn.execute(
+                        _ADD,
+                        game_id,
+                        _encode(list(seats)).decode(),
+                        _encode(rules).decode(),
+                        rules.turn_seconds is not None,
+                        rematch_of,
+                    )
                 except asyncpg.UniqueViolationError:
                     if rematch_of is not None:
                         await self._rematched(conn, rematch_of)

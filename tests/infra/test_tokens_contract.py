@@ -22,6 +22,8 @@ async def test_hashes_are_kept_per_seat_in_order_and_replaced_whole(adapters: Ad
 
     await tokens.save(stream, [b"a", b"b", b"c"])
     assert await tokens.hashes(stream) == [b"a", b"b", b"c"]
+    await tokens.save(stream, [b"x"])  # fewer seats: the ones past them are gone
+    assert await tokens.hashes(stream) == [b"x"]
     assert await tokens.hashes(game()) == []
 
 
