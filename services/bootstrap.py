@@ -115,8 +115,8 @@ class Adapters:
         await self.counters.close()
         await self.tickets.close()
         await self.hints.close()
-        if self.record is not None and self.record is not self.store:
-            await self.record.close()
+        if self.record is not None:
+            await close_record(self.record, self.store)
         await self.store.close()
         for close in self.shared:
             await close()
@@ -156,6 +156,13 @@ async def open_record(settings: Settings, store: EventStore) -> Record:
 
     standby = await PostgresEventStore.open(settings.read_database_url, min_size=0, max_size=4)
     return StandbyReads(standby, store)
+
+
+async def close_record(record: Record, store: EventStore) -> None:
+    """Close what `open_record` opened: a standby's connections, never the store it was
+    given (whoever opened the store closes it)."""
+    if record is not store:
+        await record.close()
 
 
 async def open_hints(settings: Settings, wire: Wire | None) -> HintBus:

@@ -51,8 +51,7 @@ async def _read(settings: config.Settings, store: EventStore, game_id: str) -> l
     try:
         return await record.read(game_id)
     finally:
-        if record is not store:
-            await record.close()
+        await bootstrap.close_record(record, store)
 
 
 async def _rows(settings: config.Settings, game_id: str) -> list[RecordedEvent]:
