@@ -32,10 +32,11 @@ def key_fits(key: str) -> bool:
     return len(key) <= KEY_MAX and _KEY.fullmatch(key) is not None
 
 
-# The one place the framework's work is skipped for a seat's command (services/http/
-# front.py); tests switch it off to hold the two ways to the same answers.
+# The one place the framework's work is skipped for a seat's command and the operator's
+# creation (services/http/front.py); tests switch it off to hold the two ways to the same
+# answers.
 STRAIGHT = True
-FAILED = "bura.command_failed"  # scope state: what the front door's command raised
+FAILED = "bura.command_failed"  # scope state: what the front door's call of the service raised
 
 
 def canonical(command: PlayerCommand) -> PlayerCommand:

@@ -1,25 +1,29 @@
-"""The front door: a seat's well-formed command, sent the way clients send it, is taken
-before the framework routes it, and answered with what the route would answer, byte for
-byte and header for header.
+"""The front door: a seat's well-formed command, and the operator's well-formed creation of
+a game, sent the way clients send them, are taken before the framework routes them, and
+answered with what the route would answer, byte for byte and header for header.
 
 The framework's per-request work for one route (its scope set-up, its exception
 middleware, its router, the request id and rate limit middleware, each with a wrapper
 around `send`, then the route's signature model, dependency injection, lenient decode of
 `data` and response object) was most of what a command cost above the game itself. Here
-it is one function: the request id and deadline, the rate limits, the seat's token, the
-strict decode, the game service, one `send` with every header.
+it is one function: the request id and deadline, the rate limits, the seat's token (or the
+operator key), the strict decode, the game service, one `send` with every header. A
+creation through the framework cost about three commands; here it costs what dealing and
+writing a game does.
 
 Anything else is the framework's, and goes to it as if this were not here:
 
 - before the limits are counted, a request this does not recognise as plainly valid (not
-  a POST to /games/{id}/commands, a repeated header, a key out of pattern, a body too big
-  or not JSON, no bearer token, a CORS request) goes on untouched;
-- after they are counted, what is refused (429) or is not a seat's plainly valid command
-  (an unknown token, a spectator or the operator, a body too deep or not a command) goes
-  on with its request id and its count (the middlewares use them and count nothing
-  again) and its body to be read again;
-- once the command is sent there is no going back: if the game service raises, the route
-  raises it as its own, so every error is rendered by the one set of handlers."""
+  a POST to /games/{id}/commands or to /games, a repeated header, a command's key out of
+  pattern, a body too big or not JSON, no bearer token, a CORS request) goes on untouched;
+- after they are counted, what is refused (429) or is not plainly valid (for a command:
+  an unknown token, a spectator or the operator, a body too deep or not a command; for a
+  creation: any token but the operator key, a body too deep, not a game's options or with
+  a card that is no card) goes on with its request id and its count (the middlewares use
+  them and count nothing again) and its body to be read again;
+- once the command is sent, or the game is being dealt, there is no going back: if the
+  game service raises, the route raises it as its own, so every error is rendered by the
+  one set of handlers."""
 
 from __future__ import annotations
 
@@ -32,20 +36,23 @@ from litestar.types import HTTPRequestEvent, Receive, ReceiveMessage, Scope, Sen
 
 from domain.commands import PlayerCommand
 from infra.deadline import within
-from services.app.results import Outcome
+from services.app.results import CreatedGame, Outcome
 from services.bootstrap import Runtime
 from services.config import Settings
 from services.http import commands
 from services.http.deps import token_in
-from services.http.limits import COUNTED, Counted, Limits
+from services.http.games import create, dealt_deck
+from services.http.limits import COUNTED, Counted, Kind, Limits
 from services.http.middleware import REQUEST_ID, given_request_id, timing
-from services.http.schemas import strictly, too_deep
+from services.http.schemas import CreateGame, strictly, too_deep
 from services.logs import request_id
 from services.metrics import Metrics
 
 log = logging.getLogger("bura.http")
 
-ROUTE = "/games/{game_id}/commands"  # the route's path format, as the metrics name it
+# the routes' path formats, as the metrics name them
+COMMANDS = "/games/{game_id}/commands"
+GAMES = "/games"
 _READ = frozenset(
     {b"authorization", b"idempotency-key", b"content-length", b"content-type", b"origin"}
 )
@@ -71,8 +78,15 @@ class FrontDoor:
     async def __call__(self, scope: Scope, receive: Receive, send: Send, app: Any) -> bool:
         """True once the request is answered, here or by `app` after it was counted;
         False when it is `app`'s to answer, untouched."""
-        game_id = game_of(scope["path"])
-        if game_id is None or not commands.STRAIGHT:
+        path = scope["path"]
+        if not commands.STRAIGHT:
+            return False
+        game_id = game_of(path)
+        if game_id is not None:
+            kind: Kind = "commands"
+        elif path == "/games":
+            kind = "create"
+        else:
             return False
         given: dict[bytes, bytes] = {}
         for name, value in scope["headers"]:
@@ -82,13 +96,14 @@ class FrontDoor:
                 given[name] = value
         if b"origin" in given:  # a browser's: the CORS middleware answers it
             return False
-        length, kind = given.get(b"content-length", b""), given.get(b"content-type")
+        length, kind_of_body = given.get(b"content-length", b""), given.get(b"content-type")
         if not (length.isdigit() and int(length) <= self.settings.max_body_bytes) or (
-            kind is not None and not kind.lower().startswith(b"application/json")
+            kind_of_body is not None and not kind_of_body.lower().startswith(b"application/json")
         ):
             return False
         command_id = None
-        if (key := given.get(b"idempotency-key")) is not None:
+        # a creation takes no key: the route reads none, and neither does this
+        if game_id is not None and (key := given.get(b"idempotency-key")) is not None:
             command_id = key.decode("latin-1")
             if not commands.key_fits(command_id):
                 return False
@@ -101,47 +116,53 @@ class FrontDoor:
         state[REQUEST_ID] = rid
         started = time.perf_counter()
         counted: Counted | None = None
-        if self.limits.applies(scope, "commands"):
-            counted = state[COUNTED] = await self.limits.count(scope, "commands", token)
+        if self.limits.applies(scope, kind):
+            counted = state[COUNTED] = await self.limits.count(scope, kind, token)
         raw = await _body(receive)
         replay = _replaying(raw, receive)
         if counted is not None and counted.refused is not None:
             await app(scope, replay, send)
             return True
         reset = request_id.set(rid)
+        answer: Outcome | CreatedGame | None
         try:
             # the store's calls, the seat's lookup included, end within the deadline
             with within(self.settings.request_deadline_seconds):
-                outcome = await _played(runtime, token, game_id, raw, command_id, rid)
-        except Exception as failed:  # raised once the command was sent: the route raises it
+                if game_id is not None:
+                    answer = await _played(runtime, token, game_id, raw, command_id, rid)
+                else:
+                    answer = await _created(runtime, token, raw, rid)
+        except Exception as failed:  # raised once the work was begun: the route raises it
             state[commands.FAILED] = failed
-            outcome = None
+            answer = None
         finally:
             request_id.reset(reset)
-        if outcome is None:
+        if answer is None:
             await app(scope, replay, send)
             return True
-        body = _encode(outcome)
+        body = _encode(answer)
         headers = [
             *_JSON,
             (b"content-length", str(len(body)).encode()),
             *(counted.fields if counted is not None else ()),
             (b"x-request-id", rid.encode("latin-1")),
         ]
+        status = 200 if game_id is not None else 201
         try:
-            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.start", "status": status, "headers": headers})
             await send({"type": "http.response.body", "body": body, "more_body": False})
         finally:
             elapsed = time.perf_counter() - started
-            self.timing("POST", ROUTE, 200).observe(elapsed)
+            self.timing("POST", COMMANDS if game_id is not None else GAMES, status).observe(elapsed)
             if log.isEnabledFor(logging.DEBUG):
                 log.debug(
-                    "POST %s 200",
-                    scope["path"],
+                    "POST %s %d",
+                    path,
+                    status,
                     extra={
                         "method": "POST",
-                        "path": scope["path"],
-                        "status": 200,
+                        "path": path,
+                        "status": status,
                         "duration_ms": round(elapsed * 1000, 2),
                         "request_id": rid,
                     },
@@ -166,6 +187,19 @@ async def _played(
     return await runtime.games.execute(
         game_id, caller.seat, command, command_id=command_id, correlation_id=rid
     )
+
+
+async def _created(runtime: Runtime, token: str, raw: bytes, rid: str) -> CreatedGame | None:
+    """The game dealt, if this is the operator's plainly valid creation; None, with
+    nothing done, if it is not."""
+    try:
+        if too_deep(raw) is not None or not runtime.seating.is_operator(token):
+            return None
+        wanted: CreateGame = strictly(raw, CreateGame)
+        deck = dealt_deck(wanted)
+    except Exception:
+        return None
+    return await create(runtime.games, wanted, deck, rid)
 
 
 async def _body(receive: Receive) -> bytes:

@@ -19,6 +19,7 @@ from services.app.games import GameService
 from services.app.listing import Listing
 from services.app.results import CreatedGame, EventPage, GamePage, Outcome, TableView, with_head
 from services.bootstrap import Runtime
+from services.http.commands import FAILED
 from services.http.errors import responses
 from services.http.middleware import request_id
 from services.http.schemas import LAST_VERSION, CreateGame, EndPauseBody, RematchBody, strictly
@@ -34,6 +35,26 @@ def _utc(at: datetime | None) -> datetime | None:
 def _operator(caller: Caller) -> None:
     if caller.role != "operator":
         raise Forbidden("only the operator key may do this")
+
+
+def dealt_deck(wanted: CreateGame) -> list[str] | None:
+    """The deck the creation asks to deal, each card in its one code; a 400 for anything
+    that is no card."""
+    return list(parse_cards(wanted.deck)) if wanted.deck is not None else None
+
+
+async def create(
+    games: GameService, wanted: CreateGame, deck: list[str] | None, correlation_id: str | None
+) -> CreatedGame:
+    """The game `wanted` dealt: by the route, and by the front door (services/http/front.py)."""
+    return await games.create(
+        [s.name for s in wanted.seats],
+        wanted.rules,
+        seed=wanted.seed,
+        dealer=wanted.dealer,
+        deck=deck,
+        correlation_id=correlation_id,
+    )
 
 
 class GamesController(Controller):
@@ -60,17 +81,12 @@ class GamesController(Controller):
         secret token per seat and a spectator token: hand each to its player; only their
         hashes are stored. Table options are decoded strictly: `"stake": "3"` or
         `"dave": 1` is a 400 naming the option."""
+        failed = request.scope.get("state", {}).pop(FAILED, None)
+        if failed is not None:  # raised on the front door's way, once the deal was begun
+            raise failed
         data = strictly(await request.body(), CreateGame)
         assert isinstance(data, CreateGame)
-        deck = list(parse_cards(data.deck)) if data.deck is not None else None
-        return await games.create(
-            [s.name for s in data.seats],
-            data.rules,
-            seed=data.seed,
-            dealer=data.dealer,
-            deck=deck,
-            correlation_id=request_id.get(),
-        )
+        return await create(games, data, dealt_deck(data), request_id.get())
 
     @get(
         "/",

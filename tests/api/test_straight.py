@@ -1,8 +1,9 @@
-"""A seat's command goes straight to the game service through the front door
-(services/http/front.py), past the framework's per-request work, and answers exactly what
-the route would: the same status, headers and body for every command of a game, rate
-limits and request ids included; every request it does not take, or whose command the
-service refused, is answered by the route itself, counted once."""
+"""A seat's command, and the operator's creation of a game, go straight to the game service
+through the front door (services/http/front.py), past the framework's per-request work,
+and answer exactly what the route would: the same status, headers and body for every
+command of a game and for every creation, rate limits and request ids included; every
+request it does not take, or whose command or creation the service refused, is answered
+by the route itself, counted once."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from services.http.app import create_app
 from tests.api.conftest import (
     OPERATOR,
     OPERATOR_KEY,
+    THIRTY_ONE_DECK,
     THIRTY_ONE_GAME,
     Api,
     Body,
@@ -39,10 +41,12 @@ VOLATILE_HEADERS = {"x-request-id", "content-length"}
 
 
 class Routed:
-    """How many requests for a game's commands reached the route itself."""
+    """How many requests for a game's commands, and how many creations, reached their
+    routes themselves."""
 
     def __init__(self) -> None:
         self.count = 0
+        self.creations = 0
 
 
 def routes_counted(monkeypatch: pytest.MonkeyPatch) -> Routed:
@@ -54,6 +58,8 @@ def routes_counted(monkeypatch: pytest.MonkeyPatch) -> Routed:
     async def counted(self: HTTPRoute, scope: Any, receive: Any, send: Any) -> None:
         if scope["path"].endswith("/commands"):
             seen.count += 1
+        elif scope["path"] == "/games" and scope["method"] == "POST":
+            seen.creations += 1
         await handle(self, scope, receive, send)
 
     monkeypatch.setattr(HTTPRoute, "handle", counted)
@@ -292,3 +298,218 @@ async def test_the_front_door_keeps_the_callers_request_id(api: Api) -> None:
     assert response.headers["x-request-id"] == "trace-front-1"
     rows = await api.adapters.store.read(table.game_id, after=table.version)
     assert rows and {r.metadata.correlation_id for r in rows} == {"trace-front-1"}
+
+
+# --- creations -------------------------------------------------------------------------
+
+# What differs between two creations of one game: the ids and tokens the server makes up,
+# and so every hash over them, and a seeding deadline's moment.
+MADE_UP = {"game_id", "token", "spectator_token", "chain_head", "receipt", "deadline"}
+TWO = [{"name": "ann"}, {"name": "bob"}]
+GAMES_TIMED = {"method": "POST", "route": "/games", "status": "201"}
+
+
+def made(response: httpx.Response) -> tuple[int, dict[str, str], Any]:
+    def hidden(payload: Any) -> Any:
+        if isinstance(payload, dict):
+            return {k: "*" if k in MADE_UP else hidden(v) for k, v in payload.items()}
+        if isinstance(payload, list):
+            return [hidden(v) for v in payload]
+        return payload
+
+    headers = {k: v for k, v in response.headers.items() if k not in VOLATILE_HEADERS}
+    body = hidden(response.json()) if response.content else None
+    if isinstance(body, dict) and "instance" in body:
+        body["instance"] = body["instance"].replace(response.request.url.path, "{path}")
+    return response.status_code, headers, body
+
+
+GOOD_GAMES: list[tuple[str, Body]] = [
+    ("two seats, seeded", {"seats": TWO, "seed": "straight-1"}),
+    (
+        "a stacked deck, in any case",
+        {"seats": TWO, "deck": [c.lower() for c in THIRTY_ONE_DECK], "dealer": 1, "seed": "d"},
+    ),
+    (
+        "four seats, teams",
+        {"seats": TWO * 2, "seed": "s", "rules": {"teams": [[0, 2], [1, 3]], "deck": 52}},
+    ),
+    ("three seats, Kozel rules", {"seats": TWO + TWO[:1], "seed": "k", "rules": {"game": "kozel"}}),
+    ("the seats shuffle", {"seats": TWO, "seed": "s1", "rules": {"shuffle": "seats"}}),
+]
+
+
+async def created(api: Api) -> list[tuple[int, dict[str, str], Any]]:
+    answers = []
+    for what, body in GOOD_GAMES:
+        response = await api.client.post("/games", json=body, headers=OPERATOR)
+        assert response.status_code == 201, (what, response.text)
+        answers.append(made(response))
+    return answers
+
+
+async def test_a_creation_goes_straight_and_answers_what_the_route_does(
+    routed: tuple[Api, Routed], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api, seen = routed
+
+    def timed() -> float:
+        sample = api.runtime.metrics.registry.get_sample_value(
+            "bura_http_request_seconds_count", GAMES_TIMED
+        )
+        return sample or 0.0
+
+    straight = await created(api)
+    assert seen.creations == 0  # not one of them reached the route
+    assert timed() == len(GOOD_GAMES)  # timed as the route's would be
+
+    monkeypatch.setattr(commands, "STRAIGHT", False)
+    by_route = await created(api)
+    assert seen.creations == len(GOOD_GAMES)
+    assert timed() == 2 * len(GOOD_GAMES)
+    assert straight == by_route
+    assert straight[0][2]["seats"] == [
+        {"seat": 0, "name": "ann", "token": "*"},
+        {"seat": 1, "name": "bob", "token": "*"},
+    ]
+
+
+async def test_a_game_created_straight_is_the_game_the_route_deals(api: Api) -> None:
+    """Written alike: listed, its tokens stored, its first deal as given; and the body is
+    encoded as the framework encodes it."""
+    body = {"seats": TWO, "deck": THIRTY_ONE_DECK, "dealer": 1}
+    response = await api.client.post(
+        "/games", json=body, headers={**OPERATOR, "X-Request-ID": "trace-create-1"}
+    )
+    assert response.status_code == 201
+    assert response.content == encode_json(msgspec.json.decode(response.content))
+    assert response.headers["content-type"] == "application/json"
+    assert response.headers["x-request-id"] == "trace-create-1"
+    game = response.json()
+    listed = await api.get("/games", OPERATOR)
+    assert game["game_id"] in {g["game_id"] for g in listed["games"]}
+    assert len(await api.adapters.tokens.hashes(game["game_id"])) == 3  # two seats, a spectator
+    rows = await api.adapters.store.read(game["game_id"])
+    assert rows[0].metadata.correlation_id == "trace-create-1"
+    seen = await api.get(
+        f"/games/{game['game_id']}", {"Authorization": f"Bearer {game['seats'][0]['token']}"}
+    )
+    assert seen["seats"][0]["hand"] == ["AS", "10S", "KS"]
+
+
+def not_straight(table: Table) -> list[tuple[str, bytes, list[tuple[str, str]]]]:
+    """Creations that are not the operator's plainly valid one: each is the route's to
+    answer (most of them with an error, the last two with a game)."""
+    good = json.dumps({"seats": TWO, "seed": "same"}).encode()
+    operator = ("Authorization", OPERATOR["Authorization"])
+    return [
+        ("no token", good, []),
+        ("unknown token", good, [("Authorization", "Bearer nobody")]),
+        ("a seat's token", good, [("Authorization", f"Bearer {table.tokens[0]}")]),
+        ("the spectator's", good, [("Authorization", f"Bearer {table.spectator}")]),
+        ("not bearer", good, [("Authorization", f"Basic {OPERATOR_KEY}")]),
+        ("not JSON", b"{seats", [operator]),
+        ("coerced", b'{"seats": [{"name": "a"}, {"name": "b"}], "dealer": "1"}', [operator]),
+        ("an unknown field", b'{"seats": [{"name": "a"}, {"name": "b"}], "x": 1}', [operator]),
+        ("a card that is no card", json.dumps({"seats": TWO, "deck": ["1X"]}).encode(), [operator]),
+        ("too deep", b"[" * 40 + b"]" * 40, [operator]),
+        ("text", good, [operator, ("Content-Type", "text/plain")]),
+        ("two keys", good, [operator, operator]),
+    ]
+
+
+async def test_what_is_not_a_plainly_valid_creation_is_answered_by_the_route(
+    routed: tuple[Api, Routed], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api, seen = routed
+    table = await api.create()
+
+    async def each() -> list[tuple[str, tuple[int, dict[str, str], Any]]]:
+        answers = []
+        for name, body, headers in not_straight(table):
+            before = seen.creations
+            if not any(name == "Content-Type" for name, _ in headers):
+                headers = [("Content-Type", "application/json"), *headers]
+            response = await api.client.post("/games", content=body, headers=headers)
+            assert seen.creations == before + 1, name  # once: by the route alone
+            answers.append((name, made(response)))
+        return answers
+
+    straight = await each()
+    monkeypatch.setattr(commands, "STRAIGHT", False)
+    assert straight == await each()
+    assert {name: status for name, (status, _, _) in straight} == {
+        "no token": 401,
+        "unknown token": 401,
+        "a seat's token": 403,
+        "the spectator's": 403,
+        "not bearer": 401,
+        "not JSON": 400,
+        "coerced": 400,
+        "an unknown field": 400,
+        "a card that is no card": 400,
+        "too deep": 400,
+        "text": 201,  # the route reads no Content-Type
+        "two keys": 201,  # the route takes the first
+    }
+
+
+async def test_a_creation_the_game_refuses_is_dealt_once_and_rendered_by_the_route(
+    routed: tuple[Api, Routed], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api, seen = routed
+    calls: list[Any] = []
+    create = api.service.create
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        return await create(*args, **kwargs)
+
+    monkeypatch.setattr(api.service, "create", counted)
+    refused = [
+        {"seats": TWO, "dealer": 2},
+        {"seats": TWO, "deck": THIRTY_ONE_DECK[:-1]},
+        {"seats": TWO, "rules": {"stake": 0}},
+    ]
+
+    async def refusals() -> list[tuple[int, dict[str, str], Any]]:
+        return [made(await api.client.post("/games", json=b, headers=OPERATOR)) for b in refused]
+
+    straight = await refusals()
+    assert (len(calls), seen.creations) == (3, 3)  # each dealt once; the route renders it
+    monkeypatch.setattr(commands, "STRAIGHT", False)
+    assert straight == await refusals()
+    assert [(status, body["code"]) for status, _, body in straight] == [
+        (400, "bad_dealer"),
+        (400, "bad_deck"),
+        (400, "bad_option"),
+    ]
+
+
+async def test_with_rate_limits_a_creation_is_counted_once_and_answered_as_the_route(
+    limited: tuple[Api, Routed], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api, seen = limited
+
+    async def three() -> list[tuple[int, dict[str, str], Any]]:
+        return [
+            made(
+                await api.client.post(
+                    "/games", json={"seats": TWO, "seed": f"r{n}"}, headers=OPERATOR
+                )
+            )
+            for n in range(3)
+        ]
+
+    straight = await three()
+    assert seen.creations == 0
+    left = [int(h["ratelimit"].split("r=")[1].split(";")[0]) for _, h, _ in straight]
+    assert left == list(range(left[0], left[0] - 3, -1))  # one a creation
+    monkeypatch.setattr(commands, "STRAIGHT", False)
+    by_route = await three()
+    assert seen.creations == 3
+    after = [int(h["ratelimit"].split("r=")[1].split(";")[0]) for _, h, _ in by_route]
+    assert after == list(range(left[-1] - 1, left[-1] - 4, -1))
+    assert [(s, {k: v for k, v in h.items() if k != "ratelimit"}, b) for s, h, b in straight] == [
+        (s, {k: v for k, v in h.items() if k != "ratelimit"}, b) for s, h, b in by_route
+    ]
