@@ -96,9 +96,9 @@ class FrontDoor:
                 given[name] = value
         if b"origin" in given:  # a browser's: the CORS middleware answers it
             return False
-        length, kind_of_body = given.get(b"content-length", b""), given.get(b"content-type")
+        length, media = given.get(b"content-length", b""), given.get(b"content-type")
         if not (length.isdigit() and int(length) <= self.settings.max_body_bytes) or (
-            kind_of_body is not None and not kind_of_body.lower().startswith(b"application/json")
+            media is not None and not media.lower().startswith(b"application/json")
         ):
             return False
         command_id = None
