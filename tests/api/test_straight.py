@@ -77,20 +77,30 @@ async def routed(
         yield Api(client, app, adapters), seen
 
 
-def masked(payload: Any) -> Any:
+def masked(payload: Any, volatile: set[str] = VOLATILE) -> Any:
     if isinstance(payload, dict):
-        return {k: "*" if k in VOLATILE else masked(v) for k, v in payload.items()}
+        return {k: "*" if k in volatile else masked(v, volatile) for k, v in payload.items()}
     if isinstance(payload, list):
-        return [masked(v) for v in payload]
+        return [masked(v, volatile) for v in payload]
     return payload
 
 
-def answer(response: httpx.Response) -> tuple[int, dict[str, str], Any]:
+def answer(
+    response: httpx.Response, volatile: set[str] = VOLATILE
+) -> tuple[int, dict[str, str], Any]:
     headers = {k: v for k, v in response.headers.items() if k not in VOLATILE_HEADERS}
-    body = masked(response.json()) if response.content else None
+    body = masked(response.json(), volatile) if response.content else None
     if isinstance(body, dict) and "instance" in body:
         body["instance"] = body["instance"].replace(response.request.url.path, "{path}")
     return response.status_code, headers, body
+
+
+def requests_timed(api: Api, labels: dict[str, str]) -> float:
+    """How many requests the metrics timed under these labels."""
+    sample = api.runtime.metrics.registry.get_sample_value(
+        "bura_http_request_seconds_count", labels
+    )
+    return sample or 0.0
 
 
 async def played(api: Api, table: Table) -> list[tuple[int, dict[str, str], Any]]:
@@ -108,20 +118,14 @@ async def test_every_command_of_a_game_goes_straight_and_answers_what_the_route_
     api, seen = routed
     timed = {"method": "POST", "route": "/games/{game_id}/commands", "status": "200"}
 
-    def requests_timed() -> float:
-        sample = api.runtime.metrics.registry.get_sample_value(
-            "bura_http_request_seconds_count", timed
-        )
-        return sample or 0.0
-
     straight = await played(api, await api.create())
     assert seen.count == 0  # not one of them reached the route
-    assert requests_timed() == len(THIRTY_ONE_GAME)  # timed as the route's would be
+    assert requests_timed(api, timed) == len(THIRTY_ONE_GAME)  # timed as the route's would be
 
     monkeypatch.setattr(commands, "STRAIGHT", False)
     by_route = await played(api, await api.create())
     assert seen.count == len(THIRTY_ONE_GAME)
-    assert requests_timed() == 2 * len(THIRTY_ONE_GAME)
+    assert requests_timed(api, timed) == 2 * len(THIRTY_ONE_GAME)
     assert straight == by_route
     assert straight[-1][2]["events"][-1]["event"]["type"] == "game_finished"
 
@@ -310,18 +314,7 @@ GAMES_TIMED = {"method": "POST", "route": "/games", "status": "201"}
 
 
 def made(response: httpx.Response) -> tuple[int, dict[str, str], Any]:
-    def hidden(payload: Any) -> Any:
-        if isinstance(payload, dict):
-            return {k: "*" if k in MADE_UP else hidden(v) for k, v in payload.items()}
-        if isinstance(payload, list):
-            return [hidden(v) for v in payload]
-        return payload
-
-    headers = {k: v for k, v in response.headers.items() if k not in VOLATILE_HEADERS}
-    body = hidden(response.json()) if response.content else None
-    if isinstance(body, dict) and "instance" in body:
-        body["instance"] = body["instance"].replace(response.request.url.path, "{path}")
-    return response.status_code, headers, body
+    return answer(response, MADE_UP)
 
 
 GOOD_GAMES: list[tuple[str, Body]] = [
@@ -353,20 +346,14 @@ async def test_a_creation_goes_straight_and_answers_what_the_route_does(
 ) -> None:
     api, seen = routed
 
-    def timed() -> float:
-        sample = api.runtime.metrics.registry.get_sample_value(
-            "bura_http_request_seconds_count", GAMES_TIMED
-        )
-        return sample or 0.0
-
     straight = await created(api)
     assert seen.creations == 0  # not one of them reached the route
-    assert timed() == len(GOOD_GAMES)  # timed as the route's would be
+    assert requests_timed(api, GAMES_TIMED) == len(GOOD_GAMES)  # as the route's would be
 
     monkeypatch.setattr(commands, "STRAIGHT", False)
     by_route = await created(api)
     assert seen.creations == len(GOOD_GAMES)
-    assert timed() == 2 * len(GOOD_GAMES)
+    assert requests_timed(api, GAMES_TIMED) == 2 * len(GOOD_GAMES)
     assert straight == by_route
     assert straight[0][2]["seats"] == [
         {"seat": 0, "name": "ann", "token": "*"},
