@@ -373,8 +373,8 @@ async def test_a_game_created_straight_is_the_game_the_route_deals(api: Api) -> 
     assert response.headers["content-type"] == "application/json"
     assert response.headers["x-request-id"] == "trace-create-1"
     game = response.json()
-    listed = await api.get("/games", OPERATOR)
-    assert game["game_id"] in {g["game_id"] for g in listed["games"]}
+    listed = await api.adapters.games.get(game["game_id"])
+    assert listed is not None and listed.seats == ("ann", "bob")
     assert len(await api.adapters.tokens.hashes(game["game_id"])) == 3  # two seats, a spectator
     rows = await api.adapters.store.read(game["game_id"])
     assert rows[0].metadata.correlation_id == "trace-create-1"
