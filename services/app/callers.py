@@ -68,8 +68,16 @@ class Seating:
         """One token per seat and the spectator's, each prefixed with the game id (so that
         a token used on the wrong game can be told from a bad one)."""
         tokens = [f"{game_id}.{secrets.token_urlsafe(24)}" for _ in range(seats + 1)]
-        await self.tokens.save(game_id, [token_hash(t) for t in tokens])
+        hashes = [token_hash(t) for t in tokens]
+        await self.tokens.save(game_id, hashes)
+        # as stored: the game's first commands here need not read them back
+        self._keep(game_id, hashes)
         return tokens[:-1], tokens[-1]
+
+    def _keep(self, game_id: str, hashes: list[bytes]) -> None:
+        self._cache[game_id] = hashes
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
 
     def is_operator(self, token: str) -> bool:
         return hmac.compare_digest(token.encode(), self.operator_key.encode())
@@ -82,9 +90,7 @@ class Seating:
         if hashes is None:
             hashes = await self.tokens.hashes(game_id)
             if hashes:
-                self._cache[game_id] = hashes
-                while len(self._cache) > self._cache_size:
-                    self._cache.popitem(last=False)
+                self._keep(game_id, hashes)
         digest = token_hash(token)
         found = None
         for index, stored in enumerate(hashes):
