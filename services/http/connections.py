@@ -36,6 +36,13 @@ def bounded_protocol(settings: Settings) -> type[HttpToolsProtocol]:
     """uvicorn's httptools protocol with the settings' bounds."""
 
     class Bounded(HttpToolsProtocol):
+        """Every request pays for what it reads through here, so the bounds cost little:
+        the headers are counted once the head is complete (its size, bounded as it
+        grows, bounds their number meanwhile), and one read timer a connection is moved
+        lazily (a request's arrival sets when its reading must end; the timer, when it
+        fires early, is set again for that moment) instead of one made and cancelled a
+        request."""
+
         max_header_bytes = settings.max_header_bytes
         max_headers = settings.max_headers
         read_timeout = settings.read_timeout_seconds
@@ -44,9 +51,9 @@ def bounded_protocol(settings: Settings) -> type[HttpToolsProtocol]:
             super().__init__(*args, **kwargs)
             self._head_bytes = 0  # of the request being read, while its head is
             self._in_head = True
-            self._header_count = 0
             self._refused = False
             self._read_timer: asyncio.TimerHandle | None = None
+            self._read_by: float | None = None  # loop time a request being read must end
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -73,21 +80,15 @@ def bounded_protocol(settings: Settings) -> type[HttpToolsProtocol]:
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
-            self._in_head, self._head_bytes, self._header_count = True, 0, 0
-            if self._read_timer is None:
+            self._in_head, self._head_bytes = True, 0
+            if self._read_by is None:
                 self._start_reading()
-
-        def on_header(self, name: bytes, value: bytes) -> None:
-            if self._refused:
-                return
-            self._header_count += 1
-            if self._header_count > self.max_headers:
-                self._refuse(431, f"the request has more than {self.max_headers} headers")
-                return
-            super().on_header(name, value)
 
         def on_headers_complete(self) -> None:
             if self._refused:
+                return
+            if len(self.headers) > self.max_headers:
+                self._refuse(431, f"the request has more than {self.max_headers} headers")
                 return
             size = len(self.url) + sum(len(n) + len(v) + 4 for n, v in self.headers)
             if size > self.max_header_bytes:
@@ -101,22 +102,36 @@ def bounded_protocol(settings: Settings) -> type[HttpToolsProtocol]:
                 super().on_body(body)
 
         def on_message_complete(self) -> None:
-            self._stop_reading()
+            self._read_by = None  # read whole: the timer, if it fires, lets it be
             self._in_head, self._head_bytes = True, 0
             if not self._refused:
                 super().on_message_complete()
 
         def _start_reading(self) -> None:
-            self._stop_reading()
-            self._read_timer = self.loop.call_later(self.read_timeout, self._too_slow)
+            self._read_by = self.loop.time() + self.read_timeout
+            if self._read_timer is None:
+                self._read_timer = self.loop.call_at(self._read_by, self._look)
 
         def _stop_reading(self) -> None:
+            self._read_by = None
             if self._read_timer is not None:
                 self._read_timer.cancel()
                 self._read_timer = None
 
-        def _too_slow(self) -> None:
+        def _look(self) -> None:
+            """The read timer: a request still being read has had its time, or the timer
+            is set again for when it will have; between requests it rests until the next
+            one arrives."""
             self._read_timer = None
+            if self._read_by is None:
+                return
+            if self._read_by > self.loop.time():
+                self._read_timer = self.loop.call_at(self._read_by, self._look)
+                return
+            self._read_by = None
+            self._too_slow()
+
+        def _too_slow(self) -> None:
             if self.transport.is_closing():
                 return
             # A request whose body is late is the app's already: it sees the client gone.

@@ -118,6 +118,35 @@ async def test_a_client_sending_its_request_a_byte_at_a_time_is_cut_off(
     assert time.monotonic() - began < 15
 
 
+async def test_a_keep_alive_connection_is_timed_a_request_at_a_time(
+    start_service: StartService, tmp_path: Path
+) -> None:
+    """Each request has the read timeout from its own arrival: a connection serving quick
+    requests for longer than that is never cut off, and a request that stops arriving on
+    it is, at its own deadline and not before."""
+    service = await sqlite_service(start_service, tmp_path, **QUICK)
+    timeout = float(QUICK["BURA_READ_TIMEOUT_SECONDS"])
+    reader, writer = await asyncio.open_connection("127.0.0.1", service.port)
+    try:
+        began = time.monotonic()
+        served = 0
+        while time.monotonic() - began < 2.5 * timeout:  # past the first deadline, twice
+            writer.write(b"GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n")
+            async with asyncio.timeout(15):
+                assert (await read_answer(reader)).startswith(b"HTTP/1.1 200")
+            served += 1
+            await asyncio.sleep(timeout / 5)  # within the idle timeout
+        assert served >= 8
+        writer.write(b"GET /health/live HTTP/1.1\r\nHost: x\r\nX-Slow: a")
+        sent = time.monotonic()
+        async with asyncio.timeout(15):
+            answer = await reader.read(-1)
+        assert answer.startswith(b"HTTP/1.1 408"), answer
+        assert time.monotonic() - sent >= 0.9 * timeout
+    finally:
+        writer.close()
+
+
 async def test_a_body_that_never_finishes_arriving_is_cut_off(
     start_service: StartService, tmp_path: Path
 ) -> None:
