@@ -53,6 +53,7 @@ from infra.ports.events import (
 from infra.ports.games import AlreadyRematched, GameIndex
 from infra.ports.hints import Hint, HintBus
 from infra.ports.snapshots import Snapshots
+from services import logs
 from services.app.arrivals import Arrivals
 from services.app.callers import GAME_ID, Seating
 from services.app.codec import fingerprint, from_recorded, to_new, type_of_command
@@ -468,10 +469,10 @@ class GameService:
             outcome_label = "duplicate" if duplicate else "ok"
         except RuleViolation as violation:
             outcome_label = violation.code
-            log.info(
-                "command refused: %s",
-                violation.detail,
-                extra={
+            logs.info(
+                log,
+                f"command refused: {violation.detail}",
+                {
                     "game_id": game_id,
                     "seat": seat,
                     "command_id": command_id,
@@ -501,16 +502,10 @@ class GameService:
             self.metrics.command_time(kind).observe(time.perf_counter() - started)
         if not duplicate:
             self._count(events)
-        log.info(
-            "%s %s",
-            kind,
-            "repeated" if duplicate else "accepted",
-            extra={
-                "game_id": game_id,
-                "version": version,
-                "seat": seat,
-                "command_id": command_id,
-            },
+        logs.info(
+            log,
+            f"{kind} repeated" if duplicate else f"{kind} accepted",
+            {"game_id": game_id, "version": version, "seat": seat, "command_id": command_id},
         )
         cached = self._cache.get(game_id)
         game = cached.state if cached is not None else await self.load(game_id)

@@ -1,0 +1,94 @@
+"""The command's log line, written straight by services.logs.info: the very line the
+logging module would write for the same record, and a record whenever lines go anywhere
+else than the one JSON stream the server set up."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from services import logs
+from services.config import load
+
+FIELDS = {"game_id": "g1", "version": 14, "seat": 0, "command_id": "k-1"}
+TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00$")
+
+
+@pytest.fixture
+def stream() -> Iterator[io.StringIO]:
+    """The server's logging as `bura serve` sets it up (JSON at info), onto a buffer;
+    the logging module as it was, afterwards."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    logs.configure(load({"BURA_LOG_FORMAT": "json", "BURA_LOG_LEVEL": "info"}))
+    buffer = io.StringIO()
+    (handler,) = root.handlers
+    assert isinstance(handler, logging.StreamHandler)
+    handler.setStream(buffer)
+    try:
+        yield buffer
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        logs._lines = None
+
+
+def lines(buffer: io.StringIO) -> list[dict[str, object]]:
+    return [json.loads(line) for line in buffer.getvalue().splitlines()]
+
+
+def test_the_line_written_straight_is_the_line_of_the_record(stream: io.StringIO) -> None:
+    log = logging.getLogger("bura.games")
+    token = logs.request_id.set("trace-42")
+    try:
+        logs.info(log, "draw accepted", FIELDS)
+        log.info("draw accepted", extra=FIELDS)
+    finally:
+        logs.request_id.reset(token)
+    straight, record = lines(stream)
+    assert TIME.match(str(straight.pop("time"))) and TIME.match(str(record.pop("time")))
+    assert list(straight.items()) == list(record.items())  # the same fields, in order
+    assert straight == {
+        "level": "info",
+        "logger": "bura.games",
+        "message": "draw accepted",
+        **FIELDS,
+        "request_id": "trace-42",
+    }
+
+
+def test_a_line_that_goes_elsewhere_too_is_a_record(
+    stream: io.StringIO, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="bura.games"):
+        logs.info(logging.getLogger("bura.games"), "lead accepted", FIELDS)
+    (record,) = [r for r in caplog.records if r.name == "bura.games"]
+    assert record.getMessage() == "lead accepted" and record.__dict__["command_id"] == "k-1"
+    assert lines(stream)[0]["message"] == "lead accepted"  # and the stream has it once
+
+
+def test_no_line_below_the_level(stream: io.StringIO) -> None:
+    logging.getLogger().setLevel(logging.WARNING)
+    logs.info(logging.getLogger("bura.games"), "draw accepted", FIELDS)
+    assert stream.getvalue() == ""
+
+
+def test_text_lines_come_from_records() -> None:
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    logs.configure(load({"BURA_LOG_FORMAT": "text", "BURA_LOG_LEVEL": "info"}))
+    buffer = io.StringIO()
+    handler = root.handlers[0]
+    assert isinstance(handler, logging.StreamHandler)
+    handler.setStream(buffer)
+    try:
+        logs.info(logging.getLogger("bura.games"), "draw accepted", FIELDS)
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    assert buffer.getvalue().rstrip().endswith("INFO bura.games draw accepted")
