@@ -7,7 +7,6 @@ import contextlib
 import logging
 import sys
 import time
-import traceback
 from collections.abc import Mapping
 from contextvars import ContextVar
 from datetime import UTC, datetime
@@ -121,9 +120,9 @@ def info(logger: logging.Logger, message: str, fields: Mapping[str, object]) -> 
         try:
             handler.stream.write(text + handler.terminator)
             handler.stream.flush()
-        except Exception:  # as logging does: a line that cannot be written stops nothing
-            if logging.raiseExceptions:
-                traceback.print_exc(file=sys.stderr)
+        except Exception:  # a line that cannot be written stops nothing, as in logging
+            said = {"name": logger.name, "msg": message, "levelno": logging.INFO}
+            handler.handleError(logging.makeLogRecord(said))
 
 
 def _plain(logger: logging.Logger, handler: logging.Handler) -> bool:

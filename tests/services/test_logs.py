@@ -9,6 +9,7 @@ import json
 import logging
 import re
 from collections.abc import Iterator
+from typing import TextIO
 
 import pytest
 
@@ -22,14 +23,14 @@ TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00$")
 @pytest.fixture
 def stream() -> Iterator[io.StringIO]:
     """The server's logging as `bura serve` sets it up (JSON at info), onto a buffer;
-    the logging module as it was, afterwards."""
+    the logging module as it was, afterwards. Pytest adds handlers of its own to the
+    root logger while a test runs: `alone()` takes them off again."""
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level
     logs.configure(load({"BURA_LOG_FORMAT": "json", "BURA_LOG_LEVEL": "info"}))
     buffer = io.StringIO()
-    (handler,) = root.handlers
-    assert isinstance(handler, logging.StreamHandler)
-    handler.setStream(buffer)
+    assert isinstance(logs._lines, logging.StreamHandler)
+    logs._lines.setStream(buffer)
     try:
         yield buffer
     finally:
@@ -38,16 +39,37 @@ def stream() -> Iterator[io.StringIO]:
         logs._lines = None
 
 
+def alone() -> logging.StreamHandler[TextIO]:
+    """The server's handler as the root logger's only one, as in `bura serve`."""
+    handler = logs._lines
+    assert handler is not None
+    logging.getLogger().handlers[:] = [handler]
+    return handler
+
+
+def _no_record(*args: object, **kwargs: object) -> None:
+    raise AssertionError("a record was made where the line was to be written straight")
+
+
 def lines(buffer: io.StringIO) -> list[dict[str, object]]:
     return [json.loads(line) for line in buffer.getvalue().splitlines()]
 
 
-def test_the_line_written_straight_is_the_line_of_the_record(stream: io.StringIO) -> None:
+REFUSED = {"game_id": "g1", "seat": 1, "command_id": "k-2", "code": "not_your_turn"}
+
+
+@pytest.mark.parametrize("fields", [FIELDS, REFUSED], ids=["accepted", "refused"])
+def test_the_line_written_straight_is_the_line_of_the_record(
+    stream: io.StringIO, fields: dict[str, object]
+) -> None:
+    alone()
     log = logging.getLogger("bura.games")
     token = logs.request_id.set("trace-42")
     try:
-        logs.info(log, "draw accepted", FIELDS)
-        log.info("draw accepted", extra=FIELDS)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(log, "info", _no_record)
+            logs.info(log, "draw accepted", fields)
+        log.info("draw accepted", extra=fields)
     finally:
         logs.request_id.reset(token)
     straight, record = lines(stream)
@@ -57,7 +79,7 @@ def test_the_line_written_straight_is_the_line_of_the_record(stream: io.StringIO
         "level": "info",
         "logger": "bura.games",
         "message": "draw accepted",
-        **FIELDS,
+        **fields,
         "request_id": "trace-42",
     }
 
@@ -65,14 +87,16 @@ def test_the_line_written_straight_is_the_line_of_the_record(stream: io.StringIO
 def test_a_line_that_goes_elsewhere_too_is_a_record(
     stream: io.StringIO, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.INFO, logger="bura.games"):
-        logs.info(logging.getLogger("bura.games"), "lead accepted", FIELDS)
+    alone()
+    logging.getLogger().addHandler(caplog.handler)
+    logs.info(logging.getLogger("bura.games"), "lead accepted", FIELDS)
     (record,) = [r for r in caplog.records if r.name == "bura.games"]
     assert record.getMessage() == "lead accepted" and record.__dict__["command_id"] == "k-1"
     assert lines(stream)[0]["message"] == "lead accepted"  # and the stream has it once
 
 
 def test_no_line_below_the_level(stream: io.StringIO) -> None:
+    alone()
     logging.getLogger().setLevel(logging.WARNING)
     logs.info(logging.getLogger("bura.games"), "draw accepted", FIELDS)
     assert stream.getvalue() == ""
@@ -92,3 +116,18 @@ def test_text_lines_come_from_records() -> None:
         root.handlers[:] = handlers
         root.setLevel(level)
     assert buffer.getvalue().rstrip().endswith("INFO bura.games draw accepted")
+
+
+class _Broken(io.StringIO):
+    def write(self, text: str) -> int:
+        raise BrokenPipeError("the reader went away")
+
+
+def test_a_line_that_cannot_be_written_stops_nothing(
+    stream: io.StringIO, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alone().setStream(_Broken())
+    said = io.StringIO()
+    monkeypatch.setattr("sys.stderr", said)  # where logging reports a line it could not write
+    logs.info(logging.getLogger("bura.games"), "draw accepted", FIELDS)
+    assert "BrokenPipeError" in said.getvalue()
