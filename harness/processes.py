@@ -34,8 +34,13 @@ class Service:
     """`python -m services.cli serve` on its own port; stderr goes to a log file."""
 
     def __init__(
-        self, env: Mapping[str, str], port: int | None = None, log_dir: Path | None = None
+        self,
+        env: Mapping[str, str],
+        port: int | None = None,
+        log_dir: Path | None = None,
+        root: Path | None = None,
     ) -> None:
+        self.root = root or ROOT  # the checkout whose code runs (bench/ab.py runs two)
         self.port = port or free_port()
         self.env = {**os.environ, **env, "BURA_PORT": str(self.port), "BURA_HOST": "127.0.0.1"}
         self.env.setdefault("BURA_OPERATOR_KEY", OPERATOR_KEY)
@@ -57,7 +62,7 @@ class Service:
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "services.cli", "serve"],
-                cwd=ROOT,
+                cwd=self.root,
                 env=self.env,
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -55,3 +55,37 @@ def test_the_quick_service_benchmark_writes_its_figures(
         assert len(row["ratio_per_repeat"]) == figures["repeats"] >= 3
         assert row["errors"] == 0
     assert "CPU per command, bura over bare" in done.stdout
+
+
+@pytest.mark.slow
+def test_the_side_by_side_comparison_runs_a_revision_against_the_working_tree(
+    postgres_admin_url: str, redis_url: str, tmp_path: Path
+) -> None:
+    """`python -m bench.ab`: HEAD from a worktree of its own and the working tree, loaded
+    at once; the setting given goes to the new side only, and the worktree is gone after."""
+    env = {
+        **os.environ,
+        "BENCH_QUICK": "1",
+        "BURA_BENCH_DATABASE_URL": postgres_admin_url,
+        "BENCH_RESULTS": str(tmp_path),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.ab", "--windows", "2", "--games", "2",
+         "--env", "BURA_LOG_LEVEL=warning"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    figures = json.loads((tmp_path / "ab.json").read_text())
+    assert figures["rev"] == "HEAD"
+    assert figures["env"] == {"BURA_LOG_LEVEL": "warning"}
+    assert [row["window"] for row in figures["table"]] == [0, 1]
+    for row in figures["table"]:
+        assert row["old_cpu_ms"] > 0 and row["new_cpu_ms"] > 0
+        assert row["errors"] == 0
+        assert 0 < row["client_cpu_share"] < 1
+    assert figures["low"] <= figures["median"] <= figures["high"]
+    assert "new over old, CPU per request" in done.stdout
+    trees = subprocess.run(
+        ["git", "-C", str(ROOT), "worktree", "list"], capture_output=True, text=True, check=True
+    )
+    assert "bura-ab-" not in trees.stdout
