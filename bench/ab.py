@@ -53,6 +53,9 @@ def main(argv: Sequence[str]) -> int:
         "--env", action="append", default=[], metavar="NAME=VALUE", help="for the new side"
     )
     args = parser.parse_args(argv)
+    malformed = [pair for pair in args.env if "=" not in pair]
+    if malformed:
+        parser.error(f"--env takes NAME=VALUE, not {malformed[0]!r}")
     extra = dict(pair.split("=", 1) for pair in args.env)
     figures = run(args.rev, args.games, args.windows, args.think, extra)
     results = Path(os.environ.get("BENCH_RESULTS") or Path(__file__).parent / "results")

@@ -89,3 +89,12 @@ def test_the_side_by_side_comparison_runs_a_revision_against_the_working_tree(
         ["git", "-C", str(ROOT), "worktree", "list"], capture_output=True, text=True, check=True
     )
     assert "bura-ab-" not in trees.stdout
+
+
+def test_the_side_by_side_comparison_refuses_a_setting_without_a_value() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.ab", "--env", "BURA_RATE_LIMITS"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "--env takes NAME=VALUE, not 'BURA_RATE_LIMITS'" in done.stderr
