@@ -13,7 +13,7 @@ figure is new over old, CPU per request. The figures are the windows' median and
 Why at the same time: this machine's speed moves by a fifth from minute to minute, and
 windows taken in turn (bench/service.py, the interleaved way) carry that into every
 ratio. Two servers measured over the same seconds meet the same machine: on a clean tree
-(the same code both sides) eight windows at 8 games read 1.00, each within 0.95 to 1.05,
+(the same code both sides) eight windows at 8 games read 1.00, each within 0.96 to 1.05,
 where windows in turn read 0.90 to 1.31. So a change of 4 % or more shows. Each server
 has about half of what it would have alone, so the figures are ratios, never costs: the
 costs are bench/service.py's.
@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -36,9 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from bench import PRODUCTION, database_url
-from bench.service import Target, window
+from bench.__main__ import RESULTS
+from bench.service import Target, bura_replicas, window
 from harness.databases import fresh_database
-from harness.processes import ROOT, RedisServer, Service
+from harness.processes import ROOT, RedisServer
 
 
 def main(argv: Sequence[str]) -> int:
@@ -58,13 +58,20 @@ def main(argv: Sequence[str]) -> int:
         parser.error(f"--env takes NAME=VALUE, not {malformed[0]!r}")
     extra = dict(pair.split("=", 1) for pair in args.env)
     figures = run(args.rev, args.games, args.windows, args.think, extra)
-    results = Path(os.environ.get("BENCH_RESULTS") or Path(__file__).parent / "results")
-    results.mkdir(exist_ok=True)
-    (results / "ab.json").write_text(json.dumps(figures, indent=2) + "\n")
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "ab.json").write_text(json.dumps(figures, indent=2) + "\n")
     return 0
 
 
-def run(rev: str, games: int, windows: int, think: float, extra: dict[str, str]) -> dict[str, Any]:
+def run(
+    rev: str = "HEAD",
+    games: int = 8,
+    windows: int = 8,
+    think: float = 0.0,
+    extra: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Also `python -m bench ab`, with the defaults."""
+    extra = extra or {}
     with ExitStack() as stack:
         old_root = stack.enter_context(worktree(rev))
         old = stack.enter_context(server(old_root, {}))
@@ -138,14 +145,10 @@ def server(root: Path, extra: dict[str, str]) -> Iterator[Target]:
     with fresh_database(database_url()) as scratch, tempfile.TemporaryDirectory() as home:
         redis = RedisServer(Path(home)).start()
         env = {**PRODUCTION, "BURA_DATABASE_URL": scratch, "BURA_REDIS_URL": redis.url, **extra}
-        service = Service(env, root=root)
         try:
-            service.start()
-            asyncio.run(service.ready())
-            assert service.process is not None
-            yield Target([service.url], [service.process.pid])
+            with bura_replicas(env, 1, root) as target:
+                yield target
         finally:
-            service.stop()
             redis.kill()
 
 

@@ -38,6 +38,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -148,8 +149,10 @@ def servers(database_url: str, replicas: int) -> Iterator[tuple[Target, Target]]
 
 
 @contextmanager
-def bura_replicas(env: dict[str, str], count: int) -> Iterator[Target]:
-    services = [Service(env) for _ in range(count)]
+def bura_replicas(env: dict[str, str], count: int, root: Path | None = None) -> Iterator[Target]:
+    """`count` `bura serve` processes on `env`, running `root`'s code (this checkout's
+    unless given)."""
+    services = [Service(env, root=root) for _ in range(count)]
     try:
         for service in services:
             service.start()
