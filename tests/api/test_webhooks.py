@@ -17,6 +17,9 @@ import pytest
 
 from harness.receiver import Received, Receiver
 from infra.ports.events import NewEvent
+from infra.postgres.store import PostgresEventStore
+from infra.sqlite.store import SqliteEventStore
+from services.app.notices import WEBHOOK_OF, drafts
 from services.app.signing import verify
 from services.bootstrap import Adapters
 from services.config import Settings
@@ -485,3 +488,40 @@ async def test_with_no_endpoint_the_dispatcher_keeps_up_without_reading_the_even
             head = await adapters.store.head()
             await until(caught_up)
             assert reads.events == read
+
+
+async def test_a_game_whose_record_lost_a_row_gets_bare_notices_and_stalls_nothing(
+    adapters: Adapters,
+) -> None:
+    """A row deleted by hand leaves a hole in the game's versions: its webhooks say only
+    their type (as for an event this server cannot read), and the dispatcher goes on to
+    the games after it instead of failing on the same page again and again."""
+    with Receiver() as receiver:
+        async with app(adapters) as api:
+            holed = await play(api, THIRTY_ONE_GAME)
+            await _delete_row(adapters, holed, 3)
+            rows = [r for r in await adapters.store.read(holed) if r.type in WEBHOOK_OF]
+            made = await drafts(adapters.store, rows)
+            assert [(d.row.version, d.type) for d in made] == [
+                (r.version, WEBHOOK_OF[r.type]) for r in rows
+            ]
+            assert all(d.notice.data is None and d.notice.seats == () for d in made)
+            await register(api, receiver)
+            good = await play(api, THIRTY_ONE_GAME)
+            await receiver.wait_for(lambda r: len(of_game(r, good)) == 2)
+        assert of_game(receiver, holed) == []  # recorded before the endpoint was
+
+
+async def _delete_row(adapters: Adapters, game_id: str, version: int) -> None:
+    store = adapters.store
+    if isinstance(store, SqliteEventStore):
+        await store.db.run(
+            lambda db: db.execute(
+                "DELETE FROM events WHERE stream_id = ? AND version = ?", (game_id, version)
+            )
+        )
+    else:
+        assert isinstance(store, PostgresEventStore)
+        await store.pool.execute(
+            "DELETE FROM events WHERE stream_id = $1 AND version = $2", game_id, version
+        )
