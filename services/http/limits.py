@@ -9,7 +9,6 @@ class, `RateLimit: "commands-token";r=97;t=8` the one closest to its limit; a 42
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import logging
 import math
@@ -21,6 +20,7 @@ import msgspec
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, HTTPResponseStartEvent, Message, Receive, Scope, Send
 
+from infra.ports.limits import Hit
 from services.config import Settings
 from services.http.deps import token_in
 from services.http.problems import PROBLEM_JSON, details
@@ -39,6 +39,10 @@ class Policy:
     name: str  # e.g. "commands-token"
     quota: int
     window: float
+
+    @property
+    def by_token(self) -> bool:
+        return self.name.endswith("token")
 
 
 def kind_of(method: str, path: str) -> Kind | None:
@@ -82,11 +86,16 @@ def _token(scope: Scope) -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=4096)
-def _digest(text: str) -> str:
-    # Counters are named by a hash: a token is a secret and never goes to Redis. The same
-    # few tokens and addresses come again and again: each is hashed once while in use.
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+KNOWN = 4096  # counters named at most, before the names are made again
+
+
+def _counter(policy: Policy, key: str) -> Hit:
+    # Counters are named by a hash: a token is a secret and never goes to Redis.
+    return Hit(
+        f"{policy.name}:{hashlib.sha256(key.encode()).hexdigest()[:32]}",
+        policy.window,
+        policy.quota,
+    )
 
 
 @dataclass(frozen=True)
@@ -111,6 +120,7 @@ class Limits:
     def __init__(self, settings: Settings, metrics: Metrics) -> None:
         self.settings, self.metrics = settings, metrics
         self.classes = policies(settings)
+        self._named: dict[tuple[str, str], Hit] = {}  # (policy, token or address): its counter
         # the same for every request of a class: made once
         self.named = {
             kind: (b"ratelimit-policy", ", ".join(_policy(p) for p in chosen).encode())
@@ -133,15 +143,23 @@ class Limits:
         tightest: tuple[int, float, Policy] | None = None  # remaining, reset, policy
         refused: tuple[float, Policy] | None = None
         try:
-            counted: list[tuple[Policy, str]] = []
+            counted: list[Policy] = []
+            hits_of: list[Hit] = []
+            named = self._named
             for policy in self.classes[kind]:
-                key = token if policy.name.endswith("token") else address
+                key = token if policy.by_token else address
                 if key is not None:
-                    counted.append((policy, key))
-            found = await scope["app"].state.runtime.adapters.counters.hit_all(
-                [(f"{policy.name}:{_digest(key)}", policy.window) for policy, key in counted]
-            )
-            for (policy, _), (hits, left) in zip(counted, found, strict=True):
+                    counted.append(policy)
+                    # the same few tokens and addresses come again and again: each
+                    # counter is named once while in use
+                    hit = named.get((policy.name, key))
+                    if hit is None:
+                        if len(named) >= KNOWN:
+                            named.clear()
+                        hit = named[policy.name, key] = _counter(policy, key)
+                    hits_of.append(hit)
+            found = await scope["app"].state.runtime.adapters.counters.hit_all(hits_of)
+            for policy, (hits, left) in zip(counted, found, strict=True):
                 remaining = max(0, policy.quota - hits)
                 if tightest is None or remaining < tightest[0]:
                     tightest = (remaining, left, policy)

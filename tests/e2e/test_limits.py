@@ -89,6 +89,42 @@ async def test_client_addresses_are_counted_apart_across_the_replicas(
     assert answer.status_code == 409  # another address, another token: not limited
 
 
+async def test_a_quota_far_off_is_counted_in_blocks_and_still_exact_on_one_replica(
+    start_service: StartService, client: httpx.AsyncClient
+) -> None:
+    """At 40 commands a token, the counters claim spare numbers from Redis while the quota
+    is far off: one replica still counts each command, `r` going 39, 38, ... 0, and
+    refuses the 41st; two replicas taking turns never serve more than 40, and refuse at
+    most the spares one holds back early (40 // 16 = 2)."""
+    wide = {**LIMITS, "BURA_RATE_COMMANDS_PER_TOKEN": "40", "BURA_RATE_COMMANDS_PER_ADDRESS": "0"}
+    prefix = f"test-{uuid.uuid4().hex}:"
+    one = await start_service(**wide, BURA_REDIS_PREFIX=prefix)
+    two = await start_service(**wide, BURA_REDIS_PREFIX=prefix)
+
+    async def send(bases: tuple[str, ...]) -> tuple[list[int], list[str]]:
+        game = await create(client, bases[0])
+        seats = game["seats"]
+        assert isinstance(seats, list)
+        bob = bearer(seats[1]["token"])
+        statuses, left = [], []
+        for n in range(44):
+            answer = await client.post(
+                f"{bases[n % len(bases)]}/games/{game['game_id']}/commands",
+                json={"type": "pass"},
+                headers=bob,
+            )
+            statuses.append(answer.status_code)
+            left.append(answer.headers["ratelimit"].split(";")[1])
+        return statuses, left
+
+    statuses, left = await send((one.url,))
+    assert statuses == [409] * 40 + [429] * 4
+    assert left == [f"r={n}" for n in range(39, -1, -1)] + ["r=0"] * 4
+    statuses, _ = await send((one.url, two.url))
+    served = statuses.count(409)
+    assert 38 <= served <= 40 and statuses[:38] == [409] * 38 and set(statuses) == {409, 429}
+
+
 async def test_a_ticket_bought_on_one_replica_opens_a_stream_on_the_other_once(
     start_service: StartService, client: httpx.AsyncClient
 ) -> None:
