@@ -39,10 +39,7 @@ class Policy:
     name: str  # e.g. "commands-token"
     quota: int
     window: float
-
-    @property
-    def by_token(self) -> bool:
-        return self.name.endswith("token")
+    by_token: bool = False  # else by client address
 
 
 def kind_of(method: str, path: str) -> Kind | None:
@@ -65,7 +62,7 @@ def policies(settings: Settings) -> dict[Kind, list[Policy]]:
     }
     return {
         kind: [
-            Policy(f"{kind}-{who}", quota, window)
+            Policy(f"{kind}-{who}", quota, window, who == "token")
             for who, quota in (("token", by_token), ("address", by_address))
             if quota > 0
         ]
@@ -98,7 +95,7 @@ def _counter(policy: Policy, key: str) -> Hit:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Counted:
     """A request counted against its limits: the RateLimit fields its answer carries, and
     the policy it broke (with the seconds until its window ends), if any."""
@@ -140,35 +137,37 @@ class Limits:
         the metrics (UNCOUNTED)."""
         client = scope.get("client")
         address = str(client[0]) if client else "unknown"
-        tightest: tuple[int, float, Policy] | None = None  # remaining, reset, policy
-        refused: tuple[float, Policy] | None = None
+        counted: list[Policy] = []
+        hits_of: list[Hit] = []
+        named = self._named
+        for policy in self.classes[kind]:
+            key = token if policy.by_token else address
+            if key is not None:
+                counted.append(policy)
+                # the same few tokens and addresses come again and again: each counter
+                # is named once while in use
+                hit = named.get((policy.name, key))
+                if hit is None:
+                    if len(named) >= KNOWN:
+                        named.clear()
+                    hit = named[policy.name, key] = _counter(policy, key)
+                hits_of.append(hit)
         try:
-            counted: list[Policy] = []
-            hits_of: list[Hit] = []
-            named = self._named
-            for policy in self.classes[kind]:
-                key = token if policy.by_token else address
-                if key is not None:
-                    counted.append(policy)
-                    # the same few tokens and addresses come again and again: each
-                    # counter is named once while in use
-                    hit = named.get((policy.name, key))
-                    if hit is None:
-                        if len(named) >= KNOWN:
-                            named.clear()
-                        hit = named[policy.name, key] = _counter(policy, key)
-                    hits_of.append(hit)
             found = await scope["app"].state.runtime.adapters.counters.hit_all(hits_of)
-            for policy, (hits, left) in zip(counted, found, strict=True):
-                remaining = max(0, policy.quota - hits)
-                if tightest is None or remaining < tightest[0]:
-                    tightest = (remaining, left, policy)
-                if hits > policy.quota and (refused is None or left > refused[0]):
-                    refused = (left, policy)
         except Exception as error:
             self.metrics.rate_errors.inc()
             log.warning("rate counters unavailable: %s", error, extra={"error": repr(error)})
             return UNCOUNTED
+        tightest: tuple[int, float, Policy] | None = None  # remaining, reset, policy
+        refused: tuple[float, Policy] | None = None
+        for policy, (hits, left) in zip(counted, found, strict=True):
+            remaining = policy.quota - hits
+            if remaining < 0:
+                remaining = 0
+                if refused is None or left > refused[0]:
+                    refused = (left, policy)
+            if tightest is None or remaining < tightest[0]:
+                tightest = (remaining, left, policy)
         fields = [self.named[kind]]
         if tightest is not None:
             remaining, left, policy = tightest
