@@ -9,6 +9,7 @@ class, `RateLimit: "commands-token";r=97;t=8` the one closest to its limit; a 42
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import math
@@ -83,16 +84,12 @@ def _token(scope: Scope) -> str | None:
     return None
 
 
-KNOWN = 4096  # counters named at most, before the names are made again
-
-
-def _counter(policy: Policy, key: str) -> Hit:
-    # Counters are named by a hash: a token is a secret and never goes to Redis.
-    return Hit(
-        f"{policy.name}:{hashlib.sha256(key.encode()).hexdigest()[:32]}",
-        policy.window,
-        policy.quota,
-    )
+@functools.lru_cache(maxsize=4096)
+def _counter(name: str, window: float, quota: int, key: str) -> Hit:
+    # Counters are named by a hash: a token is a secret and never goes to Redis. The same
+    # few tokens and addresses come again and again: each counter is named once while in
+    # use.
+    return Hit(f"{name}:{hashlib.sha256(key.encode()).hexdigest()[:32]}", window, quota)
 
 
 @dataclass(slots=True)
@@ -117,7 +114,6 @@ class Limits:
     def __init__(self, settings: Settings, metrics: Metrics) -> None:
         self.settings, self.metrics = settings, metrics
         self.classes = policies(settings)
-        self._named: dict[tuple[str, str], Hit] = {}  # (policy, token or address): its counter
         # the same for every request of a class: made once
         self.named = {
             kind: (b"ratelimit-policy", ", ".join(_policy(p) for p in chosen).encode())
@@ -139,19 +135,11 @@ class Limits:
         address = str(client[0]) if client else "unknown"
         counted: list[Policy] = []
         hits_of: list[Hit] = []
-        named = self._named
         for policy in self.classes[kind]:
             key = token if policy.by_token else address
             if key is not None:
                 counted.append(policy)
-                # the same few tokens and addresses come again and again: each counter
-                # is named once while in use
-                hit = named.get((policy.name, key))
-                if hit is None:
-                    if len(named) >= KNOWN:
-                        named.clear()
-                    hit = named[policy.name, key] = _counter(policy, key)
-                hits_of.append(hit)
+                hits_of.append(_counter(policy.name, policy.window, policy.quota, key))
         try:
             found = await scope["app"].state.runtime.adapters.counters.hit_all(hits_of)
         except Exception as error:
