@@ -11,12 +11,27 @@ Each process numbers the hints it sends (`seq`, from 1): a listener that sees a 
 skipped, or meets a publisher first somewhere past its first hint, says that hints may
 have been missed (a None), exactly as after a resubscribe. So a listener that has heard
 no None since it last read a game knows of every append to it but those still on their
-way, which is what lets a replica trust its copy of a game without asking the store."""
+way, which is what lets a replica trust its copy of a game without asking the store.
+
+Nobody else listening, a hint is not sent at all (a PUBLISH, its reply and the process's
+own echo were most of what Redis cost a lone replica's command); it still takes its
+number. Whether anyone else listens is known without waiting on the next look at Redis
+(PUBSUB NUMSUB, every NUMSUB_SECONDS): a process that subscribes says hello on the channel
+before it counts itself subscribed, and a publisher that hears a hello sends every hint
+again from then on, beginning with a mark, when it left any out, whose number shows the
+newcomer the gap (a None: read the store again). So a newcomer misses no append unnoticed
+for longer than its hello takes to arrive, which is what a hint on its way takes. A look
+at Redis that says nobody else listens counts only when this process's subscription has
+been up since before it was sent and no hello was heard after it was sent: the hello of
+whoever subscribed later is then heard. A process that cannot send its hello does not
+subscribe (it tries again), and a lost subscription makes a publisher send every hint
+until a look after the next one says otherwise."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 import uuid
@@ -56,6 +71,21 @@ class _Wire(msgspec.Struct, frozen=True, omit_defaults=True):
     heads: str = ""  # every version's chain hash, hex, when the append's store gave them
 
 
+class _Control(msgspec.Struct, frozen=True):
+    """Not a hint: `hello` from a process that subscribes (seq 0: it numbers nothing),
+    `mark` from a publisher that left hints out while nobody else listened (its seq is
+    the next number, so a newcomer sees the gap). The first field is `control`, which
+    tells it from a hint by its first bytes; older replicas, finding no game id, log it
+    as malformed and drop it."""
+
+    control: str
+    origin: str
+    seq: int = 0
+
+
+_CONTROL = b'{"control":'
+
+
 def _wire(hint: Hint, origin: str, seq: int) -> _Wire:
     return _Wire(
         hint.game_id,
@@ -86,6 +116,7 @@ def _hint(wire: _Wire) -> Hint:
 
 _encode = msgspec.json.Encoder().encode
 _decode_wire = msgspec.json.Decoder(_Wire).decode
+_decode_control = msgspec.json.Decoder(_Control).decode
 
 
 class RedisHintBus:
@@ -100,6 +131,9 @@ class RedisHintBus:
         self._mark = f'"origin":"{self.origin}"'.encode()  # as _Wire writes it
         self._others = True  # another process listens (until Redis says otherwise)
         self._numsub_at = 0.0  # when to ask Redis again
+        self._lives = 0  # subscriptions made so far (the current one's number)
+        self._hellos = 0  # hellos heard from other processes
+        self._left_out = False  # a hint left out since this process last sent one
         self._closed = asyncio.Event()
         self._listeners: list[Listener] = []  # copied on change: told while it may change
         self._outbox: asyncio.Queue[bytes] = asyncio.Queue(OUTBOX)
@@ -118,14 +152,21 @@ class RedisHintBus:
         tell(self._listeners, hint)
         if self._closed.is_set():
             return
-        # Numbered before it leaves: a hint dropped on the way still uses its number, so
-        # the listeners see the gap at the next one.
+        # Numbered before it leaves: a hint dropped on the way, or left out while nobody
+        # else listens, still uses its number, so the listeners see the gap at the next.
         self._sent += 1
-        data = _encode(_wire(hint, self.origin, self._sent))
-        # Straight onto the connection when it is up and nothing waits before it (with
-        # the other calls of this turn of the loop, its reply dropped); else in order
-        # through the outbox, which waits for a connection.
-        if self._outbox.empty() and self.wire.send("PUBLISH", CHANNEL, data, now=self._heard()):
+        if not self._heard():
+            self._left_out = True
+            return
+        self._put(_encode(_wire(hint, self.origin, self._sent)))
+
+    def _put(self, data: bytes) -> None:
+        """Straight onto the connection, at once, ahead of the command's answer (so the
+        next move, sent to another replica, finds the append there already), when it is
+        up and nothing waits before it, its reply dropped; else in order through the
+        outbox, which waits for a connection."""
+        self._left_out = False
+        if self._outbox.empty() and self.wire.send("PUBLISH", CHANNEL, data, now=True):
             return
         if self._sender is None or self._sender.done():
             self._sender = asyncio.create_task(self._send())
@@ -189,23 +230,54 @@ class RedisHintBus:
             stop()
 
     def _heard(self) -> bool:
-        """Whether another process listens: then a hint is written at once, ahead of the
-        command's answer, so that the next move, sent to another replica, finds the
-        append there already; alone, it goes with the other calls of the turn. Asked of
-        Redis (PUBSUB NUMSUB) every NUMSUB_SECONDS."""
+        """Whether another process listens (else a hint is left out): told by a hello,
+        or by another process's hint, at once; asked of Redis (PUBSUB NUMSUB) every
+        NUMSUB_SECONDS, for those that went."""
         now = time.monotonic()
         if now >= self._numsub_at:
             self._numsub_at = now + NUMSUB_SECONDS
             asked = self.wire.request("PUBSUB", "NUMSUB", CHANNEL)
             if asked is not None:
-                asked.add_done_callback(self._counted)
+                # which subscription was up when it was asked, and how many hellos heard
+                life = self._lives if self._subscribed else -1
+                asked.add_done_callback(functools.partial(self._counted, life, self._hellos))
         return self._others
 
-    def _counted(self, asked: asyncio.Future[Any]) -> None:
-        if asked.exception() is None:
-            reply = asked.result()
-            ours = 1 if self._subscribed else 0  # our own subscription is counted too
-            self._others = int(reply[1]) > ours
+    def _counted(self, life: int, hellos: int, asked: asyncio.Future[Any]) -> None:
+        if asked.cancelled() or asked.exception() is not None:
+            return
+        reply = asked.result()
+        ours = 1 if self._subscribed else 0  # our own subscription is counted too
+        if int(reply[1]) > ours:
+            self._others = True
+        elif self._subscribed and life == self._lives and hellos == self._hellos:
+            # up since before it was asked, no hello since: whoever subscribes after
+            # Redis answered says hello to this subscription
+            self._others = False
+
+    def _said(self, control: _Control, heard: dict[str, int]) -> None:
+        """A hello: another process listens from now on, and hears a mark first if hints
+        were left out (they may be appends it read before). A mark: a number in a
+        publisher's sequence, like a hint's."""
+        if control.control == "hello":
+            self._hellos += 1
+            self._others = True
+            if self._left_out and not self._closed.is_set():
+                self._sent += 1
+                self._put(_encode(_Control("mark", self.origin, self._sent)))
+        elif control.control == "mark" and control.seq:
+            self._numbered(control.origin, control.seq, heard)
+
+    def _numbered(self, origin: str, seq: int, heard: dict[str, int]) -> bool:
+        """Whether a publisher's message numbered `seq` is new (not a pipeline sent again);
+        a None first when some of its numbers were missed."""
+        last = heard.get(origin)
+        if last is not None and seq <= last:
+            return False
+        if seq != (last or 0) + 1:
+            self._tell(None)
+        heard[origin] = seq
+        return True
 
     def _own(self, data: bytes) -> bool:
         return self._mark in data
@@ -220,6 +292,10 @@ class RedisHintBus:
             subscription = Subscription(self.url, CHANNEL, skip=self._own)
             try:
                 await subscription.open()
+                # published, and so told to every other subscription, before this one
+                # counts: a publisher leaving hints out sends them from then on
+                await self.wire.call("PUBLISH", CHANNEL, _encode(_Control("hello", self.origin)))
+                self._lives += 1
                 self._subscribed = True
                 self._tell(None)
                 heard: dict[str, int] = {}  # origin -> the last seq heard since subscribing
@@ -227,18 +303,20 @@ class RedisHintBus:
                 while not self._closed.is_set():
                     data = await subscription.next()
                     try:
+                        if data.startswith(_CONTROL):
+                            control = _decode_control(data)
+                            if control.origin != self.origin:
+                                self._said(control, heard)
+                            continue
                         wire = _decode_wire(data)
                     except msgspec.DecodeError:
                         log.warning("ignored a malformed hint on %s", CHANNEL)
                         continue
                     if wire.origin == self.origin:
                         continue
-                    last = heard.get(wire.origin)
-                    if wire.seq and last is not None and wire.seq <= last:
+                    self._others = True  # it publishes, so it listens (or did)
+                    if wire.seq and not self._numbered(wire.origin, wire.seq, heard):
                         continue  # a pipeline sent again: heard already
-                    if wire.seq and wire.seq != (last or 0) + 1:
-                        self._tell(None)  # some of this publisher's were missed
-                    heard[wire.origin] = wire.seq
                     self._tell(_hint(wire))
             except _DOWN as error:
                 self.errors += 1
@@ -248,6 +326,9 @@ class RedisHintBus:
                 log.exception("redis pub/sub failed; reconnecting")
             finally:
                 self._subscribed = False
+                # a hello said while this was down would not be heard: send every hint
+                # until a look at Redis made while subscribed again says otherwise
+                self._others = True
                 await subscription.close()
             if not self._closed.is_set():
                 await asyncio.sleep(delay)

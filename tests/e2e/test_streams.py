@@ -15,6 +15,7 @@ from domain.bots import random_bot
 from domain.views import view
 from harness.processes import OPERATOR, RedisServer
 from harness.sse import Stream
+from infra.redis.wire import Wire
 from tests.e2e.conftest import StartService
 from tests.e2e.expect import RULES, assert_one_per_version
 from tests.e2e.play import Table
@@ -143,3 +144,49 @@ async def test_streams_converge_by_the_poll_when_no_hint_arrives(
     finally:
         own.kill()
         other.kill()
+
+
+async def _published(redis: Wire) -> int:
+    """How many PUBLISH commands this Redis has run."""
+    info = (await redis.call("INFO", "commandstats")).decode()
+    for line in info.splitlines():
+        if line.startswith("cmdstat_publish:"):
+            return int(line.split("calls=")[1].split(",")[0])
+    return 0
+
+
+async def test_a_replica_that_joins_a_lone_one_hears_every_append_at_once(
+    start_service: StartService, client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """A replica alone on its Redis sends no hints: nobody would hear them. One that
+    joins says hello as it subscribes; from then on every append reaches it by hint, and
+    the ones left out show it a gap, for which it reads the store. Neither the first
+    replica's next look at Redis (every 5 s) nor the poll (slower than the test) is
+    waited for."""
+    own = RedisServer(tmp_path / "own").start()
+    redis = Wire(own.url)
+    try:
+        one = await start_service(BURA_REDIS_URL=own.url, BURA_FEED_POLL_SECONDS="60")
+        table = await Table.create(client, one.url, seed="streams-6", **RULES)
+        chance = random.Random(6)
+        for _ in range(50):  # until Redis has told it that nobody else listens
+            before = await _published(redis)
+            await table.play(client, one.url, random_bot, chance, moves=1)
+            if await _published(redis) == before:
+                break
+            await asyncio.sleep(0.1)
+        else:
+            raise AssertionError("a lone replica still publishes its hints")
+        two = await start_service(BURA_REDIS_URL=own.url, BURA_FEED_POLL_SECONDS="60")
+        async with Stream(client, table.stream_url(two.url), table.tokens[1]) as seat1:
+            await seat1.version(table.state.version, timeout=2)
+            start = table.state.version
+            for _ in range(8):
+                before = await _published(redis)
+                await table.play(client, one.url, random_bot, chance, moves=1)
+                assert await _published(redis) > before  # heard by two
+                await seat1.version(table.state.version, timeout=2)
+        assert_one_per_version(seat1, start, table.state.version)
+    finally:
+        await redis.close()
+        own.kill()

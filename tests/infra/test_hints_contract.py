@@ -7,13 +7,18 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from harness.databases import free_port
+from harness.processes import RedisServer
 from infra.memory.hints import InProcessHintBus
 from infra.ports.hints import Hint, HintBus
 from infra.redis.hints import CHANNEL, RedisHintBus
+from infra.redis.wire import Wire
 from tests.infra.test_wire import writes_on
 
 
@@ -213,3 +218,161 @@ async def test_a_hint_is_written_at_once_when_another_process_listens(redis_url:
     finally:
         await publisher.close()
         await listener.close()
+
+
+# --- nobody else listening: hints left out, and a newcomer's hello -------------------
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[str]:
+    """A Redis of this test's own: nobody else's buses listen on it."""
+    server = RedisServer(tmp_path / "redis").start()
+    try:
+        yield server.url
+    finally:
+        server.kill()
+
+
+async def alone(bus: RedisHintBus, told: list[Hint | None]) -> Callable[[], None]:
+    """`bus` subscribed (its listener keeps what it is told in `told`), and told by Redis
+    that nobody else listens; it asks Redis no more after that."""
+    stop = bus.listen(told.append)
+    await until(lambda: bus._subscribed)
+    bus._numsub_at = 0.0
+    bus._heard()  # asks Redis now
+    await until(lambda: not bus._others)
+    bus._numsub_at = float("inf")  # only a hello can tell it otherwise from here
+    return stop
+
+
+async def test_a_hint_nobody_else_would_hear_is_not_sent_but_takes_its_number(
+    own_redis: str,
+) -> None:
+    """Alone on its Redis, a process tells its own listeners and writes nothing: no
+    PUBLISH, no reply to read, no echo of its own."""
+    bus = await RedisHintBus.open(own_redis)
+    try:
+        told: list[Hint | None] = []
+        stop = await alone(bus, told)
+        writes = writes_on(bus.wire)
+        for version in (1, 2, 3):
+            await bus.publish(Hint("g-alone", version))
+        await asyncio.sleep(0.1)
+        assert writes == []
+        assert [h for h in told if h is not None] == [Hint("g-alone", v) for v in (1, 2, 3)]
+        assert bus._sent == 3  # numbered all the same
+        stop()
+    finally:
+        await bus.close()
+
+
+async def test_a_newcomer_says_hello_and_hears_a_gap_then_every_hint_at_once(
+    own_redis: str,
+) -> None:
+    """Hints a lone publisher left out may be appends a newcomer reads before it hears
+    of them: the newcomer's hello brings a mark whose number shows it the gap (a None),
+    and every hint from then on, long before the publisher would have asked Redis again
+    (never, here)."""
+    publisher, newcomer = await RedisHintBus.open(own_redis), await RedisHintBus.open(own_redis)
+    try:
+        own: list[Hint | None] = []
+        stop_own = await alone(publisher, own)
+        await publisher.publish(Hint("g-join", 1))  # left out
+        heard: list[Hint | None] = []
+        stop = newcomer.listen(heard.append)
+        await until(lambda: publisher._others, timeout=1.0)  # its hello, not a look at Redis
+        await until(lambda: heard == [None, None], timeout=1.0)  # subscribed; then the mark
+        await publisher.publish(Hint("g-join", 2))
+        await until(lambda: len(heard) == 3, timeout=1.0)
+        await asyncio.sleep(0.1)
+        assert heard == [None, None, Hint("g-join", 2)]
+        assert own == [None, Hint("g-join", 1), Hint("g-join", 2)]  # no hello told as a hint
+        stop()
+        stop_own()
+    finally:
+        await publisher.close()
+        await newcomer.close()
+
+
+async def test_a_newcomer_to_a_publisher_that_left_nothing_out_hears_no_mark(
+    own_redis: str,
+) -> None:
+    publisher, newcomer = await RedisHintBus.open(own_redis), await RedisHintBus.open(own_redis)
+    try:
+        stop_own = await alone(publisher, [])
+        heard: list[Hint | None] = []
+        stop = newcomer.listen(heard.append)
+        await until(lambda: publisher._others, timeout=1.0)
+        await publisher.publish(Hint("g-quiet", 1))
+        await until(lambda: len(heard) == 2, timeout=1.0)
+        await asyncio.sleep(0.1)
+        assert heard == [None, Hint("g-quiet", 1)]
+        assert publisher._sent == 1  # no mark numbered
+        stop()
+        stop_own()
+    finally:
+        await publisher.close()
+        await newcomer.close()
+
+
+async def test_a_look_at_redis_answered_after_a_hello_does_not_undo_it(own_redis: str) -> None:
+    """Redis counted the subscriptions before the newcomer's; its answer can come after
+    the newcomer's hello was heard (two connections): it is not believed. Nor is one
+    asked while the subscription was down, or before it was last made."""
+    bus = await RedisHintBus.open(own_redis)
+    try:
+        stop = await alone(bus, [])
+        loop = asyncio.get_running_loop()
+
+        def answered(life: int, hellos: int) -> None:
+            nobody: asyncio.Future[Any] = loop.create_future()
+            nobody.set_result([CHANNEL.encode(), 1])  # only this process's subscription
+            bus._others = True
+            bus._counted(life, hellos, nobody)
+
+        answered(bus._lives, bus._hellos - 1)  # a hello heard since it was asked
+        assert bus._others
+        answered(-1, bus._hellos)  # asked while not subscribed
+        assert bus._others
+        answered(bus._lives - 1, bus._hellos)  # asked of an earlier subscription
+        assert bus._others
+        answered(bus._lives, bus._hellos)  # up since, no hello since: believed
+        assert not bus._others
+        stop()
+    finally:
+        await bus.close()
+
+
+async def test_a_subscription_whose_hello_cannot_be_sent_is_not_made(
+    own_redis: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A process that cannot say hello (its command connection down) might not be heard
+    joining: it tries again rather than counting itself subscribed."""
+    dead = Wire(f"redis://127.0.0.1:{free_port()}/0", timeout=0.5)
+    bus = RedisHintBus(dead, own_redis)
+    try:
+        told: list[Hint | None] = []
+        stop = bus.listen(told.append)
+        await until(lambda: bus.errors >= 2)
+        assert told == [] and not bus._subscribed and bus._lives == 0
+        stop()
+    finally:
+        await bus.close()
+
+
+async def test_a_lost_subscription_sends_every_hint_again(own_redis: str) -> None:
+    """While its subscription is down a process would not hear a hello: every hint goes,
+    until a look at Redis made once it is back says nobody else listens."""
+    bus = await RedisHintBus.open(own_redis)
+    try:
+        stop = await alone(bus, [])
+        before = bus._lives
+        killer = Wire(own_redis)
+        await killer.call("CLIENT", "KILL", "TYPE", "pubsub")
+        await until(lambda: bus._others)
+        await until(lambda: bus._lives == before + 1)  # subscribed again
+        assert bus._others
+        await killer.close()
+        stop()
+    finally:
+        await bus.close()
