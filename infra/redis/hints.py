@@ -148,7 +148,8 @@ class RedisHintBus:
         return cls(Wire(url, timeout=5), url)
 
     async def publish(self, hint: Hint) -> None:
-        """Tell this process's listeners now and queue the hint for the other processes."""
+        """Tell this process's listeners now and send the hint to the other processes,
+        if any listens."""
         tell(self._listeners, hint)
         if self._closed.is_set():
             return

@@ -233,6 +233,15 @@ def own_redis(tmp_path: Path) -> Iterator[str]:
         server.kill()
 
 
+@pytest.fixture
+async def newcomer_pair(own_redis: str) -> AsyncIterator[tuple[RedisHintBus, RedisHintBus]]:
+    """A publisher and a newcomer, two processes' worth of buses on a Redis of their own."""
+    publisher, newcomer = await RedisHintBus.open(own_redis), await RedisHintBus.open(own_redis)
+    yield publisher, newcomer
+    await publisher.close()
+    await newcomer.close()
+
+
 async def alone(bus: RedisHintBus, told: list[Hint | None]) -> Callable[[], None]:
     """`bus` subscribed (its listener keeps what it is told in `told`), and told by Redis
     that nobody else listens; it asks Redis no more after that."""
@@ -267,52 +276,44 @@ async def test_a_hint_nobody_else_would_hear_is_not_sent_but_takes_its_number(
 
 
 async def test_a_newcomer_says_hello_and_hears_a_gap_then_every_hint_at_once(
-    own_redis: str,
+    newcomer_pair: tuple[RedisHintBus, RedisHintBus],
 ) -> None:
     """Hints a lone publisher left out may be appends a newcomer reads before it hears
     of them: the newcomer's hello brings a mark whose number shows it the gap (a None),
     and every hint from then on, long before the publisher would have asked Redis again
     (never, here)."""
-    publisher, newcomer = await RedisHintBus.open(own_redis), await RedisHintBus.open(own_redis)
-    try:
-        own: list[Hint | None] = []
-        stop_own = await alone(publisher, own)
-        await publisher.publish(Hint("g-join", 1))  # left out
-        heard: list[Hint | None] = []
-        stop = newcomer.listen(heard.append)
-        await until(lambda: publisher._others, timeout=1.0)  # its hello, not a look at Redis
-        await until(lambda: heard == [None, None], timeout=1.0)  # subscribed; then the mark
-        await publisher.publish(Hint("g-join", 2))
-        await until(lambda: len(heard) == 3, timeout=1.0)
-        await asyncio.sleep(0.1)
-        assert heard == [None, None, Hint("g-join", 2)]
-        assert own == [None, Hint("g-join", 1), Hint("g-join", 2)]  # no hello told as a hint
-        stop()
-        stop_own()
-    finally:
-        await publisher.close()
-        await newcomer.close()
+    publisher, newcomer = newcomer_pair
+    own: list[Hint | None] = []
+    stop_own = await alone(publisher, own)
+    await publisher.publish(Hint("g-join", 1))  # left out
+    heard: list[Hint | None] = []
+    stop = newcomer.listen(heard.append)
+    await until(lambda: publisher._others, timeout=1.0)  # its hello, not a look at Redis
+    await until(lambda: heard == [None, None], timeout=1.0)  # subscribed; then the mark
+    await publisher.publish(Hint("g-join", 2))
+    await until(lambda: len(heard) == 3, timeout=1.0)
+    await asyncio.sleep(0.1)
+    assert heard == [None, None, Hint("g-join", 2)]
+    assert own == [None, Hint("g-join", 1), Hint("g-join", 2)]  # no hello told as a hint
+    stop()
+    stop_own()
 
 
 async def test_a_newcomer_to_a_publisher_that_left_nothing_out_hears_no_mark(
-    own_redis: str,
+    newcomer_pair: tuple[RedisHintBus, RedisHintBus],
 ) -> None:
-    publisher, newcomer = await RedisHintBus.open(own_redis), await RedisHintBus.open(own_redis)
-    try:
-        stop_own = await alone(publisher, [])
-        heard: list[Hint | None] = []
-        stop = newcomer.listen(heard.append)
-        await until(lambda: publisher._others, timeout=1.0)
-        await publisher.publish(Hint("g-quiet", 1))
-        await until(lambda: len(heard) == 2, timeout=1.0)
-        await asyncio.sleep(0.1)
-        assert heard == [None, Hint("g-quiet", 1)]
-        assert publisher._sent == 1  # no mark numbered
-        stop()
-        stop_own()
-    finally:
-        await publisher.close()
-        await newcomer.close()
+    publisher, newcomer = newcomer_pair
+    stop_own = await alone(publisher, [])
+    heard: list[Hint | None] = []
+    stop = newcomer.listen(heard.append)
+    await until(lambda: publisher._others, timeout=1.0)
+    await publisher.publish(Hint("g-quiet", 1))
+    await until(lambda: len(heard) == 2, timeout=1.0)
+    await asyncio.sleep(0.1)
+    assert heard == [None, Hint("g-quiet", 1)]
+    assert publisher._sent == 1  # no mark numbered
+    stop()
+    stop_own()
 
 
 async def test_a_look_at_redis_answered_after_a_hello_does_not_undo_it(own_redis: str) -> None:
