@@ -37,7 +37,7 @@ from services.http.limits import rate_limit_middleware
 from services.http.middleware import request_middleware
 from services.http.pages import PagesController, static
 from services.http.reviews import ReviewsController
-from services.http.schemas import MAX_NESTING, too_deep
+from services.http.schemas import MAX_NESTING, named_twice, too_deep
 from services.http.streams import StreamController
 from services.http.webhooks import WebhooksController
 from services.metrics import Metrics
@@ -89,12 +89,22 @@ def cors(settings: Settings) -> CORSConfig | None:
 
 async def bounded_body(request: Request[Any, Any, Any]) -> None:
     """Refuse a body nested too deep before anything decodes it (a decoder recursing a
-    thousand levels down fails as a server error, before any token is even checked)."""
+    thousand levels down fails as a server error, before any token is even checked), and
+    one with an object that gives a name twice (which of the two would count is anyone's
+    guess: schemas.named_twice)."""
     if request.method in ("POST", "PUT", "PATCH"):
-        depth = too_deep(await request.body())
+        body = await request.body()
+        depth = too_deep(body)
         if depth is not None:
             raise ValidationException(
                 f"the body nests {depth} levels deep; at most {MAX_NESTING} are accepted"
+            )
+        name = named_twice(body)
+        if name is not None:
+            message = "named twice in one object: give each name once"
+            raise ValidationException(
+                detail=f"{name}: {message}",
+                extra=[{"key": name, "message": message, "source": "body"}],
             )
 
 

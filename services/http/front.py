@@ -44,7 +44,7 @@ from services.http.deps import token_in
 from services.http.games import create, dealt_deck
 from services.http.limits import COUNTED, Counted, Kind, Limits
 from services.http.middleware import REQUEST_ID, given_request_id, timing
-from services.http.schemas import CreateGame, strictly, too_deep
+from services.http.schemas import CreateGame, named_twice, strictly, too_deep
 from services.logs import request_id
 from services.metrics import Metrics
 
@@ -176,7 +176,7 @@ async def _played(
     """The command played, if it is a seat's plainly valid command; None, with nothing
     sent, if it is not."""
     try:
-        if too_deep(raw) is not None:
+        if too_deep(raw) is not None or named_twice(raw) is not None:
             return None
         caller = await runtime.seating.caller(token, game_id)
         if caller.seat is None:
@@ -193,7 +193,9 @@ async def _created(runtime: Runtime, token: str, raw: bytes, rid: str) -> Create
     """The game dealt, if this is the operator's plainly valid creation; None, with
     nothing done, if it is not."""
     try:
-        if too_deep(raw) is not None or not runtime.seating.is_operator(token):
+        if too_deep(raw) is not None or named_twice(raw) is not None:
+            return None
+        if not runtime.seating.is_operator(token):
             return None
         wanted: CreateGame = strictly(raw, CreateGame)
         deck = dealt_deck(wanted)

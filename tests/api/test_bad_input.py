@@ -13,6 +13,8 @@ from tests.api.conftest import OPERATOR, Api
 # own refusals and the codec's strictness are there).
 pytestmark = pytest.mark.slow
 
+TWICE = "named twice in one object: give each name once"
+
 # (what, raw body, status, code, a word the detail must contain)
 BAD_COMMANDS: list[tuple[str, bytes, int, str, str]] = [
     ("truncated JSON", b'{"type": "draw"', 400, "malformed_json", "JSON"),
@@ -72,6 +74,17 @@ BAD_COMMANDS: list[tuple[str, bytes, int, str, str]] = [
         409,
         "not_your_turn",
         "seat 0",
+    ),
+    # a name twice: one decoder keeps the first, another the last (one card or a double
+    # draw), so neither is guessed
+    ("count twice", b'{"type": "draw", "count": 1, "count": 2}', 400, "bad_request", TWICE),
+    ("type twice", b'{"type": "pass", "type": "draw"}', 400, "bad_request", TWICE),
+    (
+        "count twice, once spelt with an escape",
+        b'{"type": "draw", "co\\u0075nt": 1, "count": 2}',
+        400,
+        "bad_request",
+        "count: " + TWICE,
     ),
     ("draw no card", b'{"type": "draw", "count": 0}', 409, "wrong_card_count", "at least"),
     ("draw minus one", b'{"type": "draw", "count": -1}', 409, "wrong_card_count", "at least"),
@@ -317,6 +330,42 @@ async def test_a_body_nested_within_the_bound_is_decoded_as_usual(api: Api) -> N
         headers={**table.seat(0), "Content-Type": "application/json"},
     )
     assert answer.status_code == 400 and "cards" in answer.json()["detail"]
+
+
+# --- a name twice in one object ------------------------------------------------------------
+
+
+async def test_a_new_game_or_a_webhook_that_gives_a_name_twice_is_a_400_naming_it(
+    api: Api,
+) -> None:
+    seats = b'"seats": [{"name": "a"}, {"name": "b"}]'
+    bodies = [
+        ("/games", b"{" + seats + b', "rules": {"stake": 1, "stake": 3}}', "stake"),
+        ("/games", b'{"seats": [{"name": "a", "name": "c"}, {"name": "b"}]}', "name"),
+        ("/games", b'{"dealer": 0, ' + seats + b', "dealer": 1}', "dealer"),
+        ("/webhooks", b'{"url": "https://platform.test/a", "url": "https://b.test/"}', "url"),
+    ]
+    listed = (await api.client.get("/games", headers=OPERATOR)).json()["games"]
+    for path, raw, name in bodies:
+        answer = await api.client.post(
+            path, content=raw, headers={**OPERATOR, "Content-Type": "application/json"}
+        )
+        assert answer.status_code == 400, (raw, answer.text)
+        error = answer.json()
+        assert error["code"] == "bad_request"
+        assert error["detail"] == f"{name}: {TWICE}", error
+        assert error["errors"] == [{"key": name, "message": TWICE, "source": "body"}]
+    assert (await api.client.get("/games", headers=OPERATOR)).json()["games"] == listed
+    assert (await api.client.get("/webhooks", headers=OPERATOR)).json() == []
+
+
+async def test_the_same_name_in_two_objects_is_no_name_twice(api: Api) -> None:
+    raw = b'{"seats": [{"name": "ann"}, {"name": "bob"}], "rules": {"stake": 2}}'
+    answer = await api.client.post(
+        "/games", content=raw, headers={**OPERATOR, "Content-Type": "application/json"}
+    )
+    assert answer.status_code == 201, answer.text
+    assert [seat["name"] for seat in answer.json()["seats"]] == ["ann", "bob"]
 
 
 # --- versions the game has not reached -------------------------------------------------------

@@ -1,0 +1,60 @@
+"""An object that gives a name twice is found before anything decodes the body, however
+the names are spelt: JSON leaves its meaning to the reader, so the API refuses it."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.http import schemas
+from services.http.schemas import named_twice
+
+
+@pytest.mark.parametrize(
+    ("text", "twice"),
+    [
+        (b'{"type": "draw"}', None),
+        (b'{"type": "draw", "count": 1, "count": 2}', "count"),
+        (b'{"type":"pass","type":"draw"}', "type"),
+        (b'{"type": "draw", "count" : 1, "count"\n:2}', "count"),  # space before the colon
+        # spelt with an escape, the same name: what a decoder reads is "count" twice
+        (b'{"type": "draw", "co\\u0075nt": 1, "count": 2}', "count"),
+        (b'{"type": "draw", "\\u0063ount": 1, "\\u0063ount": 2}', "count"),
+        # the same name in two objects is no name twice
+        (b'{"seats": [{"name": "ann"}, {"name": "bob"}]}', None),
+        (b'{"seats": [{"name": "ann", "name": "bob"}]}', "name"),
+        (b'{"rules": {"stake": 1, "stake": 3}, "seats": []}', "stake"),
+        # a name inside a string is no name, escaped quotes or not
+        (b'{"type": "seed", "value": "count: \\"count\\": 1"}', None),
+        (b'{"type": "seed", "value": "\\"value\\":"}', None),
+        (b'{"a": "\\\\", "a": 1}', "a"),  # an escaped backslash ends before the quote
+        # not JSON, or not an object: nothing to say here (the decoder says what is wrong)
+        (b"", None),
+        (b"draw one card", None),
+        (b'{"count": 1, "count": ', None),
+        (b'{"type": "\xff\xfe", "type": 1}', None),
+        (b'[{"a": 1}, {"a": 2}]', None),
+        (b'"\\"a\\": 1, \\"a\\": 2"', None),
+    ],
+)
+def test_a_name_twice_in_one_object_is_found(text: bytes, twice: str | None) -> None:
+    assert named_twice(text) == twice
+
+
+def test_a_body_with_distinct_names_and_no_escape_is_not_read_as_json(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The usual command costs one scan: only a text whose names repeat somewhere, or that
+    holds an escape, is read object by object."""
+    read: list[bytes] = []
+    loads = schemas.json.loads
+
+    def counted(raw: bytes, **kw: object) -> object:
+        read.append(raw)
+        return loads(raw, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(schemas.json, "loads", counted)
+    assert named_twice(b'{"type": "lead", "cards": ["AS", "KS"], "seen": 12}') is None
+    assert read == []
+    assert named_twice(b'{"seats": [{"name": "a"}, {"name": "b"}]}') is None
+    assert named_twice(b'{"type": "seed", "value": "a\\"b"}') is None
+    assert len(read) == 2
