@@ -37,7 +37,7 @@ from services.http.limits import rate_limit_middleware
 from services.http.middleware import request_middleware
 from services.http.pages import PagesController, static
 from services.http.reviews import ReviewsController
-from services.http.schemas import MAX_NESTING, named_twice, too_deep
+from services.http.schemas import MAX_NESTING, given_twice, named_twice, too_deep
 from services.http.streams import StreamController
 from services.http.webhooks import WebhooksController
 from services.metrics import Metrics
@@ -49,7 +49,9 @@ commands as `Authorization: Bearer <seat token>`, each with the version it acted
 (`seen`) and an `Idempotency-Key`. Every error is RFC 9457 problem details
 (`application/problem+json`): `type` is a page under `/problems/` that documents its
 `code`, and `code`, `detail` (and `option`, `errors`, `version`, `command_id` where they
-help) are members a client can rely on. 400 malformed input, 401 no or unknown token, 403
+help) are members a client can rely on. 400 malformed input (a name twice in one object, or
+`Authorization`, `Idempotency-Key` or `Last-Event-ID` twice with two values, included), 401
+no or unknown token, 403
 wrong game or role, 404 unknown game or version, 408 a request too slow to arrive, 409 a
 broken rule (the code names it, e.g. `not_your_turn`) or `table_changed`, 413 body too
 large, 422 `idempotency_key_reused`, 429 rate limited (`Retry-After`, `RateLimit`,
@@ -87,11 +89,19 @@ def cors(settings: Settings) -> CORSConfig | None:
     )
 
 
-async def bounded_body(request: Request[Any, Any, Any]) -> None:
-    """Refuse a body nested too deep before anything decodes it (a decoder recursing a
-    thousand levels down fails as a server error, before any token is even checked), and
-    one with an object that gives a name twice (which of the two would count is anyone's
-    guess: schemas.named_twice)."""
+async def well_formed(request: Request[Any, Any, Any]) -> None:
+    """Refuse a request that gives a header naming one thing twice, with two values (a
+    token, a command's key, where a stream resumes); a body nested too deep, before
+    anything decodes it (a decoder recursing a thousand levels down fails as a server
+    error, before any token is even checked); and one with an object that gives a name
+    twice (which of the two would count is anyone's guess: schemas.named_twice)."""
+    header = given_twice(request.scope["headers"])
+    if header is not None:
+        message = "given twice with different values: send it once"
+        raise ValidationException(
+            detail=f"{header}: {message}",
+            extra=[{"key": header, "message": message, "source": "header"}],
+        )
     if request.method in ("POST", "PUT", "PATCH"):
         body = await request.body()
         depth = too_deep(body)
@@ -163,7 +173,7 @@ def create_app(settings: Settings, adapters: bootstrap.Adapters | None = None) -
             request_middleware(metrics, settings.request_deadline_seconds),
             rate_limit_middleware(settings, metrics),
         ],
-        before_request=bounded_body,
+        before_request=well_formed,
         exception_handlers=HANDLERS,
         cors_config=cors(settings),
         lifespan=[lifespan],

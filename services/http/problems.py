@@ -42,8 +42,9 @@ PROBLEMS: dict[str, Problem] = {
     "bad_request": Problem(
         400,
         "Malformed request",
-        "A field, parameter or header is missing, unknown or of the wrong type, or a body's "
-        "object names a field twice; `errors` lists each one.",
+        "A field, parameter or header is missing, unknown or of the wrong type, or given "
+        "twice (a name in one object of the body, or a header that names one thing); "
+        "`errors` lists each one.",
         "Unsupported type: <class 'str'> - at `$.count`",
     ),
     "bad_cursor": Problem(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from itertools import accumulate
 from typing import Annotated, Any
 
@@ -127,6 +128,21 @@ def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
                 raise _Twice(name)
             seen.add(name)
     return found
+
+
+# Headers that each name one thing (who calls, which command, where a stream resumes):
+# given twice with two values, which one counts would be a guess, so neither is taken.
+SINGLE_HEADERS = (b"authorization", b"idempotency-key", b"last-event-id")
+
+
+def given_twice(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
+    """The first of SINGLE_HEADERS that the request gives twice with different values, if
+    any (the same value repeated, as a proxy may pass it on, says one thing)."""
+    seen: dict[bytes, bytes] = {}
+    for name, value in headers:
+        if name in SINGLE_HEADERS and seen.setdefault(name, value) != value:
+            return name.decode("latin-1")
+    return None
 
 
 class RematchBody(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -155,6 +155,7 @@ def cases(table: Table) -> list[tuple[str, bytes, list[tuple[str, str]]]]:
         ("spectator", LEAD, [("Authorization", f"Bearer {table.spectator}")]),
         ("operator", LEAD, [("Authorization", OPERATOR["Authorization"])]),
         ("two tokens", LEAD, [seat, seat]),
+        ("two seats' tokens", LEAD, [seat, ("Authorization", f"Bearer {table.tokens[1]}")]),
         ("key out of pattern", LEAD, [seat, ("Idempotency-Key", "a\tb")]),
         ("key too long", LEAD, [seat, ("Idempotency-Key", "k" * 201)]),
         ("empty key", LEAD, [seat, ("Idempotency-Key", "")]),
@@ -190,8 +191,9 @@ async def test_what_is_not_a_plainly_valid_command_is_answered_by_the_route(
     monkeypatch.setattr(commands, "STRAIGHT", False)
     by_route = await each(await api.create())
     assert straight == by_route
-    # the route takes the first of two tokens (so the lead is played there), reads no
-    # Content-Type, and refuses the lead sent again once played
+    # the same token twice is one token (so the lead is played there), two different
+    # tokens or keys are refused, the route reads no Content-Type, and refuses the lead
+    # sent again once played
     assert {name: status for name, (status, _, _) in straight} == {
         "no token": 401,
         "unknown token": 401,
@@ -199,10 +201,11 @@ async def test_what_is_not_a_plainly_valid_command_is_answered_by_the_route(
         "spectator": 403,
         "operator": 403,
         "two tokens": 200,
+        "two seats' tokens": 400,
         "key out of pattern": 400,
         "key too long": 400,
         "empty key": 400,
-        "two keys": 409,
+        "two keys": 400,
         "not JSON": 400,
         "not a command": 400,
         "coerced": 400,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from services.http import schemas
-from services.http.schemas import named_twice
+from services.http.schemas import given_twice, named_twice
 
 
 @pytest.mark.parametrize(
@@ -58,3 +58,24 @@ def test_a_body_with_distinct_names_and_no_escape_is_not_read_as_json(
     assert named_twice(b'{"seats": [{"name": "a"}, {"name": "b"}]}') is None
     assert named_twice(b'{"type": "seed", "value": "a\\"b"}') is None
     assert len(read) == 2
+
+
+KEY = b"idempotency-key"
+
+
+@pytest.mark.parametrize(
+    ("headers", "twice"),
+    [
+        ([], None),
+        ([(b"authorization", b"Bearer a"), (b"idempotency-key", b"k")], None),
+        ([(b"accept", b"a"), (b"accept", b"b")], None),  # a list by nature: not ours to judge
+        ([(b"authorization", b"Bearer a"), (b"authorization", b"Bearer a")], None),  # one thing
+        ([(b"authorization", b"Bearer a"), (b"authorization", b"Bearer b")], "authorization"),
+        ([(KEY, b"a"), (b"host", b"h"), (KEY, b"b")], "idempotency-key"),
+        ([(b"last-event-id", b"1"), (b"last-event-id", b"2")], "last-event-id"),
+    ],
+)
+def test_a_header_naming_one_thing_is_given_once(
+    headers: list[tuple[bytes, bytes]], twice: str | None
+) -> None:
+    assert given_twice(headers) == twice
