@@ -154,19 +154,24 @@ async def _game_notices(
         for event in events:
             state = evolve(state, event)
             states[state.version] = state
-    except (msgspec.ValidationError, msgspec.DecodeError, KeyError, TypeError):
+        notices = []
+        for row in rows:
+            state = states[row.version]
+            event = events[row.version - 1]
+            after = events[row.version] if row.version < len(events) else None
+            notices.append((row, _notice(row, state, event, after)))
+    except Exception:
+        # An event this server cannot read, or a record that does not fold (a row edited
+        # behind the server's back): this game's notices say only their type, and every
+        # other game's are delivered as ever, never held up behind it.
         log.warning(
-            "game %s holds an event this server cannot read; its webhooks say only the type",
+            "game %s holds an event this server cannot read or fold; its webhooks say only "
+            "the type",
             game_id,
             extra={"game_id": game_id},
+            exc_info=True,
         )
         return [(r, _bare(r)) for r in rows]
-    notices = []
-    for row in rows:
-        state = states[row.version]
-        event = events[row.version - 1]
-        after = events[row.version] if row.version < len(events) else None
-        notices.append((row, _notice(row, state, event, after)))
     return notices
 
 

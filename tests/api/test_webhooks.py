@@ -512,6 +512,50 @@ async def test_a_game_whose_record_lost_a_row_gets_bare_notices_and_stalls_nothi
         assert of_game(receiver, holed) == []  # recorded before the endpoint was
 
 
+async def test_a_game_whose_record_no_longer_folds_gets_bare_notices_and_stalls_nothing(
+    adapters: Adapters,
+) -> None:
+    """A row edited by hand so that it still reads but no longer folds (a response whose
+    cards are gone): its game's webhooks say only their type, and the dispatcher goes on
+    to the games after it instead of failing on the same page again and again."""
+    with Receiver() as receiver:
+        async with app(adapters) as api:
+            edited = await play(api, THIRTY_ONE_GAME)
+            await _edit_row(adapters, edited, "cards_responded", cards=None)
+            rows = [r for r in await adapters.store.read(edited) if r.type in WEBHOOK_OF]
+            made = await drafts(adapters.store, rows)
+            assert [(d.row.version, d.type) for d in made] == [
+                (r.version, WEBHOOK_OF[r.type]) for r in rows
+            ]
+            assert all(d.notice.data is None and d.notice.seats == () for d in made)
+            await register(api, receiver)
+            good = await play(api, THIRTY_ONE_GAME)
+            await receiver.wait_for(lambda r: len(of_game(r, good)) == 2)
+        assert of_game(receiver, edited) == []  # recorded before the endpoint was
+
+
+async def _edit_row(adapters: Adapters, game_id: str, type: str, **fields: Any) -> None:
+    """The first row of `type` in the game, its data's `fields` replaced by hand."""
+    store = adapters.store
+    row = next(r for r in await store.read(game_id) if r.type == type)
+    data = msgspec.json.encode({**msgspec.json.decode(row.data), **fields})
+    if isinstance(store, SqliteEventStore):
+        await store.db.run(
+            lambda db: db.execute(
+                "UPDATE events SET data = ? WHERE stream_id = ? AND version = ?",
+                (data, game_id, row.version),
+            )
+        )
+    else:
+        assert isinstance(store, PostgresEventStore)
+        await store.pool.execute(
+            "UPDATE events SET data = $1 WHERE stream_id = $2 AND version = $3",
+            data,
+            game_id,
+            row.version,
+        )
+
+
 async def _delete_row(adapters: Adapters, game_id: str, version: int) -> None:
     store = adapters.store
     if isinstance(store, SqliteEventStore):
