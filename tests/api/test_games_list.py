@@ -13,6 +13,7 @@ from infra.memory.hints import InProcessHintBus
 from services.app.games import GameService
 from services.live.timers import Timers
 from tests.api.conftest import OPERATOR, Api, Body, Table, bearer
+from tests.tampering import Tables
 
 CONCEDE: Body = {"type": "concede"}
 
@@ -151,6 +152,27 @@ async def test_a_game_has_one_rematch_only_after_it_is_over_and_only_by_the_oper
         assert refused.json()["code"] == "rematch_exists" and made in refused.json()["detail"]
     missing = await api.client.post(f"/games/{'f' * 32}/rematch", headers=OPERATOR)
     assert missing.status_code == 404
+
+
+async def test_a_game_whose_record_no_longer_folds_keeps_no_other_game_from_its_repair(
+    api: Api,
+) -> None:
+    """Two games a crash left in progress in the index, one of them edited behind the
+    server's back so that it no longer folds: the other is repaired all the same, and the
+    start-up goes on to start the clocks."""
+    index = api.adapters.games
+    crashed = GameService(api.store, api.runtime.seating, InProcessHintBus())
+    broken, over = await api.create(), await api.create()
+    for table in (broken, over):
+        await crashed.execute(table.game_id, 0, Concede())
+    await Tables(api.store).rewrite(broken.game_id, "card_dealt", seat=7)
+    fresh = GameService(api.store, api.runtime.seating, InProcessHintBus())  # nothing cached
+    timers = Timers(fresh, InProcessHintBus(), index, orphaned_after=timedelta(0))
+    await timers.repair()
+    repaired = await index.get(over.game_id)
+    assert repaired is not None and repaired.status == "finished"
+    left = await index.get(broken.game_id)
+    assert left is not None and left.status == "in_progress"
 
 
 async def test_the_start_up_repairs_what_a_crash_left_in_the_games_index(api: Api) -> None:

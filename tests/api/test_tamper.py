@@ -5,91 +5,10 @@ after the change still meets the deal's commitments."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from domain.chain import GENESIS, canonical, link
-from infra.postgres.store import PostgresEventStore
-from infra.sqlite.store import SqliteEventStore
 from tests.api.conftest import THIRTY_ONE_GAME, Api, Body, Table
-
-
-class Tables:
-    """SQL straight on the store's own database, written once for each dialect."""
-
-    def __init__(self, api: Api) -> None:
-        self.store = api.store
-
-    async def execute(self, sqlite: str, postgres: str, *args: Any) -> None:
-        if isinstance(self.store, SqliteEventStore):
-            await self.store.db.run(lambda db: db.execute(sqlite, args))
-        else:
-            assert isinstance(self.store, PostgresEventStore)
-            await self.store.pool.execute(postgres, *args)
-
-    async def edit(self, game: str, version: int, old: str, new: str) -> None:
-        """Replace text in one row's payload."""
-        await self.execute(
-            "UPDATE events SET data = CAST(replace(CAST(data AS TEXT), ?, ?) AS BLOB)"
-            " WHERE stream_id = ? AND version = ?",
-            "UPDATE events SET data = convert_to(replace(convert_from(data, 'UTF8'), $1, $2),"
-            " 'UTF8') WHERE stream_id = $3 AND version = $4",
-            old,
-            new,
-            game,
-            version,
-        )
-
-    async def delete(self, game: str, version: int) -> None:
-        await self.execute(
-            "DELETE FROM events WHERE stream_id = ? AND version = ?",
-            "DELETE FROM events WHERE stream_id = $1 AND version = $2",
-            game,
-            version,
-        )
-
-    async def move(self, game: str, version: int, to: int) -> None:
-        await self.execute(
-            "UPDATE events SET version = ? WHERE stream_id = ? AND version = ?",
-            "UPDATE events SET version = $1 WHERE stream_id = $2 AND version = $3",
-            to,
-            game,
-            version,
-        )
-
-    async def swap(self, game: str, a: int, b: int) -> None:
-        """Two rows trade places, each keeping its own hash."""
-        await self.move(game, a, 1_000_000)
-        await self.move(game, b, a)
-        await self.move(game, 1_000_000, b)
-
-    async def rechain(self, game: str) -> None:
-        """What a careful forger does next: every hash recomputed, so the chain holds."""
-        previous = GENESIS
-        for r in await self.store.read(game):
-            m = r.metadata
-            previous = link(
-                previous,
-                canonical(
-                    game,
-                    r.version,
-                    r.type,
-                    r.schema_version,
-                    r.data,
-                    m.command_id,
-                    m.actor,
-                    m.correlation_id,
-                    r.recorded_micros,
-                ),
-            )
-            await self.execute(
-                "UPDATE events SET hash = ? WHERE stream_id = ? AND version = ?",
-                "UPDATE events SET hash = $1 WHERE stream_id = $2 AND version = $3",
-                previous,
-                game,
-                r.version,
-            )
+from tests.tampering import Tables
 
 
 async def played(api: Api, seats_shuffle: bool = False) -> Table:
@@ -136,7 +55,7 @@ async def test_an_untouched_record_verifies_on_both_shuffles(api: Api) -> None:
 async def test_an_edited_payload_is_found_at_its_version(api: Api) -> None:
     table = await played(api)
     lead = await version_of(api, table, "cards_led")
-    await Tables(api).edit(table.game_id, lead, '"AS"', '"KS"')
+    await Tables(api.store).edit(table.game_id, lead, '"AS"', '"KS"')
 
     report = await verified(api, table)
 
@@ -146,7 +65,7 @@ async def test_an_edited_payload_is_found_at_its_version(api: Api) -> None:
 
 async def test_a_deleted_row_is_found_where_it_is_missing(api: Api) -> None:
     table = await played(api)
-    await Tables(api).delete(table.game_id, 12)
+    await Tables(api.store).delete(table.game_id, 12)
 
     report = await verified(api, table)
 
@@ -156,7 +75,7 @@ async def test_a_deleted_row_is_found_where_it_is_missing(api: Api) -> None:
 
 async def test_two_swapped_rows_are_found_at_the_first_of_them(api: Api) -> None:
     table = await played(api)
-    await Tables(api).swap(table.game_id, 20, 23)
+    await Tables(api.store).swap(table.game_id, 20, 23)
 
     report = await verified(api, table)
 
@@ -168,7 +87,7 @@ async def test_a_changed_seat_seed_is_found(api: Api, forger: str) -> None:
     table = await played(api, seats_shuffle=True)
     sent = await version_of(api, table, "seed_sent", "seat 1: deal 2")
     closed = await version_of(api, table, "seeding_closed", "seat 1: deal 2")
-    tables = Tables(api)
+    tables = Tables(api.store)
     await tables.edit(table.game_id, sent, "seat 1: deal 2", "seat 1: forged")
     await tables.edit(table.game_id, closed, "seat 1: deal 2", "seat 1: forged")
     if forger == "rechained":
@@ -189,7 +108,7 @@ async def test_a_changed_seat_seed_is_found(api: Api, forger: str) -> None:
 @pytest.mark.parametrize("forger", ["plain", "rechained"])
 async def test_a_changed_game_seed_is_found(api: Api, forger: str) -> None:
     table = await played(api)
-    tables = Tables(api)
+    tables = Tables(api.store)
     await tables.edit(table.game_id, 1, '"seed":"api-tests"', '"seed":"api-forged"')
     await tables.edit(
         table.game_id, await version_of(api, table, "game_finished"), "api-tests", "api-forged"

@@ -17,8 +17,6 @@ import pytest
 
 from harness.receiver import Received, Receiver
 from infra.ports.events import NewEvent
-from infra.postgres.store import PostgresEventStore
-from infra.sqlite.store import SqliteEventStore
 from services.app.notices import WEBHOOK_OF, drafts
 from services.app.signing import verify
 from services.bootstrap import Adapters
@@ -33,6 +31,7 @@ from tests.api.conftest import (
     Body,
     serving,
 )
+from tests.tampering import Tables
 
 # Real receivers, timers, documents or whole games per case: left out of make test-fast.
 pytestmark = pytest.mark.slow
@@ -499,7 +498,7 @@ async def test_a_game_whose_record_lost_a_row_gets_bare_notices_and_stalls_nothi
     with Receiver() as receiver:
         async with app(adapters) as api:
             holed = await play(api, THIRTY_ONE_GAME)
-            await _delete_row(adapters, holed, 3)
+            await Tables(adapters.store).delete(holed, 3)
             rows = [r for r in await adapters.store.read(holed) if r.type in WEBHOOK_OF]
             made = await drafts(adapters.store, rows)
             assert [(d.row.version, d.type) for d in made] == [
@@ -521,7 +520,7 @@ async def test_a_game_whose_record_no_longer_folds_gets_bare_notices_and_stalls_
     with Receiver() as receiver:
         async with app(adapters) as api:
             edited = await play(api, THIRTY_ONE_GAME)
-            await _edit_row(adapters, edited, "cards_responded", cards=None)
+            await Tables(adapters.store).rewrite(edited, "cards_responded", cards=None)
             rows = [r for r in await adapters.store.read(edited) if r.type in WEBHOOK_OF]
             made = await drafts(adapters.store, rows)
             assert [(d.row.version, d.type) for d in made] == [
@@ -532,40 +531,3 @@ async def test_a_game_whose_record_no_longer_folds_gets_bare_notices_and_stalls_
             good = await play(api, THIRTY_ONE_GAME)
             await receiver.wait_for(lambda r: len(of_game(r, good)) == 2)
         assert of_game(receiver, edited) == []  # recorded before the endpoint was
-
-
-async def _edit_row(adapters: Adapters, game_id: str, type: str, **fields: Any) -> None:
-    """The first row of `type` in the game, its data's `fields` replaced by hand."""
-    store = adapters.store
-    row = next(r for r in await store.read(game_id) if r.type == type)
-    data = msgspec.json.encode({**msgspec.json.decode(row.data), **fields})
-    if isinstance(store, SqliteEventStore):
-        await store.db.run(
-            lambda db: db.execute(
-                "UPDATE events SET data = ? WHERE stream_id = ? AND version = ?",
-                (data, game_id, row.version),
-            )
-        )
-    else:
-        assert isinstance(store, PostgresEventStore)
-        await store.pool.execute(
-            "UPDATE events SET data = $1 WHERE stream_id = $2 AND version = $3",
-            data,
-            game_id,
-            row.version,
-        )
-
-
-async def _delete_row(adapters: Adapters, game_id: str, version: int) -> None:
-    store = adapters.store
-    if isinstance(store, SqliteEventStore):
-        await store.db.run(
-            lambda db: db.execute(
-                "DELETE FROM events WHERE stream_id = ? AND version = ?", (game_id, version)
-            )
-        )
-    else:
-        assert isinstance(store, PostgresEventStore)
-        await store.pool.execute(
-            "DELETE FROM events WHERE stream_id = $1 AND version = $2", game_id, version
-        )
