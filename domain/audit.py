@@ -9,7 +9,7 @@ import msgspec
 
 from domain.cards import Card
 from domain.events import DealLost, Declared, Event, PauseEnded, PenaltyApplied, PotPaid, TimedOut
-from domain.evolve import evolve
+from domain.evolve import fold
 from domain.state import NEW_GAME, Deal, Game
 from domain.views import ARBITER, Viewer, disclosed_to, sees_hand
 from domain.vocabulary import Claim, ClockKind, FindingRule, Phase
@@ -84,7 +84,7 @@ def _findings(events: Iterable[Event], viewer: Viewer) -> tuple[list[Finding], G
     pending: dict[str, object] | None = None
     for event in events:
         before = state
-        state = evolve(state, event)
+        state = fold(state, (event,))
         deal = before.deal
         match event:
             case PenaltyApplied(seat=seat, rule=rule, due=due, cards=cards, seen=seen) if (

@@ -287,9 +287,27 @@ def _deal_over(
     )
 
 
+class RecordBroken(Exception):
+    """An event that cannot apply to the table before it. The server only ever records
+    what its rules decided, so such a record was changed outside it (a row edited or
+    deleted by hand): `version` is the event's place, where the verification of the hash
+    chain goes on from."""
+
+    def __init__(self, version: int, event: Event, cause: BaseException) -> None:
+        self.version = version
+        self.event_type = event.__struct_config__.tag
+        super().__init__(
+            f"event {version} ({self.event_type}) cannot apply to the table before it "
+            f"({type(cause).__name__}: {cause})"
+        )
+
+
 def fold(state: Game, events: Iterable[Event]) -> Game:
     for event in events:
-        state = evolve(state, event)
+        try:
+            state = evolve(state, event)
+        except Exception as error:
+            raise RecordBroken(state.version + 1, event, error) from error
     return state
 
 

@@ -15,7 +15,7 @@ import msgspec
 from domain.audit import audit
 from domain.chain import ChainCheck, Row, check_chain
 from domain.events import Event, GameStarted
-from domain.evolve import replay
+from domain.evolve import RecordBroken, replay
 from domain.fairness import DealCheck
 from infra.ports.events import Metadata, RecordedEvent
 from services.app.bundle import Bundle, BundleRow, deals_of
@@ -91,7 +91,14 @@ def check_bundle(raw: bytes) -> BundleReport:
     if bundle.redacted:
         unchecked.append("the replay and its findings: a redacted record cannot be replayed")
     else:
-        state = replay(events)
+        try:
+            state = replay(events)
+        except RecordBroken as broken:  # a forger who rewrote every hash after his edit
+            where = f"events[{broken.version - 1}] (version {broken.version})"
+            problems.append(Problem(where, str(broken)))
+            return _report(
+                bundle, chain=chain, deals=checks, unchecked=unchecked, problems=problems
+            )
         if state.finished != bundle.finished:
             problems.append(Problem("finished", f"the replay says {state.finished}"))
         _same("findings", audit(events, bundle.viewer), bundle.findings, problems)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
+from domain.evolve import RecordBroken
 from infra.ports.events import Conflict, StoreUnavailable
 from services import config
 from services.cli import records
@@ -128,6 +129,11 @@ _FAILURES: tuple[tuple[type[BaseException], int, Callable[[BaseException], str]]
     (FileNotFoundError, NOT_FOUND, lambda e: f"no such file: {getattr(e, 'filename', e)}"),
     (OSError, FAILED, str),
     (msgspec.DecodeError, FAILED, lambda e: f"cannot read: {e}"),
+    (
+        RecordBroken,
+        FAILED,
+        lambda e: f"the game's record is broken: {e}; `bura verify` names the row at fault",
+    ),
 )
 
 

@@ -180,8 +180,9 @@ async def cmd_export(settings: config.Settings, game_id: str, path: str, jsonl: 
     finally:
         await store.close()
     if not jsonl:
+        bundle = make_bundle(game_id, rows)  # before the file is opened: a failure leaves none
         with open(path, "wb") as out:
-            out.write(make_bundle(game_id, rows))
+            out.write(bundle)
         print(f"exported {len(rows)} events of game {game_id} to {path} (an audit bundle)")
         return 0
     progress = Progress("export", len(rows))

@@ -11,6 +11,7 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, SerializationException, ValidationException
 
 from domain.errors import BadSetup, RuleViolation
+from domain.evolve import RecordBroken
 from infra.ports.events import OutcomeUnknown, StoreUnavailable
 from services.app.errors import (
     BadCursor,
@@ -144,6 +145,27 @@ def _internal(request: Request[Any, Any, Any], exc: Exception) -> Response[Probl
     return problem("internal_error", detail, instance=_instance(request))
 
 
+def _broken(request: Request[Any, Any, Any], exc: RecordBroken) -> Response[ProblemDetails]:
+    """A game whose stored events do not fold: its record was changed outside the server.
+    Logged as the integrity incident it is; the answer says where to look."""
+    game_id = request.path_params.get("game_id", "")
+    log.log(
+        logging.ERROR,
+        "game %s's record is broken: %s",
+        game_id,
+        exc,
+        exc_info=exc,
+        extra={"request_id": request_id.get(), "game_id": game_id},
+    )
+    return problem(
+        "record_broken",
+        f"the record of game {game_id} is broken: event {exc.version} ({exc.event_type}) "
+        "cannot apply to the table before it, so the record was changed outside the "
+        f"server; GET /games/{game_id}/verify names the first row that does not hold",
+        instance=_instance(request),
+    )
+
+
 Handler = Callable[[Request[Any, Any, Any], Any], Response[Any]]
 
 HANDLERS: dict[Any, Handler] = {
@@ -163,5 +185,6 @@ HANDLERS: dict[Any, Handler] = {
     KeyReused: lambda r, e: problem("idempotency_key_reused", str(e), instance=_instance(r)),
     StoreUnavailable: _unavailable,
     OutcomeUnknown: _unknown,
+    RecordBroken: _broken,
     Exception: _internal,
 }

@@ -364,6 +364,16 @@ PROBLEMS: dict[str, Problem] = {
         "more than 50 commands in 10 s from this token: retry after 3 s",
     ),
     # 5xx: the server
+    "record_broken": Problem(
+        500,
+        "The game's record is broken",
+        "The game's stored events do not fold into a game: a row was changed outside the "
+        "server (edited or deleted by hand). Nothing can be shown or judged on it until it "
+        "is restored; GET /games/{id}/verify names the first row that does not hold.",
+        "the record of game 4f1c... is broken: event 6 (card_dealt) cannot apply to the "
+        "table before it, so the record was changed outside the server; GET "
+        "/games/4f1c.../verify names the first row that does not hold",
+    ),
     "internal_error": Problem(
         500,
         "Internal error",

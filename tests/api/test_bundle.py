@@ -10,6 +10,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from domain.chain import GENESIS, canonical, link
 from domain.events import CardsResponded, DealStarted, Event
 from services import cli
 from services.app.bundle import Bundle, BundleRow
@@ -177,3 +178,40 @@ async def test_a_seats_bundle_of_a_closed_discard_game_keeps_what_it_may_not_see
 def _rows_with(rows: list[BundleRow], field: str) -> list[BundleRow]:
     """Rows whose payload shows a value (not null) for `field`."""
     return [r for r in rows if msgspec.json.decode(bytes(r.data)).get(field) is not None]
+
+
+async def test_a_forged_bundle_whose_record_no_longer_folds_fails_and_says_where(
+    api: Api,
+) -> None:
+    """A forger edits a dealt card's seat to one the table does not have and rewrites
+    every hash after it, so the chain holds: the replay cannot apply that event, and the
+    check says so at its row instead of failing."""
+    table = await api.create()
+    for seat, command in THIRTY_ONE_GAME:
+        await api.play(table, seat, command)
+    bundle = msgspec.json.decode(await bundle_of(api, table.game_id), type=Bundle)
+    previous, rows, dealt = GENESIS, [], 0
+    for row in bundle.events:
+        data = bytes(row.data)
+        if not dealt and row.type == "card_dealt":
+            dealt = row.version
+            data = msgspec.json.encode({**msgspec.json.decode(data), "seat": 7})
+        previous = link(
+            previous,
+            canonical(
+                bundle.game_id, row.version, row.type, row.schema_version, data,
+                row.command_id, row.actor, row.correlation_id, row.recorded_at,
+            ),
+        )  # fmt: skip
+        rows.append(msgspec.structs.replace(row, data=msgspec.Raw(data), hash=previous.hex()))
+    assert bundle.head is not None
+    head = msgspec.structs.replace(bundle.head, hash=previous.hex())
+    forged = msgspec.json.encode(msgspec.structs.replace(bundle, events=rows, head=head))
+
+    report = check_bundle(forged)
+
+    assert not report.ok and report.chain is not None and report.chain.ok
+    assert [(p.where, p.what.split(" (")[0]) for p in report.problems] == [
+        (f"events[{dealt - 1}] (version {dealt})", f"event {dealt}")
+    ]
+    assert "(card_dealt) cannot apply to the table before it" in report.problems[0].what

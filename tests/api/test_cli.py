@@ -35,6 +35,7 @@ from tests.api.conftest import (
     app_on,
     serving,
 )
+from tests.tampering import Tables
 
 # Real receivers, timers, documents or whole games per case: left out of make test-fast.
 pytestmark = pytest.mark.slow
@@ -207,6 +208,41 @@ def test_the_command_line_says_when_there_is_no_such_game(
     code, _, said = bura_said(monkeypatch, capsys, empty, "replay", "nope")
     assert code == 4
     assert said.startswith("bura replay: no game nope") and said.count("\n") == 1
+
+
+def test_a_record_that_no_longer_folds_is_one_line_naming_the_event(
+    stores: tuple[Where, Where],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    """A row edited so that it cannot apply to the table before it: replay, audit and
+    export say so in one line naming the event (no traceback, and no file left behind by
+    the export), verify names the row."""
+    full, _ = stores
+    game, _ = play_games(full)
+    dealt = next(r.version for r in rows(full, game) if r.type == "card_dealt")
+
+    async def edit() -> None:
+        adapters = await opened(full)
+        try:
+            await Tables(adapters.store).rewrite(game, "card_dealt", seat=7)
+        finally:
+            await adapters.close()
+
+    servers.run_async(edit)
+    out = tmp_path / "bundle.json"
+    for command, *more in (("replay",), ("audit",), ("export", "--out", str(out))):
+        code, _, said = bura_said(monkeypatch, capsys, full, command, game, *more)
+        assert code == 1, said
+        assert said.startswith(
+            f"bura {command}: the game's record is broken: event {dealt} (card_dealt) cannot "
+            "apply to the table before it"
+        ), said
+        assert said.count("\n") == 1 and "bura verify" in said
+    assert not out.exists()
+    code, printed, _ = bura_said(monkeypatch, capsys, full, "verify", game)
+    assert code == 1 and f"BROKEN at version {dealt}" in printed
 
 
 def test_migrate_applies_once_and_then_reports_up_to_date(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.conftest import THIRTY_ONE_GAME, Api, Body, Table
+from tests.api.conftest import OPERATOR, THIRTY_ONE_GAME, Api, Body, Table, app_on, serving
 from tests.tampering import Tables
 
 
@@ -123,3 +123,41 @@ async def test_a_changed_game_seed_is_found(api: Api, forger: str) -> None:
         assert report["chain"]["first_bad_version"] == 1
     else:
         assert report["chain"]["ok"] and [d["ok"] for d in report["deals"]] == [False]
+
+
+async def test_a_record_that_no_longer_folds_is_named_on_every_read_and_command(
+    api: Api,
+) -> None:
+    """A row edited so that it still reads but cannot apply to the table before it (a card
+    dealt to a seat the table does not have): every read of the game and every command on
+    it answers `record_broken`, naming the event and where to look, instead of an
+    internal error; `verify` still reports, and every other game is served as ever."""
+    broken, other = await api.create(), await api.create()
+    tables = Tables(api.store)
+    dealt = await version_of(api, broken, "card_dealt")
+    await tables.rewrite(broken.game_id, "card_dealt", seat=7)
+    game = f"/games/{broken.game_id}"
+    async with serving(app_on(api.adapters)) as fresh:  # nothing of the game cached
+        asked = [
+            ("GET", game, OPERATOR),
+            ("GET", game, broken.seat(0)),
+            ("GET", f"{game}/events", broken.seat(1)),
+            ("GET", f"{game}/replay", OPERATOR),
+            ("GET", f"{game}/audit", OPERATOR),
+            ("GET", f"{game}/bundle", OPERATOR),
+            ("POST", f"{game}/commands", broken.seat(0)),
+        ]
+        for method, path, headers in asked:
+            body = b'{"type": "lead", "cards": ["AS"]}' if method == "POST" else None
+            answer = await fresh.request(
+                method, path, headers={**headers, "Content-Type": "application/json"}, content=body
+            )
+            assert answer.status_code == 500, (method, path, answer.text)
+            problem = answer.json()
+            assert problem["code"] == "record_broken", problem
+            assert f"event {dealt} (card_dealt) cannot apply" in problem["detail"]
+            assert f"GET {game}/verify" in problem["detail"]
+        report = (await fresh.get(f"{game}/verify", headers=OPERATOR)).json()
+        assert not report["ok"] and report["chain"]["first_bad_version"] == dealt
+        served = await fresh.get(f"/games/{other.game_id}", headers=other.seat(0))
+        assert served.status_code == 200 and served.json()["hand"]
