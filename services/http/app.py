@@ -49,15 +49,16 @@ commands as `Authorization: Bearer <seat token>`, each with the version it acted
 (`seen`) and an `Idempotency-Key`. Every error is RFC 9457 problem details
 (`application/problem+json`): `type` is a page under `/problems/` that documents its
 `code`, and `code`, `detail` (and `option`, `errors`, `version`, `command_id` where they
-help) are members a client can rely on. 400 malformed input (a name twice in one object, or
-`Authorization`, `Idempotency-Key` or `Last-Event-ID` twice with two values, included), 401
-no or unknown token, 403
-wrong game or role, 404 unknown game or version, 408 a request too slow to arrive, 409 a
-broken rule (the code names it, e.g. `not_your_turn`) or `table_changed`, 413 body too
-large, 422 `idempotency_key_reused`, 429 rate limited (`Retry-After`, `RateLimit`,
-`RateLimit-Policy`), 431 headers too large, 500 `internal_error`, 503
-`store_unavailable` (nothing was written) or `outcome_unknown` (it may have been applied:
-retry with the same Idempotency-Key, or ask GET /games/{id}/commands/{key}).
+help) are members a client can rely on. 400 malformed input (a name twice in one object,
+or `Authorization`, `Idempotency-Key` or `Last-Event-ID` twice with two values, included),
+401 no or unknown token, 403 wrong game or role, 404 unknown game or version, 408 a request
+too slow to arrive, 409 a broken rule (the code names it, e.g. `not_your_turn`) or
+`table_changed`, 413 body too large, 422 `idempotency_key_reused`, 429 rate limited
+(`Retry-After`, `RateLimit`, `RateLimit-Policy`), 431 headers too large, 500
+`internal_error` or `record_broken` (the game's record was changed outside the server:
+GET /games/{id}/verify names the row), 503 `store_unavailable` (nothing was written) or
+`outcome_unknown` (it may have been applied: retry with the same Idempotency-Key, or ask
+GET /games/{id}/commands/{key}).
 
 Live views are Server-Sent Events (`GET /games/{game_id}/stream`, described for
 generators at `/schema/asyncapi.json`); a browser opens them with a stream ticket

@@ -505,7 +505,8 @@ _DESCRIPTIONS = {
     422: "The Idempotency-Key names another command: nothing was done",
     429: "Rate limited: wait `Retry-After` seconds",
     431: "Request headers too large or too many",
-    500: "The server failed unexpectedly",
+    500: "The server failed unexpectedly (`internal_error`), or the game's stored record no "
+    "longer folds into a game (`record_broken`: changed outside the server; verify names it)",
     503: "The event store cannot be reached (`store_unavailable`: nothing was written), the "
     "answer was lost (`outcome_unknown`: it may have been applied), or the server is stopping",
 }
