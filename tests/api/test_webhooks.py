@@ -489,17 +489,28 @@ async def test_with_no_endpoint_the_dispatcher_keeps_up_without_reading_the_even
             assert reads.events == read
 
 
-async def test_a_game_whose_record_lost_a_row_gets_bare_notices_and_stalls_nothing(
-    adapters: Adapters,
+# A record damaged behind the server's back: a row deleted leaves a hole in the versions;
+# a row edited so that it still reads no longer folds (a response whose cards are gone).
+DAMAGES: dict[str, Callable[[Tables, str], Awaitable[None]]] = {
+    "a row deleted": lambda tables, game: tables.delete(game, 3),
+    "a row that no longer folds": lambda tables, game: tables.rewrite(
+        game, "cards_responded", cards=None
+    ),
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+async def test_a_game_whose_record_was_damaged_gets_bare_notices_and_stalls_nothing(
+    adapters: Adapters, damage: str
 ) -> None:
-    """A row deleted by hand leaves a hole in the game's versions: its webhooks say only
-    their type (as for an event this server cannot read), and the dispatcher goes on to
-    the games after it instead of failing on the same page again and again."""
+    """Its webhooks say only their type (as for an event this server cannot read), and
+    the dispatcher goes on to the games after it instead of failing on the same page
+    again and again."""
     with Receiver() as receiver:
         async with app(adapters) as api:
-            holed = await play(api, THIRTY_ONE_GAME)
-            await Tables(adapters.store).delete(holed, 3)
-            rows = [r for r in await adapters.store.read(holed) if r.type in WEBHOOK_OF]
+            damaged = await play(api, THIRTY_ONE_GAME)
+            await DAMAGES[damage](Tables(adapters.store), damaged)
+            rows = [r for r in await adapters.store.read(damaged) if r.type in WEBHOOK_OF]
             made = await drafts(adapters.store, rows)
             assert [(d.row.version, d.type) for d in made] == [
                 (r.version, WEBHOOK_OF[r.type]) for r in rows
@@ -508,26 +519,4 @@ async def test_a_game_whose_record_lost_a_row_gets_bare_notices_and_stalls_nothi
             await register(api, receiver)
             good = await play(api, THIRTY_ONE_GAME)
             await receiver.wait_for(lambda r: len(of_game(r, good)) == 2)
-        assert of_game(receiver, holed) == []  # recorded before the endpoint was
-
-
-async def test_a_game_whose_record_no_longer_folds_gets_bare_notices_and_stalls_nothing(
-    adapters: Adapters,
-) -> None:
-    """A row edited by hand so that it still reads but no longer folds (a response whose
-    cards are gone): its game's webhooks say only their type, and the dispatcher goes on
-    to the games after it instead of failing on the same page again and again."""
-    with Receiver() as receiver:
-        async with app(adapters) as api:
-            edited = await play(api, THIRTY_ONE_GAME)
-            await Tables(adapters.store).rewrite(edited, "cards_responded", cards=None)
-            rows = [r for r in await adapters.store.read(edited) if r.type in WEBHOOK_OF]
-            made = await drafts(adapters.store, rows)
-            assert [(d.row.version, d.type) for d in made] == [
-                (r.version, WEBHOOK_OF[r.type]) for r in rows
-            ]
-            assert all(d.notice.data is None and d.notice.seats == () for d in made)
-            await register(api, receiver)
-            good = await play(api, THIRTY_ONE_GAME)
-            await receiver.wait_for(lambda r: len(of_game(r, good)) == 2)
-        assert of_game(receiver, edited) == []  # recorded before the endpoint was
+        assert of_game(receiver, damaged) == []  # recorded before the endpoint was
