@@ -3,12 +3,13 @@ the tests of what the server makes of it (verify, webhooks, the start-up's repai
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
 
 from domain.chain import GENESIS, canonical, link
-from infra.ports.events import EventStore
+from infra.ports.events import EventStore, RecordedEvent
 from infra.postgres.store import PostgresEventStore
 from infra.sqlite.store import SqliteEventStore
 
@@ -76,27 +77,35 @@ class Tables:
 
     async def rechain(self, game: str) -> None:
         """What a careful forger does next: every hash recomputed, so the chain holds."""
-        previous = GENESIS
-        for r in await self.store.read(game):
-            m = r.metadata
-            previous = link(
-                previous,
-                canonical(
-                    game,
-                    r.version,
-                    r.type,
-                    r.schema_version,
-                    r.data,
-                    m.command_id,
-                    m.actor,
-                    m.correlation_id,
-                    r.recorded_micros,
-                ),
-            )
+        rows = await self.store.read(game)
+        for r, digest in zip(rows, rehashed(rows), strict=True):
             await self.execute(
                 "UPDATE events SET hash = ? WHERE stream_id = ? AND version = ?",
                 "UPDATE events SET hash = $1 WHERE stream_id = $2 AND version = $3",
-                previous,
+                digest,
                 game,
                 r.version,
             )
+
+
+def rehashed(rows: Sequence[RecordedEvent]) -> list[bytes]:
+    """The chain as domain/chain.py computes it from the rows' recorded fields."""
+    hashes, previous = [], GENESIS
+    for r in rows:
+        m = r.metadata
+        previous = link(
+            previous,
+            canonical(
+                r.stream_id,
+                r.version,
+                r.type,
+                r.schema_version,
+                r.data,
+                m.command_id,
+                m.actor,
+                m.correlation_id,
+                r.recorded_micros,
+            ),
+        )
+        hashes.append(previous)
+    return hashes

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 import msgspec
@@ -23,6 +22,7 @@ from infra.ports.events import (
     RecordedEvent,
     StoreUnavailable,
 )
+from tests.tampering import rehashed
 
 WRITERS = 20
 
@@ -357,29 +357,6 @@ async def test_within_a_deadline_the_store_answers_as_usual(store: EventStore) -
 
 
 # --- the hash chain -------------------------------------------------------------------------
-
-
-def rehashed(rows: Sequence[RecordedEvent]) -> list[bytes]:
-    """The chain as domain/chain.py computes it from the rows' recorded fields."""
-    hashes, previous = [], GENESIS
-    for r in rows:
-        m = r.metadata
-        previous = link(
-            previous,
-            canonical(
-                r.stream_id,
-                r.version,
-                r.type,
-                r.schema_version,
-                r.data,
-                m.command_id,
-                m.actor,
-                m.correlation_id,
-                r.recorded_micros,
-            ),
-        )
-        hashes.append(previous)
-    return hashes
 
 
 async def test_every_row_is_hashed_onto_the_one_before_it(store: EventStore) -> None:
