@@ -14,7 +14,13 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 _disable_created_metrics: Callable[[], None] = prometheus_client.disable_created_metrics
 _disable_created_metrics()
 
-__all__ = ["CONTENT_TYPE_LATEST", "Children", "Metrics"]
+__all__ = ["CONTENT_TYPE_LATEST", "EXPOSITION", "Children", "Metrics"]
+
+# The media type /metrics gives to its Response. Litestar adds `; charset=utf-8` to every
+# text/ type itself: given prometheus_client's whole header, which has its charset, the
+# answer named the charset twice, a header Go's mime parser (Prometheus 3's scraper among
+# its users) refuses. Without it, the header on the wire is CONTENT_TYPE_LATEST exactly.
+EXPOSITION = CONTENT_TYPE_LATEST.replace("; charset=utf-8", "")
 
 
 class Children:

@@ -10,7 +10,7 @@ from litestar.openapi import ResponseSpec
 from litestar.openapi.spec import Example
 
 from services.bootstrap import Runtime
-from services.metrics import CONTENT_TYPE_LATEST
+from services.metrics import EXPOSITION
 
 
 class HealthController(Controller):
@@ -63,6 +63,6 @@ class HealthController(Controller):
         return Response({"status": status, **checks}, status_code=200 if ok else 503)
 
 
-@get("/metrics", include_in_schema=False, media_type=CONTENT_TYPE_LATEST)
+@get("/metrics", include_in_schema=False, media_type=EXPOSITION)
 async def prometheus(runtime: NamedDependency[Runtime]) -> Response[bytes]:
-    return Response(runtime.metrics.render(), media_type=CONTENT_TYPE_LATEST)
+    return Response(runtime.metrics.render(), media_type=EXPOSITION)

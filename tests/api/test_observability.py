@@ -9,6 +9,7 @@ import pytest
 
 from infra.ports.events import NewEvent
 from services.logs import JsonFormatter, LogContext
+from services.metrics import CONTENT_TYPE_LATEST
 from tests.api.conftest import FIRST_TRICK, OPERATOR, THIRTY_ONE_GAME, Api
 
 
@@ -25,7 +26,12 @@ async def test_metrics_expose_the_series_an_sre_needs_after_a_played_game(api: A
 
     answer = await api.client.get("/metrics")
     assert answer.status_code == 200
-    assert answer.headers["content-type"].startswith("text/plain")
+    # prometheus_client's own media type, each parameter once: a scraper that parses it
+    # strictly (Prometheus 3's, Go's mime) refuses a header that names its charset twice
+    media = answer.headers["content-type"]
+    assert media == CONTENT_TYPE_LATEST
+    names = [part.split("=")[0].strip().lower() for part in media.split(";")[1:]]
+    assert len(names) == len(set(names)), media
     text = answer.text
     for line in (
         'bura_commands_total{outcome="ok",type="lead"}',
