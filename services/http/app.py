@@ -32,12 +32,13 @@ from services.http.errors import HANDLERS
 from services.http.feed import FeedController
 from services.http.front import FrontDoor
 from services.http.games import GamesController
+from services.http.head import allow_head_in, as_get, bodiless, live
 from services.http.health import HealthController, prometheus
 from services.http.limits import rate_limit_middleware
 from services.http.middleware import request_middleware
 from services.http.pages import PagesController, static
 from services.http.reviews import ReviewsController
-from services.http.schemas import MAX_NESTING, given_twice, named_twice, too_deep
+from services.http.schemas import MAX_NESTING, asked_twice, given_twice, named_twice, too_deep
 from services.http.streams import StreamController
 from services.http.webhooks import WebhooksController
 from services.metrics import Metrics
@@ -50,7 +51,8 @@ commands as `Authorization: Bearer <seat token>`, each with the version it acted
 (`application/problem+json`): `type` is a page under `/problems/` that documents its
 `code`, and `code`, `detail` (and `option`, `errors`, `version`, `command_id` where they
 help) are members a client can rely on. 400 malformed input (a name twice in one object,
-or `Authorization`, `Idempotency-Key` or `Last-Event-ID` twice with two values, included),
+or `Authorization`, `Idempotency-Key`, `Last-Event-ID` or a query parameter twice with two
+values, included),
 401 no or unknown token, 403 wrong game or role, 404 unknown game or version, 408 a request
 too slow to arrive, 409 a broken rule (the code names it, e.g. `not_your_turn`) or
 `table_changed`, 413 body too large, 422 `idempotency_key_reused`, 429 rate limited
@@ -82,7 +84,7 @@ def cors(settings: Settings) -> CORSConfig | None:
         return None
     return CORSConfig(
         allow_origins=origins,
-        allow_methods=["GET", "POST", "OPTIONS"],
+        allow_methods=["GET", "HEAD", "POST", "OPTIONS"],
         allow_headers=REQUEST_HEADERS,
         expose_headers=RESPONSE_HEADERS,
         allow_credentials=False,  # tokens travel in headers or tickets, never in cookies
@@ -92,16 +94,23 @@ def cors(settings: Settings) -> CORSConfig | None:
 
 async def well_formed(request: Request[Any, Any, Any]) -> None:
     """Refuse a request that gives a header naming one thing twice, with two values (a
-    token, a command's key, where a stream resumes); a body nested too deep, before
-    anything decodes it (a decoder recursing a thousand levels down fails as a server
-    error, before any token is even checked); and one with an object that gives a name
-    twice (which of the two would count is anyone's guess: schemas.named_twice)."""
+    token, a command's key, where a stream resumes), or a query parameter so; a body
+    nested too deep, before anything decodes it (a decoder recursing a thousand levels
+    down fails as a server error, before any token is even checked); and one with an
+    object that gives a name twice (which of the two would count is anyone's guess:
+    schemas.named_twice)."""
+    message = "given twice with different values: send it once"
     header = given_twice(request.scope["headers"])
     if header is not None:
-        message = "given twice with different values: send it once"
         raise ValidationException(
             detail=f"{header}: {message}",
             extra=[{"key": header, "message": message, "source": "header"}],
+        )
+    parameter = asked_twice(request.scope["query_string"])
+    if parameter is not None:
+        raise ValidationException(
+            detail=f"{parameter}: {message}",
+            extra=[{"key": parameter, "message": message, "source": "query"}],
         )
     if request.method in ("POST", "PUT", "PATCH"):
         body = await request.body()
@@ -131,15 +140,21 @@ class Bura(Litestar):
         receive: Receive | LifeSpanReceive,
         send: Send | LifeSpanSend,
     ) -> None:
-        front = self.front
-        if front is not None and scope["type"] == ScopeType.HTTP:
+        if scope["type"] == ScopeType.HTTP:
             http = cast("HTTPScope", scope)
-            if http["method"] == "POST":
+            method = http["method"]
+            front = self.front
+            if method == "POST" and front is not None:
                 http["app"] = http["litestar_app"] = self
                 if await front(
                     http, cast("Receive", receive), cast("Send", send), super().__call__
                 ):
                     return
+            elif method == "HEAD" and not live(http["path"]):  # the GET, without its body
+                await super().__call__(as_get(http), receive, bodiless(cast("Send", send)))
+                return
+            elif method == "OPTIONS":  # its Allow names HEAD where it names GET
+                send = allow_head_in(http["path"], cast("Send", send))
         await super().__call__(scope, receive, send)
 
 

@@ -8,7 +8,9 @@ from collections.abc import Callable
 from typing import Any
 
 from litestar import Request, Response
+from litestar.enums import ParamType
 from litestar.exceptions import HTTPException, SerializationException, ValidationException
+from litestar.params import ParameterKwarg
 
 from domain.errors import BadSetup, RuleViolation
 from domain.evolve import RecordBroken
@@ -24,6 +26,7 @@ from services.app.errors import (
     Unauthorized,
     VersionNotFound,
 )
+from services.http.head import allowing_head
 from services.http.problems import FALLBACK, PROBLEMS, ProblemDetails, problem, responses
 from services.logs import request_id
 
@@ -52,22 +55,57 @@ def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Probl
     code = FALLBACK.get(status, "bad_request" if status < 500 else "internal_error")
     detail = exc.detail
     if isinstance(exc, ValidationException) and exc.extra:
-        extra["errors"] = [e for e in exc.extra if isinstance(e, dict)] or None
+        wire = _wire_names(request)
+        extra["errors"] = [_on_the_wire(e, wire) for e in exc.extra if isinstance(e, dict)] or None
         detail = (
-            "; ".join(
-                f"{e.get('key', '')}: {e.get('message', '')}"
-                for e in exc.extra
-                if isinstance(e, dict)
-            )
+            "; ".join(f"{e.get('key', '')}: {e.get('message', '')}" for e in extra["errors"] or ())
             or exc.detail
         )
     elif isinstance(exc.__cause__, SerializationException):
         code, detail = "malformed_json", f"the body is not valid JSON: {exc.detail}"
     if status == 401:
         headers.setdefault("WWW-Authenticate", CHALLENGE)
+    if status == 405:  # HEAD is served wherever GET is (services/http/head.py)
+        allow = next((k for k in headers if k.lower() == "allow"), None)
+        if allow is not None:
+            headers[allow] = allowing_head(_instance(request), headers[allow])
     return problem(
         code, detail, status=status, headers=headers, instance=_instance(request), **extra
     )
+
+
+def _wire_names(request: Request[Any, Any, Any]) -> dict[str, str]:
+    """The names the client sent, by the names the route's code gives them: a query
+    parameter or a header whose Python name differs (`state`, not `kind`; a header by its
+    name as it arrives, `idempotency-key`), from the route's signature and its
+    dependencies'."""
+    handler = request.scope.get("route_handler")
+    if handler is None:
+        return {}
+    signatures = [handler.parsed_fn_signature] + [
+        signature
+        for provider in handler.resolve_dependencies().values()
+        if (signature := getattr(provider, "parsed_fn_signature", None)) is not None
+    ]
+    names: dict[str, str] = {}
+    for signature in signatures:
+        for field, definition in signature.parameters.items():
+            given = definition.kwarg_definition
+            if isinstance(given, ParameterKwarg) and given.name:
+                if given.param_type == ParamType.QUERY:
+                    names[field] = given.name
+                elif given.param_type == ParamType.HEADER:
+                    names[field] = given.name.lower()
+    return names
+
+
+def _on_the_wire(error: dict[str, Any], wire: dict[str, str]) -> dict[str, Any]:
+    """A validation error keyed by the name the client sent (Litestar keys it by the
+    route's Python name)."""
+    key = error.get("key")
+    if error.get("source") in ("query", "header") and isinstance(key, str) and key in wire:
+        return {**error, "key": wire[key]}
+    return error
 
 
 def _setup(request: Request[Any, Any, Any], exc: BadSetup) -> Response[ProblemDetails]:

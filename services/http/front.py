@@ -14,8 +14,9 @@ writing a game does.
 Anything else is the framework's, and goes to it as if this were not here:
 
 - before the limits are counted, a request this does not recognise as plainly valid (not
-  a POST to /games/{id}/commands or to /games, a repeated header, a command's key out of
-  pattern, a body too big or not JSON, no bearer token, a CORS request) goes on untouched;
+  a POST to /games/{id}/commands or to /games, a repeated header, a query string of more
+  than one parameter, a command's key out of pattern, a body too big or not JSON, no
+  bearer token, a CORS request) goes on untouched;
 - after they are counted, what is refused (429) or is not plainly valid (for a command:
   an unknown token, a spectator or the operator, a body too deep or not a command; for a
   creation: any token but the operator key, a body too deep, not a game's options or with
@@ -95,6 +96,8 @@ class FrontDoor:
                     return False
                 given[name] = value
         if b"origin" in given:  # a browser's: the CORS middleware answers it
+            return False
+        if b"&" in scope["query_string"]:  # a parameter may be given twice: the route says
             return False
         length, media = given.get(b"content-length", b""), given.get(b"content-type")
         if not (length.isdigit() and int(length) <= self.settings.max_body_bytes) or (

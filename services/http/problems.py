@@ -43,7 +43,8 @@ PROBLEMS: dict[str, Problem] = {
         400,
         "Malformed request",
         "A field, parameter or header is missing, unknown or of the wrong type, or given "
-        "twice (a name in one object of the body, or a header that names one thing); "
+        "twice (a name in one object of the body, a header that names one thing, or a "
+        "query parameter, with two values); "
         "`errors` lists each one.",
         "Unsupported type: <class 'str'> - at `$.count`",
     ),

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable
 from itertools import accumulate
 from typing import Annotated, Any
+from urllib.parse import parse_qsl
 
 import msgspec
 from litestar.exceptions import ValidationException
@@ -142,6 +143,19 @@ def given_twice(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
     for name, value in headers:
         if name in SINGLE_HEADERS and seen.setdefault(name, value) != value:
             return name.decode("latin-1")
+    return None
+
+
+def asked_twice(query: bytes) -> str | None:
+    """The first query parameter the query string gives twice with different values, if
+    any, however its name is escaped: `?after=1&after=2` would be read as one of the two,
+    and which one is the reader's guess (the same value repeated says one thing)."""
+    if b"&" not in query:  # one parameter at most
+        return None
+    seen: dict[str, str] = {}
+    for name, value in parse_qsl(query.decode("latin-1"), keep_blank_values=True):
+        if seen.setdefault(name, value) != value:
+            return name
     return None
 
 

@@ -188,6 +188,31 @@ async def read_answer(reader: asyncio.StreamReader) -> bytes:
     return head + await reader.readexactly(length)
 
 
+async def test_a_head_on_a_keep_alive_connection_sends_headers_and_no_body(
+    start_service: StartService, tmp_path: Path
+) -> None:
+    """Through the real server: a HEAD's answer is the GET's head, Content-Length included,
+    and not one byte of body, so the connection carries the next answer at once."""
+    service = await sqlite_service(start_service, tmp_path)
+    reader, writer = await asyncio.open_connection("127.0.0.1", service.port)
+    try:
+        writer.write(b"GET /health/ready HTTP/1.1\r\nHost: x\r\n\r\n")
+        async with asyncio.timeout(15):
+            got = await read_answer(reader)
+        length = len(got.partition(b"\r\n\r\n")[2])
+        for _ in range(2):
+            writer.write(b"HEAD /health/ready HTTP/1.1\r\nHost: x\r\n\r\n")
+            async with asyncio.timeout(15):
+                head = await reader.readuntil(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 200"), head
+            assert f"content-length: {length}\r\n".encode() in head.lower()
+        writer.write(b"GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n")
+        async with asyncio.timeout(15):
+            assert (await read_answer(reader)).startswith(b"HTTP/1.1 200")
+    finally:
+        writer.close()
+
+
 async def test_an_idle_connection_outlives_a_client_pools_expiry_by_default(
     start_service: StartService, tmp_path: Path
 ) -> None:

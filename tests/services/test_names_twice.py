@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from services.http import schemas
-from services.http.schemas import given_twice, named_twice
+from services.http.schemas import asked_twice, given_twice, named_twice
 
 
 @pytest.mark.parametrize(
@@ -79,3 +79,20 @@ def test_a_header_naming_one_thing_is_given_once(
     headers: list[tuple[bytes, bytes]], twice: str | None
 ) -> None:
     assert given_twice(headers) == twice
+
+
+@pytest.mark.parametrize(
+    ("query", "twice"),
+    [
+        (b"", None),
+        (b"after=1", None),
+        (b"after=1&version=2", None),
+        (b"after=1&after=1", None),  # the same value, one thing
+        (b"after=1&after=2", "after"),
+        (b"after=1&aft%65r=2", "after"),  # however it is escaped
+        (b"a=&a=1", "a"),  # an empty value is a value
+        (b"limit=5&cursor=c&limit=6", "limit"),
+    ],
+)
+def test_a_query_parameter_is_given_once(query: bytes, twice: str | None) -> None:
+    assert asked_twice(query) == twice
