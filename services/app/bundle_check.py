@@ -50,6 +50,8 @@ def check_bundle(raw: bytes) -> BundleReport:
     try:
         bundle = _decode(raw)
     except msgspec.ValidationError as e:
+        if _event_lines(raw):
+            return BundleReport(ok=False, problems=[Problem("the bundle", EVENT_LINES)])
         return BundleReport(
             ok=False, problems=[Problem(_path(str(e)), f"not a bura audit bundle: {e}")]
         )
@@ -279,6 +281,23 @@ def _byte(raw: bytes, message: str) -> str:
     except UnicodeDecodeError as e:
         return f"byte {e.start}"
     return f"byte {len(raw)}"
+
+
+EVENT_LINES = (
+    "not an audit bundle but a game's events as JSON Lines (`bura export --jsonl`): "
+    "verify the game's audit bundle (`bura export GAME`, or GET /games/{id}/bundle); "
+    "`bura import` takes either"
+)
+
+
+def _event_lines(raw: bytes) -> bool:
+    """Whether `raw` begins as an export of event rows, one JSON object a line."""
+    first = raw.lstrip().split(b"\n", 1)[0]
+    try:
+        row = msgspec.json.decode(first)
+    except msgspec.DecodeError:
+        return False
+    return isinstance(row, dict) and {"game_id", "version", "type", "data"} <= row.keys()
 
 
 def _path(message: str) -> str:

@@ -22,6 +22,7 @@ from domain.views import ARBITER, view
 from infra.ports.events import RecordedEvent
 from infra.ports.games import IndexedGame
 from services import cli
+from services.app.bundle_check import EVENT_LINES
 from services.app.codec import from_recorded
 from services.bootstrap import Adapters
 from services.cli.table_text import render
@@ -598,6 +599,10 @@ def test_export_as_json_lines_still_round_trips(
     code, _ = bura(monkeypatch, capsys, empty, "import", str(lines))
     assert code == 0
     assert [r.data for r in rows(empty, game)] == [r.data for r in rows(full, game)]
+    # the lines are no bundle, and verify-bundle says what they are and what to verify
+    code, out = bura(monkeypatch, capsys, {}, "verify-bundle", str(lines))
+    assert code == 1
+    assert out.strip().splitlines()[-1] == f"VERIFICATION FAILED at the bundle: {EVENT_LINES}"
 
 
 def test_verify_names_the_first_version_a_tampered_store_breaks(
