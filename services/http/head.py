@@ -3,7 +3,8 @@ would give and no body (RFC 9110 §9.3.2), so that an uptime monitor, a load bal
 check or a cache asking HEAD gets the truth instead of a 405.
 
 The request goes to the app as the GET it mirrors (the same token checks, rate limit and
-errors); only the body is left out on the way back. The two live streams are the
+errors; the request log and the timing metrics count it as that GET); only the body is
+left out on the way back. The two live streams are the
 exception: a game's stream and the operator feed stay open for as long as the client
 listens, and opening one tells the table a seat has come (presence) or spends a stream
 ticket, all to show nothing. There HEAD stays a 405 whose `Allow` lists GET, and only there
