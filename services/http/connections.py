@@ -14,6 +14,7 @@ import msgspec
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from services.config import Settings
+from services.http.problems import PROBLEM_JSON, details
 
 # How long a refused connection's input is still read (and dropped) before it is closed.
 LINGER_SECONDS = 2.0
@@ -22,14 +23,40 @@ _REASONS = {408: b"Request Timeout", 431: b"Request Header Fields Too Large"}
 
 
 def _refusal(status: int, code: str, detail: str) -> bytes:
-    body = msgspec.json.encode({"code": code, "detail": detail})
+    """The refusal as every other error is answered: RFC 9457 problem details (without
+    `instance`: the request line may not have arrived whole)."""
+    body = msgspec.json.encode(details(code, detail))
     head = (
         f"HTTP/1.1 {status} ".encode() + _REASONS[status] + b"\r\n"
-        b"content-type: application/json\r\n"
+        b"content-type: " + PROBLEM_JSON.encode() + b"\r\n"
         b"connection: close\r\n"
         b"content-length: " + str(len(body)).encode() + b"\r\n\r\n"
     )
     return head + body
+
+
+class _Closing:
+    """The transport a request that ends its connection (`Connection: close`, HTTP/1.0) is
+    answered through: closed before its body has arrived whole (a 413, a 401 that never
+    read it), the connection ends our side and drops the rest for a moment instead, so the
+    client reads the answer rather than a reset."""
+
+    __slots__ = ("_close", "_transport")
+
+    def __init__(self, transport: asyncio.Transport, close: Any) -> None:
+        self._transport, self._close = transport, close
+
+    def write(self, data: bytes) -> None:
+        self._transport.write(data)
+
+    def is_closing(self) -> bool:
+        return self._transport.is_closing()
+
+    def close(self) -> None:
+        self._close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
 
 
 def bounded_protocol(settings: Settings) -> type[HttpToolsProtocol]:
@@ -51,6 +78,8 @@ def bounded_protocol(settings: Settings) -> type[HttpToolsProtocol]:
             super().__init__(*args, **kwargs)
             self._head_bytes = 0  # of the request being read, while its head is
             self._in_head = True
+            self._heads_done = 0  # heads completed on this connection
+            self._body_done = True  # the request being read has arrived whole
             self._refused = False
             self._read_timer: asyncio.TimerHandle | None = None
             self._read_by: float | None = None  # loop time a request being read must end
@@ -66,13 +95,16 @@ def bounded_protocol(settings: Settings) -> type[HttpToolsProtocol]:
         def data_received(self, data: bytes) -> None:
             if self._refused:
                 return
-            was_in_head = self._in_head
+            was_in_head, heads_done = self._in_head, self._heads_done
             super().data_received(data)
             # The parser keeps a header it has not finished in memory: bound it as it grows.
-            # A chunk that began and ended inside a head is all head (but for a pipelined
-            # request before it, which only makes the count err high); the exact size is
-            # checked anyway once the head is complete.
+            # Only a chunk that began and ended inside one head is all head; a chunk in
+            # which a head completed also held a body or other requests (those heads were
+            # measured exactly as they completed), and a head it left unfinished is
+            # counted from the next chunk on, so it is held to at most one read more.
             if self._refused or not (was_in_head and self._in_head):
+                return
+            if self._heads_done != heads_done:
                 return
             self._head_bytes += len(data)
             if self._head_bytes > self.max_header_bytes:
@@ -87,6 +119,7 @@ def bounded_protocol(settings: Settings) -> type[HttpToolsProtocol]:
         def on_headers_complete(self) -> None:
             if self._refused:
                 return
+            self._heads_done += 1
             if len(self.headers) > self.max_headers:
                 self._refuse(431, f"the request has more than {self.max_headers} headers")
                 return
@@ -94,8 +127,10 @@ def bounded_protocol(settings: Settings) -> type[HttpToolsProtocol]:
             if size > self.max_header_bytes:
                 self._refuse(431, f"the request's headers exceed {self.max_header_bytes} bytes")
                 return
-            self._in_head = False
+            self._in_head, self._body_done = False, False
             super().on_headers_complete()
+            if not self.cycle.keep_alive:
+                self.cycle.transport = _Closing(self.transport, self._close_gently)  # type: ignore[assignment]
 
         def on_body(self, body: bytes) -> None:
             if not self._refused:
@@ -103,7 +138,7 @@ def bounded_protocol(settings: Settings) -> type[HttpToolsProtocol]:
 
         def on_message_complete(self) -> None:
             self._read_by = None  # read whole: the timer, if it fires, lets it be
-            self._in_head, self._head_bytes = True, 0
+            self._in_head, self._head_bytes, self._body_done = True, 0, True
             if not self._refused:
                 super().on_message_complete()
 
@@ -146,6 +181,17 @@ def bounded_protocol(settings: Settings) -> type[HttpToolsProtocol]:
             self._stop_reading()
             code = "headers_too_large" if status == 431 else "request_timeout"
             self.transport.write(_refusal(status, code, detail))
+            self._linger()
+
+        def _close_gently(self) -> None:
+            if self._body_done or self.transport.is_closing():
+                self.transport.close()
+                return
+            self._refused = True  # what still comes of the body is dropped
+            self._stop_reading()
+            self._linger()
+
+        def _linger(self) -> None:
             # A close with unread input resets the connection, and the client may lose the
             # answer with it: end our side, drop what still comes for a moment, then close.
             if self.transport.can_write_eof():

@@ -55,8 +55,31 @@ def resident_bytes(service: Service) -> int:
 
 
 def answer_of(raw: bytes) -> tuple[int, dict[str, str]]:
+    """The status and body of a refusal, checked to be RFC 9457 problem details as every
+    other error answer is."""
     head, _, body = raw.partition(b"\r\n\r\n")
-    return int(head.split(b" ", 2)[1]), json.loads(body)
+    status = int(head.split(b" ", 2)[1])
+    problem = json.loads(body)
+    assert b"\r\ncontent-type: application/problem+json\r\n" in head.lower() + b"\r\n"
+    assert problem["type"] == f"/problems/{problem['code']}"
+    assert problem["status"] == status and problem["title"]
+    return status, problem
+
+
+def answers_in(raw: bytes) -> list[tuple[int, bytes]]:
+    """Each (status, body) of a run of keep-alive answers with Content-Length."""
+    found = []
+    while raw:
+        head, _, rest = raw.partition(b"\r\n\r\n")
+        lines = head.split(b"\r\n")
+        length = next(
+            int(v)
+            for k, _, v in (h.partition(b":") for h in lines[1:])
+            if k.strip().lower() == b"content-length"
+        )
+        found.append((int(lines[0].split(b" ", 2)[1]), rest[:length]))
+        raw = rest[length:]
+    return found
 
 
 async def test_headers_larger_than_the_bound_are_a_431_and_the_connection_closes(
@@ -94,6 +117,34 @@ async def test_more_headers_than_the_bound_are_a_431(
     assert status == 431 and "more than 20 headers" in body["detail"]
     few = {f"X-H{i}": "v" for i in range(10)}
     assert httpx.get(f"{service.url}/health/live", headers=few).status_code == 200
+
+
+async def test_a_large_body_arriving_with_its_head_is_no_header(
+    start_service: StartService, tmp_path: Path
+) -> None:
+    """The head bound counts the head only: a body larger than the head bound that arrives
+    in the same read as its head is read as a body (answered, or 413 above the body bound),
+    and so are many small requests pipelined in one write."""
+    service = await sqlite_service(start_service, tmp_path, BURA_MAX_HEADER_BYTES="8192")
+
+    def create(padding: int) -> bytes:
+        body = b'{"seats": [{"name": "a"}, {"name": "b"}]' + b" " * padding + b"}"
+        return (
+            b"POST /games HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Authorization: Bearer " + OPERATOR_KEY.encode() + b"\r\nConnection: close\r\n"
+            b"Content-Length: %d\r\n\r\n" % len(body) + body
+        )
+
+    raw = await exchange(service.port, create(30_000))
+    assert raw.startswith(b"HTTP/1.1 201"), raw[:300]
+    status, problem = answer_of(await exchange(service.port, create(70_000)))
+    assert status == 413 and problem["code"] == "body_too_large"
+
+    one = b"GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n"
+    last = b"GET /health/live HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    answers = answers_in(await exchange(service.port, one * 299 + last))
+    assert [status for status, _ in answers] == [200] * 300
+    assert "Traceback" not in service.log()
 
 
 async def test_a_client_sending_its_request_a_byte_at_a_time_is_cut_off(
