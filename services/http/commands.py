@@ -106,7 +106,7 @@ class CommandsController(Controller):
     @get(
         "/{game_id:str}/commands/{command_id:path}",
         operation_id="getCommand",
-        responses=responses(400, 401, 403, 404, 429, 503),
+        responses=responses(400, 401, 403, 404, 429, 500, 503),
         summary="What became of a command (the seat that sent it, or the operator)",
     )
     async def command_status(

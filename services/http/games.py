@@ -121,7 +121,7 @@ class GamesController(Controller):
     @get(
         "/{game_id:str}",
         operation_id="getView",
-        responses=responses(400, 401, 403, 404, 429, 503),
+        responses=responses(400, 401, 403, 404, 429, 500, 503),
         summary="The caller's view of the table",
     )
     async def get_game(
@@ -147,7 +147,7 @@ class GamesController(Controller):
     @get(
         "/{game_id:str}/events",
         operation_id="listEvents",
-        responses=responses(400, 401, 403, 404, 429, 503),
+        responses=responses(400, 401, 403, 404, 429, 500, 503),
         summary="Events after a version, redacted for the caller",
     )
     async def get_events(
@@ -165,7 +165,7 @@ class GamesController(Controller):
     @post(
         "/{game_id:str}/rematch",
         operation_id="startRematch",
-        responses=responses(400, 401, 403, 404, 409, 429, 503),
+        responses=responses(400, 401, 403, 404, 409, 413, 429, 500, 503),
         status_code=201,
         summary="Start the rematch of a finished game (operator key)",
     )
@@ -189,7 +189,7 @@ class GamesController(Controller):
     @post(
         "/{game_id:str}/resume",
         operation_id="resumeGame",
-        responses=responses(400, 401, 403, 404, 409, 429, 503),
+        responses=responses(400, 401, 403, 404, 409, 413, 429, 500, 503),
         status_code=200,
         summary="Rule on a clock paused by a timeout (operator key)",
     )

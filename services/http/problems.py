@@ -186,7 +186,9 @@ PROBLEMS: dict[str, Problem] = {
         "no deal is waiting for seeds",
     ),
     "bad_seed": _rule(
-        "A seed is 1 to 128 printable ASCII characters (docs/rules.md §8.13).",
+        "A seed is 1 to 128 printable ASCII characters (docs/rules.md §8.13). The command's "
+        "schema says so too, so over HTTP such a seed is refused first as `400 bad_request` "
+        "naming `value`; the rule answers commands that reach the table by other ways.",
         "a seed is 1 to 128 printable ASCII characters",
     ),
     "deadline_not_passed": _rule(
@@ -506,8 +508,9 @@ _DESCRIPTIONS = {
     422: "The Idempotency-Key names another command: nothing was done",
     429: "Rate limited: wait `Retry-After` seconds",
     431: "Request headers too large or too many",
-    500: "The server failed unexpectedly (`internal_error`), or the game's stored record no "
-    "longer folds into a game (`record_broken`: changed outside the server; verify names it)",
+    500: "The server failed unexpectedly (`internal_error`), or, on an operation on one "
+    "game, the game's stored record no longer folds into a game (`record_broken`: changed "
+    "outside the server; verify names it)",
     503: "The event store cannot be reached (`store_unavailable`: nothing was written), the "
     "answer was lost (`outcome_unknown`: it may have been applied), or the server is stopping",
 }
@@ -515,14 +518,32 @@ _DESCRIPTIONS = {
 
 def responses(*statuses: int) -> dict[int, ResponseSpec]:
     """OpenAPI error responses for the statuses an operation may answer: problem+json with
-    one example per code of that status, named by the code."""
-    return {status: _spec(status, codes_of(status)) for status in statuses}
+    one example per code of that status, named by the code. Every operation may also be
+    refused before it is routed (408, 431: the connection's bounds) or fail unexpectedly
+    (500 `internal_error`); an operation that names 500 itself answers every code of it
+    (`record_broken` too: it reads a game)."""
+    specs = {status: _spec(status, codes_of(status)) for status in statuses}
+    for status in EVERYWHERE:
+        if status not in specs:
+            specs[status] = _spec(status, codes_of(status))
+    if 500 not in specs:
+        specs[500] = _spec(
+            500,
+            ["internal_error"],
+            "The server failed unexpectedly (`internal_error`): `X-Request-ID` finds it in "
+            "the logs",
+        )
+    return specs
 
 
-def _spec(status: int, codes: Iterable[str]) -> ResponseSpec:
+# Statuses any request may be answered with, whatever it asks: the connection's bounds.
+EVERYWHERE = (408, 431)
+
+
+def _spec(status: int, codes: Iterable[str], description: str | None = None) -> ResponseSpec:
     return ResponseSpec(
         data_container=ProblemDetails,
-        description=_DESCRIPTIONS.get(status, "Error"),
+        description=description or _DESCRIPTIONS.get(status, "Error"),
         media_type=PROBLEM_JSON,
         generate_examples=False,
         examples=[

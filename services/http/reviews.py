@@ -25,7 +25,7 @@ class ReviewsController(Controller):
     @get(
         "/{game_id:str}/replay",
         operation_id="getReplay",
-        responses=responses(400, 401, 403, 404, 429, 503),
+        responses=responses(400, 401, 403, 404, 429, 500, 503),
         summary="The full table at a version (operator; everyone at the table once over)",
     )
     async def get_replay(
@@ -45,7 +45,7 @@ class ReviewsController(Controller):
     @get(
         "/{game_id:str}/audit",
         operation_id="getAudit",
-        responses=responses(400, 401, 403, 404, 429, 503),
+        responses=responses(400, 401, 403, 404, 429, 500, 503),
         summary="Every penalty and false declaration, with evidence",
     )
     async def get_audit(
@@ -59,7 +59,7 @@ class ReviewsController(Controller):
     @get(
         "/{game_id:str}/verify",
         operation_id="verifyDeals",
-        responses=responses(400, 401, 403, 404, 429, 503),
+        responses=responses(400, 401, 403, 404, 429, 500, 503),
         summary="Check every deal against its shuffle commitment",
     )
     async def get_verify(
@@ -83,7 +83,7 @@ class ReviewsController(Controller):
                 generate_examples=False,
                 description="The bundle (format `bura-audit-bundle/1`, docs/fairness.md)",
             ),
-            **responses(400, 401, 403, 404, 429, 503),
+            **responses(400, 401, 403, 404, 429, 500, 503),
         },
         summary="The audit bundle: the whole record in one file anyone can check offline",
         response_description="One compact JSON object (format `bura-audit-bundle/1`, "

@@ -40,7 +40,7 @@ class StreamController(Controller):
     @post(
         "/{game_id:str}/stream-tickets",
         operation_id="createStreamTicket",
-        responses=responses(400, 401, 403, 404, 429, 503),
+        responses=responses(400, 401, 403, 404, 413, 429, 500, 503),
         status_code=201,
         security=BEARER,
         summary="A ticket that opens one stream once (any token of the game)",
@@ -62,7 +62,7 @@ class StreamController(Controller):
     @get(
         "/{game_id:str}/stream",
         operation_id="streamView",
-        responses=responses(400, 401, 403, 404, 429, 503),
+        responses=responses(400, 401, 403, 404, 429, 500, 503),
         security=[*BEARER, {"ticket": []}],
         summary="Server-Sent Events of the caller's view",
         opt={"deadline": False},  # a stream lasts; each read it makes has the store's bound

@@ -98,7 +98,7 @@ class WebhooksController(Controller):
     @post(
         "/deliveries/{delivery_id:str}/retry",
         operation_id="retryDelivery",
-        responses=responses(400, 401, 403, 404, 409, 429),
+        responses=responses(400, 401, 403, 404, 409, 413, 429),
         status_code=200,
         summary="Send a failed delivery again (operator)",
     )

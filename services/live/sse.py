@@ -40,9 +40,31 @@ class ShutdownMessage(msgspec.Struct, frozen=True):
     reconnect: bool = True
 
 
+class SeatPresence(msgspec.Struct, frozen=True, kw_only=True):
+    """One seat's presence, times in ms since 1970-01-01 UTC: a live stream of it open
+    (`connected`; null while presence is unknown), since when it is connected or away, and
+    for the seat due while away, when it will be abandoned (docs/rules.md §13.5)."""
+
+    seat: int
+    connected: bool | None
+    connected_since: int | None
+    away_since: int | None
+    abandon_at: int | None
+
+
+class PresenceMessage(msgspec.Struct, frozen=True, kw_only=True):
+    """`event: presence`: a seat connected or went away. No SSE id: it is no version of the
+    game (`version` is the one it was judged at), so Last-Event-ID is not moved by it."""
+
+    version: int
+    now: int  # the server's clock when it was sent, ms since 1970-01-01 UTC
+    seats: tuple[SeatPresence, ...]
+
+
 # event name -> the data it carries
 MESSAGES: dict[str, type[msgspec.Struct]] = {
     "view": ViewMessage,
+    "presence": PresenceMessage,
     "end": EndMessage,
     "shutdown": ShutdownMessage,
 }
@@ -78,19 +100,19 @@ def presence_message(
     resuming with Last-Event-ID is not moved by it."""
     seats = view(state, viewer, now=now, presence=presence).seats
     data = _encode(
-        {
-            "version": state.version,
-            "now": now,
-            "seats": [
-                {
-                    "seat": s.seat,
-                    "connected": s.connected,
-                    "connected_since": s.connected_since,
-                    "away_since": s.away_since,
-                    "abandon_at": s.abandon_at,
-                }
+        PresenceMessage(
+            version=state.version,
+            now=now,
+            seats=tuple(
+                SeatPresence(
+                    seat=s.seat,
+                    connected=s.connected,
+                    connected_since=s.connected_since,
+                    away_since=s.away_since,
+                    abandon_at=s.abandon_at,
+                )
                 for s in seats
-            ],
-        }
+            ),
+        )
     )
     return b"event: presence\ndata: %s\n\n" % data

@@ -14,11 +14,12 @@ import pytest
 from domain.commands import PlayerCommand
 from domain.events import EVENT_TYPES
 from domain.naming import snake
+from services.config import Settings
 from services.http.contract import STREAMS, operations
 from services.http.problems import PROBLEMS
 from services.http.schemas import COMMAND_EXAMPLES
 from services.live.sse import MESSAGES
-from tests.api.conftest import Api
+from tests.api.conftest import OPERATOR, Api
 
 # Real receivers, timers, documents or whole games per case: left out of make test-fast.
 pytestmark = pytest.mark.slow
@@ -192,3 +193,31 @@ async def test_a_bound_of_zero_is_published(api: Api) -> None:
     dealer = doc["components"]["schemas"]["CreateGame"]["properties"]["dealer"]
     integer = next(m for m in dealer["oneOf"] if m.get("type") == "integer")
     assert (integer["minimum"], integer["maximum"]) == (0, 5)
+
+
+async def test_every_operation_documents_the_refusals_any_request_may_get(api: Api) -> None:
+    """408 and 431 (the connection's bounds) and 500 may answer any request; a POST whose
+    body is larger than BURA_MAX_BODY_BYTES answers 413 exactly where the document says it
+    may, asked with every token a game has."""
+    doc = await openapi(api)
+    table = await api.create()
+    tokens = [OPERATOR, table.seat(0), table.watcher]
+    big = b"{" + b" " * (Settings().max_body_bytes + 1) + b"}"
+    answering, documenting = set(), set()
+    for path, method, operation in operations(doc):
+        op_id = operation["operationId"]
+        documented = operation.get("responses", {})
+        if path not in ("/health/live", "/health/ready", "/problems"):
+            assert {"408", "431", "500"} <= set(documented), op_id
+        if "413" in documented:
+            documenting.add(op_id)
+        if method != "post":
+            continue
+        url = path.format(game_id=table.game_id, delivery_id="d1")
+        for token in tokens:
+            headers = {**token, "Content-Type": "application/json", "Idempotency-Key": "k1"}
+            answer = await api.client.post(url, content=big, headers=headers)
+            if answer.status_code == 413:
+                assert answer.json()["code"] == "body_too_large"
+                answering.add(op_id)
+    assert answering == documenting

@@ -5,8 +5,12 @@ after the change still meets the deal's commitments."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from services.http.contract import operations
+from services.http.problems import PROBLEM_JSON
 from tests.api.conftest import OPERATOR, THIRTY_ONE_GAME, Api, Body, Table, app_on, serving
 from tests.tampering import Tables
 
@@ -161,3 +165,35 @@ async def test_a_record_that_no_longer_folds_is_named_on_every_read_and_command(
         assert not report["ok"] and report["chain"]["first_bad_version"] == dealt
         served = await fresh.get(f"/games/{other.game_id}", headers=other.seat(0))
         assert served.status_code == 200 and served.json()["hand"]
+
+
+async def test_every_operation_on_a_game_documents_the_broken_record_it_can_answer(
+    api: Api,
+) -> None:
+    """Each operation of the published document under /games/{game_id}, asked by a seat and
+    by the operator on a game whose record no longer folds: the ones that answer
+    `record_broken` are exactly those whose 500 documents it, with its example."""
+    broken = await api.create()
+    await Tables(api.store).rewrite(broken.game_id, "card_dealt", seat=7)
+    answering, documenting = set(), set()
+    async with serving(app_on(api.adapters)) as fresh:  # nothing of the game cached
+        doc = (await fresh.get("/schema/openapi.json")).json()
+        for path, method, operation in operations(doc):
+            examples = operation["responses"].get("500", {}).get("content", {})
+            if "record_broken" in examples.get(PROBLEM_JSON, {}).get("examples", {}):
+                documenting.add(operation["operationId"])
+            if not path.startswith("/games/{game_id}"):
+                continue
+            url = path.format(game_id=broken.game_id, command_id="k1")
+            body = b'{"type": "lead", "cards": ["AS"]}' if path.endswith("/commands") else b"{}"
+            for token in (broken.seat(0), OPERATOR):
+                headers = {**token, "Content-Type": "application/json", "Idempotency-Key": "k1"}
+                sent = body if method == "post" else None
+                async with fresh.stream(method.upper(), url, headers=headers, content=sent) as got:
+                    if got.status_code != 500:
+                        continue
+                    problem = json.loads(await got.aread())
+                    assert problem["code"] == "record_broken", (path, problem)
+                    answering.add(operation["operationId"])
+    assert answering == documenting
+    assert {"getView", "sendCommand", "streamView", "getReplay", "startRematch"} <= answering

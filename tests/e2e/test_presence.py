@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 import httpx
+import jsonschema
 
 from harness.processes import OPERATOR, Service
 from harness.sse import Stream
@@ -23,6 +24,27 @@ async def seats(client: httpx.AsyncClient, service: Service, table: Table) -> li
     assert answer.status_code == 200, answer.text
     shown: list[dict[str, Any]] = answer.json()["seats"]
     return shown
+
+
+async def published(client: httpx.AsyncClient, service: Service) -> Any:
+    """A validator of the stream's messages as the service's OpenAPI document writes them:
+    one StreamFrame each, whose `data` is the JSON its `contentSchema` names."""
+    doc = (await client.get(f"{service.url}/schema/openapi.json")).json()
+    frames = {
+        frame["properties"]["event"]["const"]: frame["properties"]["data"]["contentSchema"]
+        for frame in (
+            doc["components"]["schemas"][ref["$ref"].rsplit("/", 1)[1]]
+            for ref in doc["components"]["schemas"]["StreamFrame"]["oneOf"]
+        )
+    }
+    asyncapi = (await client.get(f"{service.url}/schema/asyncapi.json")).json()
+    assert "presence" in asyncapi["components"]["messages"]
+
+    def check(event: str, data: Any) -> None:
+        schema = {**frames[event], "components": doc["components"]}
+        jsonschema.Draft202012Validator(schema).validate(data)
+
+    return check
 
 
 async def until_seat(
@@ -52,12 +74,16 @@ async def test_a_stream_on_one_replica_shows_its_seat_connected_on_the_other(
                 lambda m: m.event == "presence" and m.data["seats"][0]["connected"], WAIT
             )
             assert pushed.id is None and pushed.data["version"] == table.state.version
+            check = await published(client, two)
+            check("presence", pushed.data)
+            check("view", first.data)
         left = await until_seat(client, two, table, 0, False)
         assert left["away_since"] >= joined["connected_since"]
         gone = await watcher.wait_for(
             lambda m: m.event == "presence" and m.data["seats"][0]["connected"] is False, WAIT
         )
         assert gone.data["seats"][0]["away_since"] == left["away_since"]
+        check("presence", gone.data)
     assert watcher.last_id == table.state.version  # presence messages carry no version
 
 
