@@ -10,7 +10,9 @@ What the refinement adds, each step generic:
 - the error codes of services/http/problems.py as the enum of `ProblemDetails.code`;
 - the streams (STREAMS) as `text/event-stream`, with the schema of their messages;
 - a header or query parameter is never `null` (it is absent or text);
-- integral bounds as integers, not floats.
+- integral bounds as integers, not floats;
+- the headers answers carry (`X-Request-ID`, the RateLimit fields, `Retry-After`,
+  `WWW-Authenticate`) on the responses that carry them.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import msgspec
 
 from domain.commands import PlayerCommand
 from services.http.commands import KEY_MAX, KEY_PATTERN
-from services.http.problems import PROBLEMS
+from services.http.problems import PROBLEM_JSON, PROBLEMS
 from services.http.schemas import REQUEST_EXAMPLES, CreateGame
 from services.live.sse import MESSAGES
 
@@ -47,7 +49,9 @@ def refine(openapi: Schema) -> Schema:
     code = schemas.get("ProblemDetails", {}).get("properties", {}).get("code")
     if code is not None:
         code["enum"] = sorted(PROBLEMS)
+    doc["components"]["headers"] = copy.deepcopy(HEADERS)
     for _, _, operation in operations(doc):
+        _answer_headers(operation)
         for parameter in operation.get("parameters", []):
             parameter["schema"] = _not_null(parameter.get("schema", {}))
             if (operation.get("operationId"), parameter.get("name")) == LOOKUP_KEY:
@@ -71,6 +75,60 @@ def refine(openapi: Schema) -> Schema:
             if isinstance(node.get(bound), float) and node[bound].is_integer():
                 node[bound] = int(node[bound])
     return doc
+
+
+_RATE = "when rate limits are on (BURA_RATE_LIMITS)"
+HEADERS: Schema = {
+    "X-Request-ID": {
+        "description": "The request's id: the caller's own X-Request-ID if it sent sane text "
+        "(printable ASCII, at most 200 characters), else a new one. The logs, the metrics' "
+        "exemplars and the events a command appends carry it.",
+        "schema": {"type": "string"},
+    },
+    "RateLimit-Policy": {
+        "description": "Every policy counting this class of request, " + _RATE + ": "
+        '`"<name>";q=<quota>;w=<window seconds>`, comma-separated.',
+        "schema": {"type": "string"},
+        "example": '"reads-token";q=600;w=10, "reads-address";q=6000;w=10',
+    },
+    "RateLimit": {
+        "description": "The policy closest to its limit, " + _RATE + ": "
+        '`"<name>";r=<requests left>;t=<seconds until its window ends>`.',
+        "schema": {"type": "string"},
+        "example": '"reads-token";r=597;t=8',
+    },
+    "Retry-After": {
+        "description": "Seconds to wait before sending the request again (the same "
+        "Idempotency-Key for a command).",
+        "schema": {"type": "integer", "minimum": 0},
+    },
+    "WWW-Authenticate": {
+        "description": 'The scheme the API asks for: `Bearer realm="bura"`, with '
+        '`error="invalid_token"` when a token was sent and refused (RFC 6750).',
+        "schema": {"type": "string"},
+    },
+}
+# Answers given before the app sees the request (the connection's bounds) carry none.
+_BEFORE_THE_APP = {"408", "431"}
+
+
+def _answer_headers(operation: Schema) -> None:
+    """The headers each documented answer of the operation carries."""
+    answers: Schema = operation.get("responses", {})
+    limited = "429" in answers
+    for status, response in answers.items():
+        if status in _BEFORE_THE_APP or "$ref" in response:
+            continue
+        names = ["X-Request-ID"]
+        if limited:
+            names += ["RateLimit-Policy", "RateLimit"]
+        if status == "429" or (status == "503" and PROBLEM_JSON in response.get("content", {})):
+            names.append("Retry-After")
+        if status == "401":
+            names.append("WWW-Authenticate")
+        headers = response.setdefault("headers", {})
+        for name in names:
+            headers.setdefault(name, {"$ref": f"#/components/headers/{name}"})
 
 
 def _name_examples(media: Schema) -> None:

@@ -261,3 +261,31 @@ def cards_in(payload: Any) -> Iterator[str]:
     elif isinstance(payload, list | tuple):
         for value in payload:
             yield from cards_in(value)
+
+
+# The headers the OpenAPI document describes on answers (services/http/contract.py HEADERS).
+DESCRIBED_HEADERS = (
+    "x-request-id",
+    "ratelimit",
+    "ratelimit-policy",
+    "retry-after",
+    "www-authenticate",
+)
+
+
+async def undocumented_headers(client: httpx.AsyncClient, answer: httpx.Response) -> set[str]:
+    """The described headers an answer carries that its operation's documented response
+    (found by method and path template in the app's own document) does not name."""
+    doc = (await client.get("/schema/openapi.json")).json()
+    path = answer.request.url.path
+    # a literal segment wins over a parameter: /webhooks/deliveries, not /webhooks/{id}
+    for template, item in sorted(doc["paths"].items(), key=lambda p: p[0].count("{")):
+        pattern = re.sub(r"\{[^}]+\}", "[^/]+", template)
+        if re.fullmatch(pattern, path) and answer.request.method.lower() in item:
+            operation = item[answer.request.method.lower()]
+            break
+    else:
+        raise AssertionError(f"no operation for {answer.request.method} {path}")
+    response = operation["responses"][str(answer.status_code)]
+    named = {name.lower() for name in response.get("headers", {})}
+    return {name for name in DESCRIBED_HEADERS if name in answer.headers} - named

@@ -14,7 +14,14 @@ import pytest
 from services.bootstrap import Adapters
 from services.config import Settings
 from services.http.app import create_app
-from tests.api.conftest import OPERATOR, OPERATOR_KEY, THIRTY_ONE_DECK, Api, serving
+from tests.api.conftest import (
+    OPERATOR,
+    OPERATOR_KEY,
+    THIRTY_ONE_DECK,
+    Api,
+    serving,
+    undocumented_headers,
+)
 
 LIMITS = {
     "rate_window_seconds": 60.0,
@@ -53,6 +60,8 @@ async def test_commands_past_a_tokens_quota_are_429_with_when_to_retry(limited: 
     wait = int(refused.headers["retry-after"])
     assert 0 < wait <= 60 and body["retry_after"] == wait
     assert re.fullmatch(r'"commands-token";r=0;t=\d+', refused.headers["ratelimit"])
+    for answer in (first, refused):  # each header is in the OpenAPI document where sent
+        assert not await undocumented_headers(limited.client, answer)
     # Another token is counted apart; reads are another class.
     assert (await limited.send(table, 0, {"type": "lead", "cards": ["AS"]})).status_code == 200
     assert (
