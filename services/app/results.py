@@ -35,7 +35,9 @@ class Outcome(msgspec.Struct, frozen=True):
     caller) and its `receipt` (docs/fairness.md §4): keep it, and the record can later be
     shown to hold what you were answered. `command_id` is the Idempotency-Key, or the id
     the server gave a command sent without one: either asks
-    GET /games/{id}/commands/{command_id} what became of it."""
+    GET /games/{id}/commands/{command_id} what became of it. Every command's answer has
+    it; only the operator's ruling on a pause (POST /games/{id}/resume, which takes no
+    key) answers without it."""
 
     version: int
     duplicate: bool

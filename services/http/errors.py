@@ -105,6 +105,9 @@ def _on_the_wire(error: dict[str, Any], wire: dict[str, str]) -> dict[str, Any]:
     key = error.get("key")
     if error.get("source") in ("query", "header") and isinstance(key, str) and key in wire:
         return {**error, "key": wire[key]}
+    if error.get("source") == "body" and error.get("message") == f"'{key}'":
+        # Litestar's word for a body that is required and was not sent: the missing key
+        return {**error, "message": "the body is empty: this operation takes a JSON object"}
     return error
 
 

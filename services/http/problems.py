@@ -42,9 +42,10 @@ PROBLEMS: dict[str, Problem] = {
     "bad_request": Problem(
         400,
         "Malformed request",
-        "A field, parameter or header is missing, unknown or of the wrong type, or given "
-        "twice (a name in one object of the body, a header that names one thing, or a "
-        "query parameter, with two values); "
+        "A field of the body is missing, unknown or of the wrong type, a parameter or "
+        "header is missing or of the wrong type (a query parameter or header the operation "
+        "does not name is ignored), or something is given twice (a name in one object of "
+        "the body, a header that names one thing, or a query parameter, with two values); "
         "`errors` lists each one.",
         "Unsupported type: <class 'str'> - at `$.count`",
     ),

@@ -21,7 +21,7 @@ BAD_COMMANDS: list[tuple[str, bytes, int, str, str]] = [
     ("truncated JSON", b'{"type": "draw"', 400, "malformed_json", "JSON"),
     ("not JSON", b"draw one card please", 400, "malformed_json", "JSON"),
     ("not UTF-8", b'{"type": "\xff\xfe"}', 400, "malformed_json", "JSON"),
-    ("empty body", b"", 400, "bad_request", ""),
+    ("empty body", b"", 400, "bad_request", "the body is empty"),
     ("null", b"null", 400, "bad_request", "object"),
     ("an array", b'[{"type": "draw"}]', 400, "bad_request", "object"),
     ("no type", b'{"cards": ["AS"]}', 400, "bad_request", "type"),
