@@ -71,7 +71,9 @@ class BundleDeal(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
 class Bundle(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     format: Literal["bura-audit-bundle/1"]
     game_id: str
-    viewer: int | Literal["arbiter", "spectator"]  # whose bundle it is
+    # whose eyes the record is shown with: the caller's, or "arbiter" once nothing in it is
+    # hidden from the caller (a game over whose seed is out: docs/rules.md §9)
+    viewer: int | Literal["arbiter", "spectator"]
     redacted: bool  # some rows are redacted for that viewer
     seats: tuple[str, ...]
     rules: Rules

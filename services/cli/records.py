@@ -297,6 +297,10 @@ def read_export(path: str) -> list[ExportedEvent]:
         raise CliError(str(e), FAILED) from None
 
 
+def _whose(viewer: int | str) -> str:
+    return f"seat {viewer}'s" if isinstance(viewer, int) else f"the {viewer}'s"
+
+
 def _bundle_lines(path: str, raw: bytes) -> list[bytes]:
     """A bundle's rows as JSON Lines of an export, for the same checks and batches."""
     report = check_bundle(raw)
@@ -306,8 +310,8 @@ def _bundle_lines(path: str, raw: bytes) -> list[bytes]:
     bundle = msgspec.json.decode(raw, type=Bundle)
     if bundle.redacted:
         raise CliError(
-            f"{path} is {bundle.viewer}'s bundle, redacted: it lacks the cards that seat may "
-            "not see, so it cannot be imported (import the operator's bundle)",
+            f"{path} is {_whose(bundle.viewer)} bundle, redacted: it lacks the cards "
+            "hidden from it, so it cannot be imported (import the operator's bundle)",
             FAILED,
         )
     encode = msgspec.json.Encoder().encode

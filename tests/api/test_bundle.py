@@ -4,6 +4,7 @@ is found and located; seats get it once the game is over, redacted as their repl
 
 from __future__ import annotations
 
+import asyncio
 import random
 from pathlib import Path
 
@@ -173,6 +174,10 @@ async def test_a_seats_bundle_of_a_closed_discard_game_keeps_what_it_may_not_see
     capsys.readouterr()
     assert cli.main(["verify-bundle", str(path)]) == 0
     assert "as far as this viewer may see" in capsys.readouterr().out
+    # a seat's bundle lacks cards: it is no record to import, and the refusal says whose
+    assert await asyncio.to_thread(cli.main, ["import", str(path)]) == 1
+    said = capsys.readouterr()
+    assert "is seat 0's bundle, redacted" in said.out + said.err
 
 
 def _rows_with(rows: list[BundleRow], field: str) -> list[BundleRow]:
