@@ -4,8 +4,8 @@ shared by every replica when Redis is configured (infra/ports/limits.py).
 
 Answers carry the IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers):
 `RateLimit-Policy: "commands-token";q=100;w=10, ...` names every policy of the request's
-class, `RateLimit: "commands-token";r=97;t=8` the one closest to its limit; a 429 adds
-`Retry-After`. Health and metrics are never limited: a probe must never be refused."""
+class, `RateLimit: "commands-token";r=97;t=8` the one closest to its limit (on a 429, the
+one that refused it); a 429 adds `Retry-After`. Health and metrics are never limited: a probe must never be refused."""
 
 from __future__ import annotations
 
@@ -156,6 +156,8 @@ class Limits:
                     refused = (left, policy)
             if tightest is None or remaining < tightest[0]:
                 tightest = (remaining, left, policy)
+        if refused is not None:  # the answer names the policy that refused it
+            tightest = (0, refused[0], refused[1])
         fields = [self.named[kind]]
         if tightest is not None:
             remaining, left, policy = tightest

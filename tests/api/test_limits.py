@@ -71,12 +71,17 @@ async def test_commands_past_a_tokens_quota_are_429_with_when_to_retry(limited: 
 
 async def test_a_client_address_is_limited_across_its_tokens(limited: Api) -> None:
     table = await limited.create()
-    statuses = []
+    answers = []
     for n in range(6):
         seat = n % 2
-        statuses.append((await limited.send(table, seat, {"type": "pass"})).status_code)
+        answers.append(await limited.send(table, seat, {"type": "pass"}))
     # 5 commands from this address, whichever token: the sixth is refused.
-    assert statuses[:5] == [409] * 5 and statuses[5] == 429
+    assert [a.status_code for a in answers] == [409] * 5 + [429]
+    # The token of the sixth is at its quota too (3), but not past it: the refusal and its
+    # RateLimit field both name the address's policy.
+    refused = answers[5]
+    assert "from this client address" in refused.json()["detail"]
+    assert re.fullmatch(r'"commands-address";r=0;t=\d+', refused.headers["ratelimit"])
 
 
 async def test_reads_and_creation_have_limits_of_their_own(limited: Api) -> None:
