@@ -5,7 +5,8 @@ shared by every replica when Redis is configured (infra/ports/limits.py).
 Answers carry the IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers):
 `RateLimit-Policy: "commands-token";q=100;w=10, ...` names every policy of the request's
 class, `RateLimit: "commands-token";r=97;t=8` the one closest to its limit (on a 429, the
-one that refused it); a 429 adds `Retry-After`. Health and metrics are never limited: a probe must never be refused."""
+one that refused it); a 429 adds `Retry-After`. Health and metrics are never limited: a
+probe must never be refused."""
 
 from __future__ import annotations
 
