@@ -432,7 +432,9 @@ async def test_a_body_nested_a_thousand_deep_is_a_400_before_anything_else(
         )
         assert answer.status_code == 400, answer.text
         assert answer.json()["code"] == "bad_request"
-        assert "nests 1001 levels" in answer.json()["detail"]
+        problem = answer.json()
+        assert "nests 1001 levels" in problem["detail"]
+        assert [e["source"] for e in problem["errors"]] == ["body"]  # as every bad_request
 
 
 async def test_a_body_nested_within_the_bound_is_decoded_as_usual(api: Api) -> None:
