@@ -116,10 +116,9 @@ async def well_formed(request: Request[Any, Any, Any]) -> None:
         body = await request.body()
         depth = too_deep(body)
         if depth is not None:
-            nested = f"nests {depth} levels deep; at most {MAX_NESTING} are accepted"
+            why = f"the body nests {depth} levels deep; at most {MAX_NESTING} are accepted"
             raise ValidationException(
-                detail=f"the body {nested}",
-                extra=[{"key": "data", "message": f"the body {nested}", "source": "body"}],
+                detail=why, extra=[{"key": "data", "message": why, "source": "body"}]
             )
         name = named_twice(body)
         if name is not None:

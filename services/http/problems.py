@@ -517,16 +517,17 @@ _DESCRIPTIONS = {
 }
 
 
+# Statuses any request may be answered with, whatever it asks: the connection's bounds.
+EVERYWHERE = (408, 431)
+
+
 def responses(*statuses: int) -> dict[int, ResponseSpec]:
     """OpenAPI error responses for the statuses an operation may answer: problem+json with
     one example per code of that status, named by the code. Every operation may also be
     refused before it is routed (408, 431: the connection's bounds) or fail unexpectedly
     (500 `internal_error`); an operation that names 500 itself answers every code of it
     (`record_broken` too: it reads a game)."""
-    specs = {status: _spec(status, codes_of(status)) for status in statuses}
-    for status in EVERYWHERE:
-        if status not in specs:
-            specs[status] = _spec(status, codes_of(status))
+    specs = {s: _spec(s, codes_of(s)) for s in dict.fromkeys((*statuses, *EVERYWHERE))}
     if 500 not in specs:
         specs[500] = _spec(
             500,
@@ -535,10 +536,6 @@ def responses(*statuses: int) -> dict[int, ResponseSpec]:
             "the logs",
         )
     return specs
-
-
-# Statuses any request may be answered with, whatever it asks: the connection's bounds.
-EVERYWHERE = (408, 431)
 
 
 def _spec(status: int, codes: Iterable[str], description: str | None = None) -> ResponseSpec:
