@@ -44,7 +44,7 @@ from domain.events import (
 )
 from domain.rules import hand_sizes
 from domain.state import NEW_GAME, Clock, Deal, DealResult, Game, Response, Shuffle, Trick
-from domain.table import draw_order, next_seat, remove, replace_at, team_of
+from domain.table import draw_order, next_seat, remove, replace_at, take, team_of
 from domain.vocabulary import Reason
 
 
@@ -57,7 +57,7 @@ def evolve(state: Game, event: Event) -> Game:
             draws = deal.draws[1:]
             deal = replace(
                 deal,
-                stock=deal.stock[1:],
+                stock=take(deal.stock, (card,)),
                 hands=replace_at(deal.hands, seat, (*deal.hands[seat], card)),
                 draws=draws,
                 phase="draw" if draws else "lead",
@@ -122,13 +122,16 @@ def evolve(state: Game, event: Event) -> Game:
             dealt = sum(len(h) for h in hands) == sum(hand_sizes(state.rules, len(state.seats)))
             ready = dealt and not state.rules.trumps
             deal = replace(
-                deal, stock=deal.stock[1:], hands=hands, phase="lead" if ready else deal.phase
+                deal,
+                stock=take(deal.stock, (card,)),
+                hands=hands,
+                phase="lead" if ready else deal.phase,
             )
             return replace(state, version=version, deal=deal)
         case TrumpTurned(card=card):
             assert deal is not None
             # The turned card lies under the stock laid across it: it is drawn last.
-            stock = (*deal.stock[1:], card)
+            stock = (*take(deal.stock, (card,)), card)
             deal = replace(deal, stock=stock, trump=SUIT_OF[card], trump_card=card, phase="lead")
             return replace(state, version=version, deal=deal)
         case DealStarted(number=number, dealer=dealer, deck=deck, commitment=commitment):
@@ -156,7 +159,7 @@ def evolve(state: Game, event: Event) -> Game:
             # The cards taken stay with the offender: the arbiter sees what was taken.
             deal = replace(
                 deal,
-                stock=deal.stock[len(cards) :],
+                stock=take(deal.stock, cards),
                 hands=replace_at(deal.hands, seat, deal.hands[seat] + cards),
             )
             return replace(state, version=version, deal=deal)

@@ -58,7 +58,23 @@ def lead_limit(deal: Deal) -> int:
 
 
 def remove(hand: tuple[Card, ...], cards: Sequence[Card]) -> tuple[Card, ...]:
+    """The hand without the cards played from it; a card it does not hold is an error (the
+    rules never record one, so a record that does was edited)."""
+    missing = [c for c in cards if c not in hand]
+    if missing:
+        raise ValueError(f"{', '.join(missing)} not in the hand {', '.join(hand) or '(empty)'}")
     return tuple(c for c in hand if c not in cards)
+
+
+def take(stock: tuple[Card, ...], cards: Sequence[Card]) -> tuple[Card, ...]:
+    """The stock without the cards taken from its top; they must be its top cards (the
+    rules never record others, so a record that does was edited)."""
+    top = stock[: len(cards)]
+    if tuple(cards) != top:
+        raise ValueError(
+            f"{', '.join(cards)} taken, but the stock's top is {', '.join(top) or '(empty)'}"
+        )
+    return stock[len(cards) :]
 
 
 def replace_at(

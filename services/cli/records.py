@@ -5,11 +5,13 @@ verify-bundle, which needs no store at all."""
 from __future__ import annotations
 
 import os
+import re
+import sys
 
 import msgspec
 
 from domain.events import Event, GameFinished, GameStarted
-from domain.evolve import replay
+from domain.evolve import RecordBroken, replay
 from domain.views import ARBITER, View, view
 from infra.ports.events import Conflict, EventStore, OutcomeUnknown, RecordedEvent
 from infra.ports.games import AlreadyRematched
@@ -30,6 +32,8 @@ from services.cli.exports import (
 )
 from services.cli.progress import Progress
 from services.cli.table_text import finding_lines, render
+
+_HEX = re.compile(r"[0-9a-f]{64}")
 
 
 async def _store(settings: config.Settings, *, existing: bool = True) -> EventStore:
@@ -286,15 +290,70 @@ async def cmd_import(settings: config.Settings, path: str) -> int:
 
 def read_export(path: str) -> list[ExportedEvent]:
     """The rows of an export, checked before anything is written: an audit bundle (which
-    must verify, and must not be a redacted one) or JSON Lines."""
+    must verify, and must not be a redacted one) or JSON Lines (whose chain, deals and
+    replay must hold, as `bura verify` would find them in the store it came from)."""
     with open(path, "rb") as f:
         raw = f.read()
     try:
         if raw.startswith(b'{"format":'):
             return parse_export(_bundle_lines(path, raw), path)
-        return parse_export(raw.splitlines(), path)
+        rows = parse_export(raw.splitlines(), path)
     except BadExport as e:
         raise CliError(str(e), FAILED) from None
+    _check_lines(path, rows)
+    return rows
+
+
+def _check_lines(path: str, rows: list[ExportedEvent]) -> None:
+    """A JSON Lines export checked as the store it came from would be: the hash chain
+    rehashed row by row, every deal against its commitments, and a replay. A file written
+    before the hashes were exported holds none; it is checked by its deals and replay only
+    (said on stderr). A file where only some rows hold one has had rows edited."""
+    hashless = [r.version for r in rows if r.hash is None or r.recorded_at is None]
+    if hashless and len(hashless) < len(rows):
+        raise CliError(
+            f"{path} does not verify, at version {hashless[0]}: the row has no hash or no "
+            "recorded_at, while other rows have theirs",
+            FAILED,
+        )
+    for r in rows:
+        if r.hash is not None and not _HEX.fullmatch(r.hash):
+            raise CliError(
+                f"{path} does not verify, at version {r.version}: its hash is not 64 "
+                "lower-case hex digits",
+                FAILED,
+            )
+    recorded = [
+        msgspec.structs.replace(as_recorded(r), hash=bytes.fromhex(r.hash) if r.hash else b"")
+        for r in rows
+    ]
+    verification = check_record(rows[0].game_id, recorded)
+    if not hashless and not verification.chain.ok:
+        chain = verification.chain
+        raise CliError(
+            f"{path} does not verify, at version {chain.first_bad_version}: {chain.problem}",
+            FAILED,
+        )
+    for c in verification.deals:
+        if not c.ok:
+            raise CliError(
+                f"{path} does not verify, at version {c.version}: deal {c.number}'s shuffle "
+                "does not match its commitments (`bura verify` after an import would say the "
+                "same)",
+                FAILED,
+            )
+    try:
+        replay([from_recorded(r) for r in recorded])
+    except RecordBroken as broken:
+        raise CliError(
+            f"{path} does not verify, at version {broken.version}: {broken}", FAILED
+        ) from None
+    if hashless:
+        print(
+            f"{path} holds no hashes (an export older than them): its deals and replay were "
+            "checked, its chain could not be",
+            file=sys.stderr,
+        )
 
 
 def _whose(viewer: int | str) -> str:

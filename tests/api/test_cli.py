@@ -605,6 +605,71 @@ def test_export_as_json_lines_still_round_trips(
     assert out.strip().splitlines()[-1] == f"VERIFICATION FAILED at the bundle: {EVENT_LINES}"
 
 
+def test_an_edited_json_lines_export_is_refused_as_the_store_would_be(
+    stores: tuple[Where, Where],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An import must not launder an edit: the chain the lines carry is rehashed (a row
+    edited with its hash left stale, or with its hash dropped), and a file too old to hold
+    hashes is still checked by its deals and a replay."""
+    full, empty = stores
+    game = play_keyed_game(full)
+    lines = tmp_path / "game.jsonl"
+    code, _ = bura(monkeypatch, capsys, full, "export", game, "--jsonl", "--out", str(lines))
+    assert code == 0
+    raw = lines.read_bytes().splitlines(keepends=True)
+    led = next(n for n, line in enumerate(raw) if b'"type":"cards_led"' in line)
+    lead = json.loads(raw[led])["data"]
+    card = lead["cards"][0]
+    dealt = [json.loads(line)["data"] for line in raw[:led]]
+    # a card in another seat's hand
+    other = next(
+        d["card"] for d in dealt if d["type"] == "card_dealt" and d["seat"] != lead["seat"]
+    )
+    edited = raw[led].replace(json.dumps(card).encode(), json.dumps(other).encode(), 1)
+    assert edited != raw[led]
+
+    def spliced(line: bytes) -> list[bytes]:
+        return [*raw[:led], line, *raw[led + 1 :]]
+
+    def refused(text: bytes, version: int) -> None:
+        spoiled = tmp_path / "spoiled.jsonl"
+        spoiled.write_bytes(text)
+        code, _, said = bura_said(monkeypatch, capsys, empty, "import", str(spoiled))
+        assert code == 1, said
+        assert said.startswith(f"bura import: {spoiled} does not verify, at version {version}")
+        assert said.count("\n") == 1 and "Traceback" not in said
+        assert rows(empty, game) == []
+
+    # the hash left as it was
+    refused(b"".join(spliced(edited)), led + 1)
+    # the edited row's hash dropped: the rest still carry theirs
+    row = json.loads(edited)
+    row["hash"] = None
+    unhashed = msgspec.json.encode(row) + b"\n"
+    refused(b"".join(spliced(unhashed)), led + 1)
+    # a hash that is not one
+    row["hash"] = "zz" * 32
+    refused(b"".join(spliced(msgspec.json.encode(row) + b"\n")), led + 1)
+
+    # every hash dropped, as in an export older than them: the replay still finds the card
+    # that seat never held
+    def old(line: bytes) -> bytes:
+        kept = json.loads(line)
+        del kept["hash"], kept["recorded_at"]
+        return msgspec.json.encode(kept) + b"\n"
+
+    refused(b"".join(old(line) for line in spliced(edited)), led + 1)
+    # and the same file unedited imports, saying on stderr what it could not check
+    intact = tmp_path / "old.jsonl"
+    intact.write_bytes(b"".join(old(line) for line in raw))
+    code, out, said = bura_said(monkeypatch, capsys, empty, "import", str(intact))
+    assert code == 0, said
+    assert "holds no hashes" in said and f"as game {game}" in out
+
+
 def test_verify_names_the_first_version_a_tampered_store_breaks(
     stores: tuple[Where, Where],
     monkeypatch: pytest.MonkeyPatch,
