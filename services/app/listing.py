@@ -15,6 +15,7 @@ from domain.views import Result
 from domain.vocabulary import Status
 from infra.ports.events import micros
 from infra.ports.games import GameIndex, IndexedGame
+from services.app.callers import GAME_ID
 from services.app.errors import BadCursor
 from services.app.games import GameService
 from services.app.results import GamePage, GameSummary
@@ -30,12 +31,16 @@ def cursor_after(game: IndexedGame) -> str:
 
 
 def _after(cursor: str) -> tuple[datetime, str]:
+    """The place a cursor holds; anything this server could not have given (a time no game
+    was created at, an id no game has) is refused before it reaches the index."""
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         created, game_id = _cursor.decode(base64.urlsafe_b64decode(padded.encode()))
-    except (binascii.Error, ValueError, msgspec.DecodeError):
+        if not GAME_ID.fullmatch(game_id):
+            raise ValueError(game_id)
+        return _EPOCH + timedelta(microseconds=created), game_id
+    except (binascii.Error, ValueError, OverflowError, msgspec.DecodeError):
         raise BadCursor("cursor: not a cursor this server gave; start again without one") from None
-    return _EPOCH + timedelta(microseconds=created), game_id
 
 
 def summary(game: IndexedGame) -> GameSummary:

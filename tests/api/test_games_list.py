@@ -4,8 +4,11 @@ both stores."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import uuid
 from datetime import UTC, datetime, timedelta
+
+import pytest
 
 from domain.commands import Concede
 from domain.rules import Rules
@@ -100,6 +103,32 @@ async def test_only_the_operator_lists_games_and_bad_filters_are_400(api: Api) -
         answer = await api.client.get("/games", params=params, headers=OPERATOR)
         assert answer.status_code == 400, (params, answer.text)
         assert answer.json()["code"] == code
+
+
+@pytest.mark.parametrize(
+    "forged",
+    [
+        b'[9223372036854775807,"zz"]',
+        b'[99999999999999999999999,"a"]',
+        b'[-9223372036854775809,"zz"]',
+        b'[-99999999999999999,"zz"]',
+        b'[1796477235790735,"\\u0000"]',
+        b'[1796477235790735,"a b"]',
+        b'[1796477235790735,""]',
+        b'[1796477235790735,"' + b"a" * 65 + b'"]',
+        b'[1.5,"a"]',
+        b'[1,"a",3]',
+    ],
+)
+async def test_a_forged_cursor_is_a_bad_cursor_on_every_store(api: Api, forged: bytes) -> None:
+    """A cursor holds a creation time and a game id; one holding what no game could have
+    (a time out of any calendar, an id no game may have) is the client's mistake, not a
+    500 from the index."""
+    await api.create()
+    cursor = base64.urlsafe_b64encode(forged).decode().rstrip("=")
+    answer = await api.client.get("/games", params={"cursor": cursor}, headers=OPERATOR)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["code"] == "bad_cursor"
 
 
 async def test_a_rematch_has_the_same_seats_and_rules_is_dealt_by_the_winner_and_is_linked(
