@@ -12,6 +12,8 @@ import asyncpg
 from asyncpg.exceptions import (
     InsufficientResourcesError,
     InternalClientError,
+    InvalidAuthorizationSpecificationError,
+    InvalidCatalogNameError,
     OperatorInterventionError,
     ReadOnlySQLTransactionError,
 )
@@ -25,7 +27,9 @@ Connection = asyncpg.Connection | PoolConnectionProxy
 
 # A lost, refused or closed connection, a server shutting down, restarting, full (of
 # connections, disk or memory) or a standby after a failover, a timeout, or the driver
-# losing track of the protocol when the connection breaks under it.
+# losing track of the protocol when the connection breaks under it. And a server that
+# refuses the session itself: no such database, no such role, a wrong password (these come
+# only while connecting, before anything could be written).
 UNAVAILABLE = (
     OSError,
     TimeoutError,
@@ -35,6 +39,8 @@ UNAVAILABLE = (
     InsufficientResourcesError,
     ReadOnlySQLTransactionError,
     InternalClientError,
+    InvalidCatalogNameError,
+    InvalidAuthorizationSpecificationError,
 )
 
 

@@ -10,8 +10,9 @@ import secrets
 import sys
 from collections.abc import Callable
 
+import httpx
 import msgspec
-from bura_client import Client, Refused, Seat
+from bura_client import ApiError, Client, Refused, Seat
 from bura_client.models import JSON
 
 from domain.bots import greedy_bot, random_bot
@@ -21,6 +22,7 @@ from domain.legal import legal_commands
 from domain.seen import as_seen
 from domain.state import Game
 from domain.views import View
+from services.cli.errors import FAILED, NOT_FOUND, UNAVAILABLE, USAGE, CliError
 
 Bot = Callable[[Game, int, random.Random], PlayerCommand]
 BOTS: dict[str, Bot] = {"greedy": greedy_bot, "random": random_bot}
@@ -67,6 +69,7 @@ def play(
     last: JSON = {}
     with Client(url) as client:
         seat = client.seat(game_id, token, seen=seen)
+        seat.view()  # the address, the token and the game, each checked before following
         for message in seat.follow():
             if message.event != "view":
                 continue
@@ -128,8 +131,27 @@ def _act(
         seat.concede()
 
 
+# What an answer that ends the bot says about why (services/cli/errors.py): the server
+# refused the token or the game, could not find the game, or is busy or down.
+_EXITS = {400: USAGE, 401: USAGE, 403: USAGE, 404: NOT_FOUND, 429: UNAVAILABLE, 503: UNAVAILABLE}
+
+
 def main(url: str, game_id: str, token: str, bot: str, seed: int, seen: bool) -> int:
-    last = play(url, game_id, token, bot=bot, seed=seed, seen=seen)
+    try:
+        last = play(url, game_id, token, bot=bot, seed=seed, seen=seen)
+    except (httpx.UnsupportedProtocol, httpx.InvalidURL) as e:
+        raise CliError(
+            f"--url {url} is no server address ({e}); give one such as http://127.0.0.1:8000",
+            USAGE,
+        ) from None
+    except httpx.TransportError as e:
+        raise CliError(
+            f"cannot reach the server at {url} ({type(e).__name__}: {e})", UNAVAILABLE
+        ) from None
+    except ApiError as e:
+        raise CliError(
+            f"the server answered {e.status} {e.code}: {e.detail}", _EXITS.get(e.status, FAILED)
+        ) from None
     if last.get("status") != "finished":
         print("bura play: the stream ended before the game did", file=sys.stderr)
         return 1

@@ -8,6 +8,7 @@ import random
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 from typing import Any
 
 import msgspec
@@ -267,6 +268,29 @@ def test_migrate_without_a_database_url_says_why(
     monkeypatch.setenv("BURA_SQLITE_PATH", str(tmp_path / "x.db"))
     assert cli.main(["migrate"]) == 2
     assert "BURA_DATABASE_URL is not set" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("missing", ["database", "role"])
+def test_a_postgresql_store_that_refuses_the_session_is_unavailable_in_one_line(
+    postgres_admin_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    missing: str,
+) -> None:
+    """A URL naming a database or a role the server does not have is exit 3 (the store
+    cannot be opened) with the server's reason, for reading and for migrating alike."""
+    url = urlsplit(postgres_admin_url)
+    if missing == "database":
+        url = url._replace(path="/no_such_bura_database")
+    else:
+        url = url._replace(netloc=f"no_such_bura_role@{url.hostname}:{url.port or 5432}")
+    where = {"BURA_DATABASE_URL": urlunsplit(url)}
+    for argv in (("audit", "some-game"), ("verify", "some-game"), ("migrate",)):
+        code, _, said = bura_said(monkeypatch, capsys, where, *argv)
+        assert code == 3, said
+        assert said.count("\n") == 1 and "Traceback" not in said
+        assert said.startswith(f"bura {argv[0]}: the event store is unavailable: ")
+        assert f"no_such_bura_{missing}" in said
 
 
 def test_simulate_prints_deals_by_reason_and_speed(

@@ -16,6 +16,7 @@ import pytest
 from bura_client import Client, Refused
 from bura_client.client import Seat
 
+from harness.databases import free_port
 from harness.processes import OPERATOR_KEY, ROOT
 from tests.api.conftest import THIRTY_ONE_DECK, THIRTY_ONE_GAME
 from tests.api.test_variants_http import VARIANTS
@@ -138,3 +139,36 @@ async def test_bura_play_bots_finish_a_game_of_every_variant(
     with Client(service.url) as api:
         final = api.seat(created.game_id, OPERATOR_KEY).view()
     assert final["status"] == "finished" and final["result"]["winners"]
+
+
+async def test_bura_play_fails_in_one_line_with_the_exit_code_that_says_why(
+    start_service: StartService,
+) -> None:
+    """A bad address, no server, a token the server refuses, a game it does not know: one
+    line on stderr, never a traceback, and the README's exit codes."""
+    service = await start_service()
+    with Client(service.url) as api:
+        created = api.create_game(["a", "b"], token=OPERATOR_KEY)
+        other = api.create_game(["c", "d"], token=OPERATOR_KEY)
+    token = created.seats[0].token
+    nobody = f"http://127.0.0.1:{free_port()}"
+
+    def bura_play(url: str, game: str, token: str) -> tuple[int, str]:
+        done = subprocess.run(
+            [sys.executable, "-m", "services.cli", "play", "--url", url, "--game", game,
+             "--token", token],
+            cwd=ROOT, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        return done.returncode, done.stderr
+
+    cases = [
+        ("127.0.0.1:8000", created.game_id, token, 2, "is no server address"),
+        (nobody, created.game_id, token, 3, f"cannot reach the server at {nobody}"),
+        (service.url, created.game_id, "not-a-token", 2, "the server answered 401"),
+        (service.url, other.game_id, token, 2, "the server answered 403"),
+    ]
+    for url, game, given, code, said in cases:
+        exit_code, stderr = await asyncio.to_thread(bura_play, url, game, given)
+        assert (exit_code, stderr.count("\n")) == (code, 1), (url, given, stderr)
+        assert stderr.startswith("bura play: ") and said in stderr, stderr
+        assert "Traceback" not in stderr

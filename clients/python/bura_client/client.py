@@ -264,7 +264,7 @@ class Seat:
                             break
             except (httpx.TransportError, _Retry) as error:
                 failures += 1
-                if failures > reconnects:
+                if failures > reconnects or not (isinstance(error, _Retry) or transient(error)):
                     raise
                 after = error.after if isinstance(error, _Retry) else None
                 time.sleep(self.client.retries.delay(min(failures, 6), after))

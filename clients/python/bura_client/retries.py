@@ -31,5 +31,8 @@ def retried(status: int, code: str | None) -> bool:
 
 
 def transient(error: Exception) -> bool:
-    """No answer came (a connection refused or dropped, a timeout): send it again."""
-    return isinstance(error, httpx.TransportError)
+    """No answer came (a connection refused or dropped, a timeout): send it again. A URL
+    no request can be sent to (no http:// or https://) never will be."""
+    return isinstance(error, httpx.TransportError) and not isinstance(
+        error, httpx.UnsupportedProtocol
+    )
