@@ -8,8 +8,8 @@ import random
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 import pytest
