@@ -17,6 +17,7 @@ from domain.chain import ChainCheck, Row, check_chain
 from domain.events import Event, GameStarted
 from domain.evolve import RecordBroken, replay
 from domain.fairness import DealCheck
+from domain.views import ARBITER, Viewer, redact
 from infra.ports.events import Metadata, RecordedEvent
 from services.app.bundle import Bundle, BundleRow, deals_of
 from services.app.codec import from_recorded
@@ -79,6 +80,9 @@ def check_bundle(raw: bytes) -> BundleReport:
     if problems:
         return _report(bundle, chain=chain, problems=problems)
     _check_table(bundle, events, problems)
+    _check_flags(bundle, events, problems)
+    if problems:
+        return _report(bundle, chain=chain, problems=problems)
     deals = deals_of(events, bundle.seed)
     _same("deals", deals, bundle.deals, problems)
     checks = [d.check for d in deals if d.check is not None]
@@ -218,6 +222,44 @@ def _check_table(bundle: Bundle, events: list[Event], problems: list[Problem]) -
         problems.append(Problem("rules", "they differ from the rules the game was started with"))
     if not bundle.redacted and bundle.seed != started.seed:
         problems.append(Problem("seed", "it is not the seed the game was started with"))
+
+
+def _check_flags(bundle: Bundle, events: list[Event], problems: list[Problem]) -> None:
+    """Each row's `redacted` flag, and the bundle's, against what its viewer may see: the
+    arbiter's bundle redacts nothing and any other viewer's always hides something (the
+    deck). A row is flagged exactly when it is of a kind its viewer is shown redacted (what
+    such a row hides, the rules always record), and no row shows what its viewer may not
+    see."""
+    viewer = bundle.viewer
+    if bundle.redacted != (viewer != ARBITER):
+        problems.append(
+            Problem("redacted", "the arbiter's bundle is never redacted")
+            if viewer == ARBITER
+            else Problem("redacted", f"a bundle for {_whom(viewer)} is always redacted")
+        )
+        return
+    for i, (row, event) in enumerate(zip(bundle.events, events, strict=True)):
+        shown = redact(event, viewer, bundle.rules)
+        where = f"events[{i}] (version {row.version})"
+        if shown != event:
+            problems.append(Problem(where, f"it shows what {_whom(viewer)} may not see"))
+        elif row.redacted and shown is event:
+            problems.append(
+                Problem(f"{where}.redacted", f"nothing of it is hidden from {_whom(viewer)}")
+            )
+        elif not row.redacted and shown is not event:
+            problems.append(
+                Problem(
+                    f"{where}.redacted",
+                    f"it withholds what {_whom(viewer)} may not see, but is not flagged",
+                )
+            )
+        if problems:
+            return
+
+
+def _whom(viewer: Viewer) -> str:
+    return f"seat {viewer}" if isinstance(viewer, int) else f"the {viewer}"
 
 
 def _same(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -220,3 +221,68 @@ async def test_a_forged_bundle_whose_record_no_longer_folds_fails_and_says_where
         (f"events[{dealt - 1}] (version {dealt})", f"event {dealt}")
     ]
     assert "(card_dealt) cannot apply to the table before it" in report.problems[0].what
+
+
+def _reflagged(raw: bytes, flag: Callable[[int, BundleRow], bool]) -> bytes:
+    bundle = msgspec.json.decode(raw, type=Bundle)
+    rows = [
+        msgspec.structs.replace(row, redacted=flag(i, row)) for i, row in enumerate(bundle.events)
+    ]
+    return msgspec.json.encode(msgspec.structs.replace(bundle, events=rows))
+
+
+async def test_a_rows_redacted_flag_is_checked_against_what_its_viewer_may_see(
+    api: Api, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The flag is outside the chain, so it is checked by meaning: the arbiter's bundle
+    flags nothing, and a seat's flags exactly the rows it is shown redacted. A flag flipped
+    either way fails and says where, and an import refuses the file."""
+    game_id = await record(api.store, "closed_discard")
+    tokens, _ = await api.service.seating.issue(game_id, 2)
+    arbiter = await bundle_of(api, game_id)
+    seat = await bundle_of(api, game_id, bearer(tokens[0]))
+    flagged = [i for i, r in enumerate(msgspec.json.decode(seat, type=Bundle).events) if r.redacted]
+    plain = [
+        i for i, r in enumerate(msgspec.json.decode(seat, type=Bundle).events) if not r.redacted
+    ]
+    assert check_bundle(arbiter).ok and check_bundle(seat).ok and flagged and plain
+
+    def fails(raw: bytes, where: str, what: str) -> None:
+        report = check_bundle(raw)
+        assert not report.ok
+        assert (report.problems[0].where, report.problems[0].what) == (where, what)
+
+    every = _reflagged(arbiter, lambda i, row: True)
+    fails(every, "events[0] (version 1).redacted", "nothing of it is hidden from the arbiter")
+    first = flagged[0]
+    unflagged = _reflagged(seat, lambda i, row: row.redacted and i != first)
+    version = first + 1
+    fails(
+        unflagged,
+        f"events[{first}] (version {version}).redacted",
+        "it withholds what seat 0 may not see, but is not flagged",
+    )
+    plain_row = plain[-1]
+    overflagged = _reflagged(seat, lambda i, row: row.redacted or i == plain_row)
+    fails(
+        overflagged,
+        f"events[{plain_row}] (version {plain_row + 1}).redacted",
+        "nothing of it is hidden from seat 0",
+    )
+    # a withheld card put back, flag and all: the bundle shows what its viewer may not see
+    whole = msgspec.json.decode(arbiter, type=Bundle).events
+    back = msgspec.json.decode(seat, type=Bundle)
+    rows = list(back.events)
+    rows[first] = msgspec.structs.replace(rows[first], data=whole[first].data)
+    shown = msgspec.json.encode(msgspec.structs.replace(back, events=rows))
+    fails(shown, f"events[{first}] (version {version})", "it shows what seat 0 may not see")
+    nothing = _reflagged(seat, lambda i, row: False)
+    assert not check_bundle(nothing).ok
+
+    path = tmp_path / "flagged.bura.json"
+    path.write_bytes(every)
+    capsys.readouterr()
+    assert cli.main(["verify-bundle", str(path)]) == 1
+    assert await asyncio.to_thread(cli.main, ["import", str(path)]) == 1
+    said = capsys.readouterr()
+    assert "does not verify, at events[0] (version 1).redacted" in said.err
