@@ -83,7 +83,7 @@ class StreamController(Controller):
                 name="Last-Event-ID",
                 required=False,
                 max_length=20,
-                pattern=r"^ *[0-9]{0,16} *$",
+                pattern=r"^ *[0-9]{0,15} *$",
                 description="The last `id` received: the stream resumes after it",
             ),
         ] = None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -498,3 +499,22 @@ async def test_a_replay_of_a_version_the_game_has_not_reached_is_a_404(api: Api)
     assert f"1 to {table.version}" in body["detail"]
     last = await api.get(f"/games/{table.game_id}/replay", version=table.version)
     assert last["version"] == table.version
+
+
+async def test_last_event_id_is_admitted_exactly_as_the_openapi_pattern_says(api: Api) -> None:
+    """The document's pattern and the server agree on every value: up to 15 digits (every
+    version there can be, and below 2^53) are taken, 16 and more refused."""
+    table = await api.create()
+    await api.play(
+        table, 0, {"type": "concede"}
+    )  # a finished game's stream ends: it can be read whole
+    schema = (await api.client.get("/schema/openapi.json")).json()
+    stream = schema["paths"]["/games/{game_id}/stream"]["get"]
+    (header,) = [p for p in stream["parameters"] if p["name"] == "Last-Event-ID"]
+    pattern = re.compile(header["schema"]["pattern"])
+    for value in ("", " 1 ", "0", "999999999999999", "000000000000007", "1000000000000000",
+                  "9007199254740991", "9007199254740992", "99999999999999999"):  # fmt: skip
+        answer = await api.client.get(
+            f"/games/{table.game_id}/stream", headers={**OPERATOR, "Last-Event-ID": value}
+        )
+        assert (answer.status_code == 200) == bool(pattern.search(value)), (value, answer.text)
