@@ -191,6 +191,11 @@ class EventStore(Protocol):
         reading them, and skips nothing it would read later."""
         ...
 
+    async def issued(self, checkpoint: Checkpoint) -> bool:
+        """Whether read_all could have given this checkpoint: START, or the position of an
+        event this store holds. Anything else was made up, or comes from another store."""
+        ...
+
     def heard(self, stream_id: str, version: int, head: bytes) -> None:
         """Word from another writer (a hint) that the stream's head is `version` with chain
         hash `head`. A store may chain its next append onto it; it must not trust it: an

@@ -108,6 +108,7 @@ _HEAD = (
     " WHERE tx_id < pg_snapshot_xmin(pg_current_snapshot())"
     " ORDER BY tx_id DESC, position DESC LIMIT 1"
 )
+_ISSUED = "SELECT EXISTS (SELECT 1 FROM events WHERE tx_id = $1::xid8 AND position = $2::bigint)"
 _VERSION = "SELECT coalesce(max(version), 0) FROM events WHERE stream_id = $1"
 # A keyed command's record is its first event's row (migration 012).
 _FIND_COMMAND = (
@@ -517,6 +518,13 @@ class PostgresEventStore:
         async with acquired(self.pool, self.command_timeout) as conn:
             row = await conn.fetchrow(_HEAD, timeout=self._budget())
         return START if row is None else (int(row[0]), int(row[1]))
+
+    async def issued(self, checkpoint: Checkpoint) -> bool:
+        if checkpoint == START:
+            return True
+        async with acquired(self.pool, self.command_timeout) as conn:
+            found = await conn.fetchval(_ISSUED, *checkpoint, timeout=self._budget())
+        return bool(found)
 
     async def ping(self) -> None:
         async with acquired(self.pool, self.command_timeout) as conn:

@@ -176,6 +176,17 @@ class SqliteEventStore:
         )
         return START if position is None else (0, int(position))
 
+    async def issued(self, checkpoint: Checkpoint) -> bool:
+        tx_id, position = checkpoint
+        if checkpoint == START:
+            return True
+        if tx_id != 0:  # every checkpoint here has tx_id 0
+            return False
+        row = await self.db.run(
+            lambda db: db.execute("SELECT 1 FROM events WHERE position = ?", (position,)).fetchone()
+        )
+        return row is not None
+
     async def ping(self) -> None:
         await self.db.run(lambda db: db.execute("SELECT 1").fetchone())
 

@@ -14,7 +14,7 @@ from litestar.openapi import ResponseSpec
 from litestar.params import HeaderParameter, QueryParameter
 from litestar.response import Stream
 
-from infra.ports.events import START, Checkpoint, parse_checkpoint
+from infra.ports.events import START, Checkpoint, checkpoint_text, parse_checkpoint
 from services.app.callers import Caller
 from services.app.feed import FeedEntry, entry
 from services.http.problems import responses
@@ -120,6 +120,14 @@ class FeedController(Controller):
         if timeline.draining.is_set():
             raise ServiceUnavailableException("the server is shutting down; reconnect")
         await timeline.store.ping()  # a store that is down is a 503 now, not a cut stream
+        # a checkpoint this store never gave is refused, not read as "after whatever sorts
+        # there" (that would skip events, or give them all again, depending on the store)
+        if not await timeline.store.issued(start):
+            name = "Last-Event-ID" if last_event_id and last_event_id.strip() else "after"
+            raise ValidationException(
+                f"{name}: {checkpoint_text(start)} is no checkpoint this store gave: resume "
+                "from the checkpoint of an entry you received, or from 0:0"
+            )
         return Stream(
             _framed(timeline, start, kind, follow, limit),
             media_type="text/event-stream" if kind == "sse" else NDJSON,

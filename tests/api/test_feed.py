@@ -138,3 +138,24 @@ async def test_a_bad_checkpoint_or_format_is_a_400(api: Api) -> None:
         )
         assert answer.status_code == 400, (params, answer.text)
         assert answer.json()["code"] == "bad_request"
+
+
+async def test_a_checkpoint_the_store_never_gave_is_a_400_naming_it(api: Api) -> None:
+    """Past the head, between two events, or of another store's making: resuming there
+    would skip events or give them again (each store in its own way), so it is refused."""
+    await played(api, THIRTY_ONE_GAME[:2])
+    last = (await feed(api))[-1]["checkpoint"]
+    tx, position = map(int, last.split(":"))
+    for made_up in (f"{tx}:{position + 1_000_000}", f"{tx + 1_000_000}:0", f"{2**62}:{2**62}"):
+        for params, headers, name in (
+            ({"after": made_up}, {}, "after"),
+            ({}, {"Last-Event-ID": made_up}, "Last-Event-ID"),
+        ):
+            answer = await api.client.get(
+                "/events", params={"follow": "false", **params}, headers={**OPERATOR, **headers}
+            )
+            assert answer.status_code == 400, (made_up, answer.text)
+            problem = answer.json()
+            assert problem["code"] == "bad_request"
+            assert problem["detail"].startswith(f"{name}: {made_up} is no checkpoint this store")
+    assert await feed(api, after=last) == [] and await feed(api, after="0:0")

@@ -434,6 +434,25 @@ async def test_the_head_is_where_a_reader_that_read_everything_would_stand(
     assert await store.head() == (later[0].tx_id, later[0].position)
 
 
+async def test_a_checkpoint_is_issued_only_where_an_event_is(store: EventStore) -> None:
+    """issued() tells a checkpoint read_all gave (START, or an event's own position) from
+    one made up: past the head, between two events, or of another store's making."""
+    assert await store.issued(START)
+    stream = game()
+    await store.append(stream, 0, [event(n=1), event(n=2)])
+    rows = await store.read(stream)
+    for row in rows:
+        assert await store.issued((row.tx_id, row.position))
+    last = rows[-1]
+    for made_up in (
+        (last.tx_id, last.position + 1_000_000),
+        (last.tx_id + 1_000_000, 0),
+        (2**63 - 1, 2**63 - 1),
+        (0, 2**63 - 1),
+    ):
+        assert not await store.issued(made_up), made_up
+
+
 # --- lifecycle ------------------------------------------------------------------
 
 
