@@ -58,5 +58,9 @@ class Refused(Exception):
         self.code = code
 
 
+class BadCheckpoint(ValueError):
+    """A feed checkpoint this store did not give."""
+
+
 class BadCursor(ValueError):
     """A list cursor this server did not give."""

@@ -16,6 +16,7 @@ from domain.errors import BadSetup, RuleViolation
 from domain.evolve import RecordBroken
 from infra.ports.events import OutcomeUnknown, StoreUnavailable
 from services.app.errors import (
+    BadCheckpoint,
     BadCursor,
     Forbidden,
     GameNotFound,
@@ -220,6 +221,7 @@ HANDLERS: dict[Any, Handler] = {
     NotFound: lambda r, e: problem(e.code, str(e), instance=_instance(r)),
     Refused: lambda r, e: problem(e.code, str(e), instance=_instance(r)),
     BadCursor: lambda r, e: problem("bad_cursor", str(e), instance=_instance(r)),
+    BadCheckpoint: lambda r, e: problem("bad_checkpoint", str(e), instance=_instance(r)),
     Unauthorized: _unauthorized,
     TicketInvalid: _ticket,
     Forbidden: lambda r, e: problem("forbidden", str(e), instance=_instance(r)),

@@ -16,6 +16,7 @@ from litestar.response import Stream
 
 from infra.ports.events import START, Checkpoint, checkpoint_text, parse_checkpoint
 from services.app.callers import Caller
+from services.app.errors import BadCheckpoint
 from services.app.feed import FeedEntry, entry
 from services.http.problems import responses
 from services.live.sse import KEEPALIVE, SHUTDOWN
@@ -124,7 +125,7 @@ class FeedController(Controller):
         # there" (that would skip events, or give them all again, depending on the store)
         if not await timeline.store.issued(start):
             name = "Last-Event-ID" if last_event_id and last_event_id.strip() else "after"
-            raise ValidationException(
+            raise BadCheckpoint(
                 f"{name}: {checkpoint_text(start)} is no checkpoint this store gave: resume "
                 "from the checkpoint of an entry you received, or from 0:0"
             )

@@ -49,6 +49,14 @@ PROBLEMS: dict[str, Problem] = {
         "`errors` lists each one.",
         "Unsupported type: <class 'str'> - at `$.count`",
     ),
+    "bad_checkpoint": Problem(
+        400,
+        "Unknown feed checkpoint",
+        "`after` or `Last-Event-ID` must be `0:0` or the checkpoint of an entry this store's "
+        "feed gave (GET /events).",
+        "Last-Event-ID: 7:9 is no checkpoint this store gave: resume from the checkpoint of "
+        "an entry you received, or from 0:0",
+    ),
     "bad_cursor": Problem(
         400,
         "Bad list cursor",

@@ -142,7 +142,8 @@ async def test_a_bad_checkpoint_or_format_is_a_400(api: Api) -> None:
 
 async def test_a_checkpoint_the_store_never_gave_is_a_400_naming_it(api: Api) -> None:
     """Past the head, between two events, or of another store's making: resuming there
-    would skip events or give them again (each store in its own way), so it is refused."""
+    would skip events or give them again (each store in its own way), so it is refused
+    with its own code (the text is well formed: only the store knows it never gave it)."""
     await played(api, THIRTY_ONE_GAME[:2])
     last = (await feed(api))[-1]["checkpoint"]
     tx, position = map(int, last.split(":"))
@@ -156,6 +157,6 @@ async def test_a_checkpoint_the_store_never_gave_is_a_400_naming_it(api: Api) ->
             )
             assert answer.status_code == 400, (made_up, answer.text)
             problem = answer.json()
-            assert problem["code"] == "bad_request"
+            assert problem["code"] == "bad_checkpoint"
             assert problem["detail"].startswith(f"{name}: {made_up} is no checkpoint this store")
     assert await feed(api, after=last) == [] and await feed(api, after="0:0")
