@@ -78,7 +78,23 @@ def _tickets(runtime: NamedDependency[Runtime]) -> Tickets:
     return runtime.tickets
 
 
-async def _watcher(
+class Watcher:
+    """Who watches a stream, told only when asked: a ticket is spent by the asking, so the
+    stream asks once the request is known to be good (a request refused for a bad `after`
+    leaves the ticket for the mended one)."""
+
+    def __init__(self, request: Request[Any, Any, Any], runtime: Runtime, game_id: str,
+                 ticket: str | None) -> None:  # fmt: skip
+        self.request, self.runtime, self.game_id, self.ticket = request, runtime, game_id, ticket
+
+    async def caller(self) -> Caller:
+        """The ticket's viewer (spent on this use), else the bearer's."""
+        if self.ticket is not None:
+            return await self.runtime.tickets.redeem(self.game_id, self.ticket)
+        return await self.runtime.seating.caller(bearer(self.request), self.game_id)
+
+
+def _watcher(
     request: Request[Any, Any, Any],
     game_id: FromPath[str],
     runtime: NamedDependency[Runtime],
@@ -93,11 +109,8 @@ async def _watcher(
             "EventSource: valid once, for a few seconds",
         ),
     ] = None,
-) -> Caller:
-    """Who watches a stream: the ticket's viewer (spent on this use), else the bearer's."""
-    if ticket is not None:
-        return await runtime.tickets.redeem(game_id, ticket)
-    return await runtime.seating.caller(bearer(request), game_id)
+) -> Watcher:
+    return Watcher(request, runtime, game_id, ticket)
 
 
 async def _operator(request: Request[Any, Any, Any], runtime: NamedDependency[Runtime]) -> Caller:
@@ -114,7 +127,7 @@ DEPENDENCIES: dict[str, Provide] = {
     "listing": Provide(_listing, sync_to_thread=False),
     "attendance": Provide(_attendance, sync_to_thread=False),
     "caller": Provide(_caller),
-    "watcher": Provide(_watcher),
+    "watcher": Provide(_watcher, sync_to_thread=False),
     "tickets": Provide(_tickets, sync_to_thread=False),
     "operator": Provide(_operator),
 }

@@ -14,6 +14,7 @@ from litestar.response import Stream
 from services.app.callers import Caller
 from services.app.games import GameService
 from services.app.tickets import StreamTicket, Tickets
+from services.http.deps import Watcher
 from services.http.errors import responses
 from services.http.schemas import LAST_VERSION
 from services.live.projector import Projector
@@ -74,7 +75,7 @@ class StreamController(Controller):
     async def stream(
         self,
         game_id: FromPath[str],
-        watcher: NamedDependency[Caller],
+        watcher: NamedDependency[Watcher],
         games: NamedDependency[GameService],
         projector: NamedDependency[Projector],
         last_event_id: Annotated[
@@ -103,9 +104,10 @@ class StreamController(Controller):
         last = _resume_after(last_event_id, after)
         if projector.draining.is_set():
             raise ServiceUnavailableException("the server is shutting down; reconnect")
+        caller = await watcher.caller()  # last: a ticket is spent only on a good request
         await games.load(game_id)
         return Stream(
-            projector.stream(game_id, watcher.viewer, last),
+            projector.stream(game_id, caller.viewer, last),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )

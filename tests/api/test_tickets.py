@@ -102,3 +102,26 @@ async def test_after_resumes_a_stream_opened_without_headers(api: Api) -> None:
     assert opened.status_code == 200, opened.text
     ids = [int(line[4:]) for line in opened.text.splitlines() if line.startswith("id: ")]
     assert ids == list(range(4, ids[-1] + 1))  # every version after 3, none twice
+
+
+async def test_a_request_refused_for_its_own_mistake_leaves_the_ticket_unspent(api: Api) -> None:
+    """A bad `after` or Last-Event-ID is refused before the ticket is looked at: the client
+    mends the request and opens the stream with the same ticket."""
+    table = await finished(api)
+    given = await ticket(api, table, table.seat(0))
+    for params, headers in (
+        ({"after": "-1"}, {}),
+        ({"after": "x"}, {}),
+        ({"after": str(2**53)}, {}),
+        ({}, {"Last-Event-ID": "x"}),
+        ({}, {"Last-Event-ID": "1" * 16}),
+    ):
+        refused = await api.client.get(
+            f"/games/{table.game_id}/stream",
+            params={"ticket": given["ticket"], **params},
+            headers=headers,
+        )
+        assert refused.status_code == 400, (params, headers, refused.text)
+    opened = await api.client.get(str(given["stream"]))
+    assert opened.status_code == 200, opened.text
+    assert "event: end" in opened.text
