@@ -40,6 +40,7 @@ from services.http.pages import PagesController, static
 from services.http.reviews import ReviewsController
 from services.http.schemas import MAX_NESTING, asked_twice, given_twice, named_twice, too_deep
 from services.http.streams import StreamController
+from services.http.vary import varying_by_origin
 from services.http.webhooks import WebhooksController
 from services.metrics import Metrics
 
@@ -134,6 +135,7 @@ class Bura(Litestar):
     it does not answer, the framework does."""
 
     front: FrontDoor | None = None
+    vary_origin = False  # some origins are allowed (CORS): every answer varies by Origin
 
     async def __call__(
         self,
@@ -144,6 +146,8 @@ class Bura(Litestar):
         if scope["type"] == ScopeType.HTTP:
             http = cast("HTTPScope", scope)
             method = http["method"]
+            if self.vary_origin:
+                send = varying_by_origin(cast("Send", send))
             front = self.front
             if method == "POST" and front is not None:
                 http["app"] = http["litestar_app"] = self
@@ -223,4 +227,5 @@ def create_app(settings: Settings, adapters: bootstrap.Adapters | None = None) -
         logging_config=None,
     )
     app.front = FrontDoor(settings, metrics)
+    app.vary_origin = bool(settings.allowed_origins) and "*" not in settings.allowed_origins
     return app
