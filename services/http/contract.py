@@ -102,6 +102,11 @@ HEADERS: Schema = {
         "Idempotency-Key for a command).",
         "schema": {"type": "integer", "minimum": 0},
     },
+    "Location": {
+        "description": "Where what was made is found: a new game's view (`/games/{game_id}`), "
+        "or the stream a ticket opens (its `stream`).",
+        "schema": {"type": "string", "format": "uri-reference"},
+    },
     "WWW-Authenticate": {
         "description": 'The scheme the API asks for: `Bearer realm="bura"`, with '
         '`error="invalid_token"` when a token was sent and refused (RFC 6750).',
@@ -126,6 +131,8 @@ def _answer_headers(operation: Schema) -> None:
             names.append("Retry-After")
         if status == "401":
             names.append("WWW-Authenticate")
+        if status == "201":
+            names.append("Location")
         headers = response.setdefault("headers", {})
         for name in names:
             headers.setdefault(name, {"$ref": f"#/components/headers/{name}"})

@@ -41,6 +41,7 @@ from services.app.results import CreatedGame, Outcome
 from services.bootstrap import Runtime
 from services.config import Settings
 from services.http import commands
+from services.http.created import game_location
 from services.http.deps import token_in
 from services.http.games import create, dealt_deck
 from services.http.limits import COUNTED, Counted, Kind, Limits
@@ -150,7 +151,10 @@ class FrontDoor:
             *(counted.fields if counted is not None else ()),
             (b"x-request-id", rid.encode("latin-1")),
         ]
-        status = 200 if game_id is not None else 201
+        status = 200
+        if isinstance(answer, CreatedGame):  # as the route answers it (services/http/games.py)
+            status = 201
+            headers.append((b"location", game_location(answer.game_id).encode("latin-1")))
         try:
             await send({"type": "http.response.start", "status": status, "headers": headers})
             await send({"type": "http.response.body", "body": body, "more_body": False})

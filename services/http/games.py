@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from litestar import Controller, Request, get, post
+from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody, Parameter, QueryParameter
 
@@ -20,6 +20,7 @@ from services.app.listing import Listing
 from services.app.results import CreatedGame, EventPage, GamePage, Outcome, TableView, with_head
 from services.bootstrap import Runtime
 from services.http.commands import FAILED
+from services.http.created import created, game_location
 from services.http.errors import responses
 from services.http.middleware import request_id
 from services.http.schemas import LAST_VERSION, CreateGame, EndPauseBody, RematchBody, strictly
@@ -75,7 +76,7 @@ class GamesController(Controller):
         operator: NamedDependency[Caller],
         games: NamedDependency[GameService],
         data: JSONBody[CreateGame],
-    ) -> CreatedGame:
+    ) -> Response[CreatedGame]:
         """Deals the first deal (with `shuffle: "seats"`, opens it for the seats' seeds: the
         answer's `shuffle` holds the server's commitment and the deadline). Returns one
         secret token per seat and a spectator token: hand each to its player; only their
@@ -86,7 +87,8 @@ class GamesController(Controller):
             raise failed
         data = strictly(await request.body(), CreateGame)
         assert isinstance(data, CreateGame)
-        return await create(games, data, dealt_deck(data), request_id.get())
+        made = await create(games, data, dealt_deck(data), request_id.get())
+        return created(made, game_location(made.game_id))
 
     @get(
         "/",
@@ -175,16 +177,17 @@ class GamesController(Controller):
         caller: NamedDependency[Caller],
         games: NamedDependency[GameService],
         data: JSONBody[RematchBody | None] = None,
-    ) -> CreatedGame:
+    ) -> Response[CreatedGame]:
         """A new game with the same seats and rules, dealt by the winner (of several
         winners, the first clockwise from the last dealer), linked both ways: its
         `rematch_of` names this game, and this game's view and list entry name it as
         `rematch`. New tokens for every seat, shown once. 409 `game_not_finished` while
         the game is on, 409 `rematch_exists` once it has its rematch."""
         _operator(caller)
-        return await games.rematch(
+        made = await games.rematch(
             game_id, seed=data.seed if data else None, correlation_id=request_id.get()
         )
+        return created(made, game_location(made.game_id))
 
     @post(
         "/{game_id:str}/resume",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from litestar import Controller, get, post
+from litestar import Controller, Response, get, post
 from litestar.di import NamedDependency
 from litestar.exceptions import ServiceUnavailableException, ValidationException
 from litestar.params import FromPath, HeaderParameter, Parameter
@@ -14,6 +14,7 @@ from litestar.response import Stream
 from services.app.callers import Caller
 from services.app.games import GameService
 from services.app.tickets import StreamTicket, Tickets
+from services.http.created import created
 from services.http.deps import Watcher
 from services.http.errors import responses
 from services.http.schemas import LAST_VERSION
@@ -52,13 +53,14 @@ class StreamController(Controller):
         caller: NamedDependency[Caller],
         games: NamedDependency[GameService],
         tickets: NamedDependency[Tickets],
-    ) -> StreamTicket:
+    ) -> Response[StreamTicket]:
         """For clients that cannot send `Authorization` on a stream (a browser's
         EventSource): open `GET /games/{game_id}/stream?ticket=...` within `expires_in`
         seconds. The ticket opens one stream of this game, as the token's viewer, once; to
         reconnect, take a new ticket and pass the last id seen as `after`."""
         await games.load(game_id)
-        return await tickets.issue(game_id, caller)
+        ticket = await tickets.issue(game_id, caller)
+        return created(ticket, ticket.stream)
 
     @get(
         "/{game_id:str}/stream",

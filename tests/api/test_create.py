@@ -185,3 +185,27 @@ async def test_a_store_that_cannot_be_reached_is_a_503_that_says_so(tmp_path: An
             assert ready.status_code == 503 and ready.json()["store"].startswith("unavailable")
             assert (await client.get("/health/live")).status_code == 200
     await closed_port.close()
+
+
+async def test_every_201_says_where_what_it_made_is_found(api: Api) -> None:
+    """A created game's Location is its view, by the front door's way (a plain creation)
+    and the framework's (one sent with a query parameter it then reads none of) alike; a
+    rematch's is the new game's; a stream ticket's is the stream it opens."""
+    body = {"seats": [{"name": "a"}, {"name": "b"}]}
+    for path in ("/games", "/games?x=1&y=2"):
+        answer = await api.client.post(path, json=body, headers=OPERATOR)
+        assert answer.status_code == 201, answer.text
+        game_id = answer.json()["game_id"]
+        assert answer.headers["location"] == f"/games/{game_id}"
+        shown = await api.client.get(answer.headers["location"], headers=OPERATOR)
+        assert shown.status_code == 200, shown.text
+    table = await api.create()
+    await api.play(table, 0, {"type": "concede"})
+    rematch = await api.client.post(f"/games/{table.game_id}/rematch", headers=OPERATOR)
+    assert rematch.status_code == 201, rematch.text
+    assert rematch.headers["location"] == f"/games/{rematch.json()['game_id']}"
+    ticket = await api.client.post(f"/games/{table.game_id}/stream-tickets", headers=OPERATOR)
+    assert ticket.status_code == 201, ticket.text
+    assert ticket.headers["location"] == ticket.json()["stream"]
+    opened = await api.client.get(ticket.headers["location"])  # the game is over: it ends
+    assert opened.status_code == 200 and "event: end" in opened.text

@@ -89,7 +89,10 @@ def answer(
     response: httpx.Response, volatile: set[str] = VOLATILE
 ) -> tuple[int, dict[str, str], Any]:
     headers = {k: v for k, v in response.headers.items() if k not in VOLATILE_HEADERS}
-    body = masked(response.json(), volatile) if response.content else None
+    raw = response.json() if response.content else None
+    if "location" in headers and isinstance(raw, dict):  # a new game's: where it is found
+        headers["location"] = headers["location"].replace(raw["game_id"], "{game_id}")
+    body = masked(raw, volatile) if raw is not None else None
     if isinstance(body, dict) and "instance" in body:
         body["instance"] = body["instance"].replace(response.request.url.path, "{path}")
     return response.status_code, headers, body
