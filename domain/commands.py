@@ -58,6 +58,12 @@ class Seed(Act, frozen=True):
 
     value: SeedText
 
+    def __post_init__(self) -> None:
+        # the pattern's `$` also matches before a final line feed (Python's reading, not
+        # JSON Schema's): the value is printable ASCII to its last character
+        if self.value.endswith("\n"):
+            raise ValueError("value: 1 to 128 printable ASCII characters (space to ~)")
+
 
 class Draw(Act, frozen=True):
     """Take the top card of the stock when due to draw. A count of 2+ is a double draw."""

@@ -40,10 +40,18 @@ class RegisterWebhook(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         str,
         msgspec.Meta(pattern=r"^https?://[A-Za-z0-9.:\[\]_-]+(?:[/?#][!-~]*)?$", max_length=2048),
     ]
+    # each once: the route refuses a repeat, and the OpenAPI says uniqueItems
     events: Annotated[tuple[WebhookType, ...], msgspec.Meta(min_length=1)] = WEBHOOK_TYPES
-    # generated when left out (and then shown once, in the answer)
-    secret: Annotated[str, msgspec.Meta(min_length=16, max_length=256)] | None = None
+    # generated when left out (and then shown once, in the answer); printable ASCII without
+    # spaces, so that no copy of it loses or gains a byte at its ends
+    secret: Annotated[str, msgspec.Meta(pattern=r"^[!-~]{16,256}$")] | None = None
     description: Annotated[str, msgspec.Meta(max_length=256)] | None = None
+
+    def __post_init__(self) -> None:
+        # a pattern's `$` also matches before a final line feed: the whole text, exactly
+        for name, value in (("url", self.url), ("secret", self.secret)):
+            if value is not None and "\n" in value:
+                raise ValueError(f"{name}: no line feed (at its end neither)")
 
 
 class WebhookEndpoint(msgspec.Struct, frozen=True, kw_only=True):

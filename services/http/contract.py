@@ -40,12 +40,18 @@ STREAMS: dict[str, str] = {
 _FRAMES = {name: f"{name.capitalize()}Frame" for name in MESSAGES}
 
 
+# Arrays whose items are each given once (the handler refuses a repeat).
+_UNIQUE = (("RegisterWebhook", "events"),)
+
+
 def refine(openapi: Schema) -> Schema:
     doc = copy.deepcopy(openapi)
     schemas: Schema = doc.setdefault("components", {}).setdefault("schemas", {})
     _restore_zero_bounds(schemas)
     _add_stream_schemas(schemas)
     _forbid_unknown(schemas)
+    for name, field in _UNIQUE:  # msgspec's extra JSON schema does not reach Litestar's
+        schemas.get(name, {}).get("properties", {}).get(field, {})["uniqueItems"] = True
     code = schemas.get("ProblemDetails", {}).get("properties", {}).get("code")
     if code is not None:
         code["enum"] = sorted(PROBLEMS)

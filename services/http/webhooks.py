@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from litestar import Controller, delete, get, post
+from litestar import Controller, Response, delete, get, post
 from litestar.di import NamedDependency
+from litestar.exceptions import ValidationException
 from litestar.params import FromPath, JSONBody, Parameter, QueryParameter
 
 from infra.ports.webhooks import DeliveryState
@@ -18,6 +19,7 @@ from services.app.webhooks import (
     WebhookEndpoint,
     Webhooks,
 )
+from services.http.created import created
 from services.http.problems import responses
 from services.http.schemas import LAST_VERSION
 
@@ -39,11 +41,18 @@ class WebhooksController(Controller):
         operator: NamedDependency[Caller],
         webhooks: NamedDependency[Webhooks],
         data: JSONBody[RegisterWebhook],
-    ) -> WebhookEndpoint:
+    ) -> Response[WebhookEndpoint]:
         """The endpoint hears of the events of the types it names (all four if it names
-        none) recorded from now on. The answer shows the signing secret, once: keep it (a
-        secret is generated when none is given)."""
-        return await webhooks.register(data)
+        none; each once) recorded from now on. The answer shows the signing secret, once:
+        keep it (a secret is generated when none is given)."""
+        if len(set(data.events)) != len(data.events):
+            message = "each event type once"
+            raise ValidationException(
+                detail=f"events: {message}",
+                extra=[{"key": "events", "message": message, "source": "body"}],
+            )
+        endpoint = await webhooks.register(data)
+        return created(endpoint, f"/webhooks/{endpoint.id}")
 
     @get(
         "/",

@@ -126,3 +126,23 @@ async def test_without_a_timer_the_next_request_closes_an_overdue_seeding(api: A
     assert view["phase"] == "lead" and view["shuffle"]["missing"] == [0, 1]
     closed = [r for r in await api.store.read(table.game_id) if r.type == "seeding_closed"]
     assert len(closed) == 1 and closed[0].metadata.command_id == "seeding-closed/1"
+
+
+async def test_a_seed_that_is_not_printable_ascii_to_its_end_is_a_400(api: Api) -> None:
+    """The OpenAPI pattern (`^[\\x20-\\x7e]{1,128}$`, read as JSON Schema reads it) admits
+    no line feed, at the end neither, and neither does the server (Python's `$` would)."""
+    created = await api.client.post(
+        "/games",
+        headers=OPERATOR,
+        json={"seats": [{"name": "ann"}, {"name": "bob"}], "rules": SEATS, "seed": "s2"},
+    )
+    answer = created.json()
+    table = Table(
+        answer["game_id"], [s["token"] for s in answer["seats"]], answer["spectator_token"], 0
+    )
+    for value in ("bob\n", "b\nob", "séed", "\n"):
+        refused = await api.send(table, 1, {"type": "seed", "value": value})
+        assert refused.status_code == 400, (value, refused.text)
+        assert refused.json()["code"] == "bad_request"
+    sent = await api.send(table, 1, {"type": "seed", "value": "bob"})
+    assert sent.status_code == 200, sent.text

@@ -111,6 +111,12 @@ async def test_an_endpoint_is_registered_listed_shown_and_removed(adapters: Adap
             )
         ).json()
         assert made["id"].startswith("whk_") and made["secret"].startswith("whsec_")
+        listed_at = (await api.client.post(
+            "/webhooks", json={"url": "https://platform.test/other"}, headers=OPERATOR
+        )).headers["location"]  # fmt: skip
+        assert listed_at.startswith("/webhooks/whk_")
+        assert (await api.client.get(listed_at, headers=OPERATOR)).status_code == 200
+        await api.client.delete(listed_at, headers=OPERATOR)
         assert (made["events"], made["source"]) == (["game_finished"], "api")
 
         listed = await api.get("/webhooks")
@@ -136,13 +142,20 @@ async def test_an_endpoint_is_registered_listed_shown_and_removed(adapters: Adap
         {"url": "https://platform.test/x", "events": []},
         {"url": "https://platform.test/x", "secret": "short"},
         {"url": "https://platform.test/x", "colour": "red"},
+        {"url": "https://platform.test/x", "secret": "  a-secret-of-16-or-more  "},
+        {"url": "https://platform.test/x", "secret": "a secret of 16 or more"},
+        {"url": "https://platform.test/x", "secret": "a-secret-of-16-or-more\n"},
+        {"url": "https://platform.test/x", "events": ["game_finished", "game_finished"]},
     ],
 )
 async def test_a_bad_registration_is_a_400_naming_the_field(adapters: Adapters, body: Body) -> None:
     async with app(adapters) as api:
         answer = await api.client.post("/webhooks", json=body, headers=OPERATOR)
         assert answer.status_code == 400, answer.text
-        assert answer.json()["code"] == "bad_request"
+        problem = answer.json()
+        assert problem["code"] == "bad_request"
+        named = {e["key"].split(".")[0].split("[")[0] for e in problem["errors"]}
+        assert named & {*body, "data"}, problem
 
 
 async def test_only_the_operator_manages_webhooks(adapters: Adapters) -> None:
