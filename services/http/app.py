@@ -37,6 +37,7 @@ from services.http.health import HealthController, prometheus
 from services.http.limits import rate_limit_middleware
 from services.http.middleware import request_middleware
 from services.http.pages import PagesController, static
+from services.http.queries import Kinds, kinds_of, mistyped, template
 from services.http.reviews import ReviewsController
 from services.http.schemas import MAX_NESTING, asked_twice, given_twice, named_twice, too_deep
 from services.http.streams import StreamController
@@ -93,6 +94,15 @@ def cors(settings: Settings) -> CORSConfig | None:
     )
 
 
+def _query_kinds(app: Litestar) -> Kinds:
+    """The app's typed query parameters, read from its OpenAPI document once."""
+    kinds: Kinds | None = getattr(app, "query_kinds", None)
+    if kinds is None:
+        kinds = kinds_of(app)
+        app.query_kinds = kinds  # type: ignore[attr-defined]
+    return kinds
+
+
 async def well_formed(request: Request[Any, Any, Any]) -> None:
     """Refuse a request that gives a header naming one thing twice, with two values (a
     token, a command's key, where a stream resumes), or a query parameter so; a body
@@ -113,6 +123,16 @@ async def well_formed(request: Request[Any, Any, Any]) -> None:
             detail=f"{parameter}: {message}",
             extra=[{"key": parameter, "message": message, "source": "query"}],
         )
+    kinds = _query_kinds(request.app)
+    typed = kinds.get(template(request.scope.get("path_template") or ""))
+    if typed and request.scope["query_string"]:
+        wrong = mistyped(typed, request.query_params.multi_items())
+        if wrong is not None:
+            key, should = wrong
+            raise ValidationException(
+                detail=f"{key}: {should}",
+                extra=[{"key": key, "message": should, "source": "query"}],
+            )
     if request.method in ("POST", "PUT", "PATCH"):
         body = await request.body()
         depth = too_deep(body)
@@ -136,6 +156,7 @@ class Bura(Litestar):
 
     front: FrontDoor | None = None
     vary_origin = False  # some origins are allowed (CORS): every answer varies by Origin
+    query_kinds: Kinds | None = None  # its typed query parameters (services/http/queries.py)
 
     async def __call__(
         self,

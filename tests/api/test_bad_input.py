@@ -518,3 +518,34 @@ async def test_last_event_id_is_admitted_exactly_as_the_openapi_pattern_says(api
             f"/games/{table.game_id}/stream", headers={**OPERATOR, "Last-Event-ID": value}
         )
         assert (answer.status_code == 200) == bool(pattern.search(value)), (value, answer.text)
+
+
+async def test_a_query_parameter_is_read_as_its_documented_type_and_nothing_looser(
+    api: Api,
+) -> None:
+    """A boolean is `true` or `false` and an integer is digits, as the OpenAPI document
+    types them: `follow=1` or `limit=1.0` is a 400 naming the parameter (the body of the
+    same API refuses 1.0 for an integer too), never read as something else."""
+    table = await api.create()
+    await api.play(table, *THIRTY_ONE_GAME[0])
+    game = f"/games/{table.game_id}"
+    for path, name in (
+        ("/events?follow=1", "follow"),
+        ("/events?follow=True", "follow"),
+        ("/events?follow=yes", "follow"),
+        ("/events?follow=false&limit=1.0", "limit"),
+        ("/events?follow=false&limit=%2B1", "limit"),
+        ("/games?limit=1e1", "limit"),
+        (f"{game}/events?after=0x1", "after"),
+        (f"{game}/events?after=1.0", "after"),
+        (f"{game}/replay?version=%201", "version"),
+        ("/webhooks/deliveries?limit=2.0", "limit"),
+    ):
+        answer = await api.client.get(path, headers=OPERATOR)
+        assert answer.status_code == 400, (path, answer.text)
+        error = answer.json()
+        assert [(e["key"], e["source"]) for e in error["errors"]] == [(name, "query")], error
+    for path in ("/events?follow=false&limit=1", "/games?limit=2", f"{game}/events?after=1",
+                 f"{game}/replay?version=1"):  # fmt: skip
+        answer = await api.client.get(path, headers=OPERATOR)
+        assert answer.status_code == 200, (path, answer.text)
