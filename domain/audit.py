@@ -43,6 +43,7 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     hand_sizes: tuple[int, ...]
     stock_count: int
     cards: tuple[Card, ...] | None = None  # cards taken by a faulty draw
+    asked: int | None = None  # a faulty draw: the cards it asked for (None: not recorded)
     claim: Claim | None = None
     value: int | None = None  # a declaration: the points (or trumps) the seat really had
     needed: int | None = None
@@ -87,9 +88,9 @@ def _findings(events: Iterable[Event], viewer: Viewer) -> tuple[list[Finding], G
         state = fold(state, (event,))
         deal = before.deal
         match event:
-            case PenaltyApplied(seat=seat, rule=rule, due=due, cards=cards, seen=seen) if (
-                deal is not None
-            ):
+            case PenaltyApplied(
+                seat=seat, rule=rule, due=due, cards=cards, seen=seen, asked=asked
+            ) if deal is not None:
                 pending = dict(
                     rule=rule,
                     deal=deal.number,
@@ -100,6 +101,7 @@ def _findings(events: Iterable[Event], viewer: Viewer) -> tuple[list[Finding], G
                     hand_sizes=tuple(len(h) for h in deal.hands),
                     stock_count=len(deal.stock),
                     cards=cards,
+                    asked=asked,
                     before_version=before.version,
                     seen=seen,
                     seen_carried=seen is not None,

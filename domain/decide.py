@@ -424,7 +424,7 @@ def _draw(game: Game, deal: Deal, actor: int, count: int, seen: int | None) -> l
         raise RuleViolation(rule, why + " (refused: penalties are not enforced at this table)")
     taken = deal.stock[:count]
     penalty = PenaltyApplied(
-        seat=actor, rule=rule, due=due, cards=taken, count=len(taken), seen=seen
+        seat=actor, rule=rule, due=due, cards=taken, count=len(taken), seen=seen, asked=count
     )
     return [penalty, *end_deal(game, deal, loser=actor, reason=rule)]
 

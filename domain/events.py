@@ -125,10 +125,13 @@ class PenaltyApplied(Event, frozen=True, kw_only=True):
     rule: PenaltyRule
     due: int | None  # the seat that was due to draw, None when no draw was due
     cards: tuple[Card, ...] | None  # the cards taken from the stock
-    count: int
+    count: int  # how many were taken
     # the version the drawer said it acted on (the command's `seen`); None: it said none,
     # and was judged on the table as the command found it
     seen: int | None = None
+    # how many the draw asked for: more than `count` when the stock held fewer (a double
+    # draw of the last card); None in records made before it was kept
+    asked: int | None = None
 
 
 class BuraShown(Event, frozen=True):

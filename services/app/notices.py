@@ -71,6 +71,7 @@ class PenaltyTaken(msgspec.Struct, frozen=True, kw_only=True):
     rule: PenaltyRule
     due: int | None  # the seat that was due to draw, None when none was
     count: int  # cards taken (which ones is for the audit)
+    asked: int | None  # cards the draw asked for (a double draw of the last card: 2, count 1)
 
 
 class ClockRanOut(msgspec.Struct, frozen=True, kw_only=True):
@@ -209,8 +210,8 @@ def _notice(row: RecordedEvent, state: Game, event: Event, after: Event | None) 
                     for d in state.deals
                 ),
             )
-        case PenaltyApplied(seat=seat, rule=rule, due=due, count=count):
-            data = PenaltyTaken(deal=deal, seat=seat, rule=rule, due=due, count=count)
+        case PenaltyApplied(seat=seat, rule=rule, due=due, count=count, asked=asked):
+            data = PenaltyTaken(deal=deal, seat=seat, rule=rule, due=due, count=count, asked=asked)
         case TimedOut(seat=seat, clock=clock, verdict=verdict, deadline=deadline, at=at):
             data = ClockRanOut(
                 deal=deal, seat=seat, clock=clock, verdict=verdict, deadline=deadline, at=at

@@ -303,6 +303,7 @@ async def test_a_penalty_and_its_deal_reach_the_receiver_in_the_game_s_order_wit
             "rule": "out_of_turn_draw",
             "due": 0,
             "count": 1,
+            "asked": 1,
         }
         assert penalty.json["event"]["cards"] is None  # the cards taken stay hidden
         assert (

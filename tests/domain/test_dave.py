@@ -144,7 +144,9 @@ def test_an_answer_without_a_dave_is_refused():
 def test_a_draw_while_a_dave_is_pending_is_judged_as_a_draw_when_none_is_due():
     # docs/rules.md §4 judges every physical draw: none is due while a dave waits for its answer.
     _, events = act(offered(), 1, Draw())
-    assert events[0] == PenaltyApplied(seat=1, rule="extra_card", due=None, cards=("KC",), count=1)
+    assert events[0] == PenaltyApplied(
+        seat=1, rule="extra_card", due=None, cards=("KC",), count=1, asked=1
+    )
 
 
 def test_conceding_instead_of_answering_loses_at_the_stake_before_doubling():

@@ -1,9 +1,17 @@
 """docs/rules.md §4: drawing back up after a trick, one card per draw, in turn."""
 
+from typing import Any
+
+import pytest
+
+from domain.audit import audit
 from domain.commands import Draw
-from domain.events import CardDrawn
+from domain.events import CardDrawn, Event, PenaltyApplied
 from domain.rules import Rules
+from domain.state import Game
 from domain.table import draw_order
+from domain.views import ARBITER
+from tests.domain import given
 from tests.domain.given import (
     act,
     current,
@@ -158,3 +166,31 @@ def test_a_set_aside_stock_is_not_drawn_even_by_the_seat_that_took_the_trick():
     given = one_plain_trick(five_seats_one_card_left(short_stock="set_aside", penalties="reject"))
     taker = current(given).leader
     assert refused(given, taker, Draw()) == "out_of_turn_draw"
+
+
+def test_a_double_draw_of_the_last_card_records_what_it_asked_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two cards asked with one left: one is taken (`count` 1), and the record keeps the
+    two it asked for (`asked`), the evidence of the double draw, for the audit too."""
+    recorded: list[Event] = []
+
+    def recording(*args: Any, **kwargs: Any) -> tuple[Game, list[Event]]:
+        state, events = acting(*args, **kwargs)
+        recorded.extend(events)
+        return state, events
+
+    acting = given.act
+    monkeypatch.setattr(given, "act", recording)  # play_out's moves
+    monkeypatch.setitem(globals(), "act", recording)  # one_plain_trick's, and the draw
+    state, started = start(5, dealer=4)
+    recorded.extend(started)
+    before = one_plain_trick(play_out(state, stop=lambda d: len(d.stock) == 1))
+    taker = current(before).leader
+    events = act(before, taker, Draw(2))[1]
+    penalty = events[0]
+    assert isinstance(penalty, PenaltyApplied)
+    assert (penalty.rule, penalty.count, penalty.asked) == ("double_draw", 1, 2)
+    assert penalty.cards == current(before).stock
+    (finding,) = audit(recorded, ARBITER)
+    assert (finding.rule, finding.cards, finding.asked) == ("double_draw", penalty.cards, 2)

@@ -29,7 +29,7 @@ def test_drawing_two_cards_at_once_is_a_double_draw():
     given = after_trick_taken_by_1()
     _, events = act(given, 1, Draw(2))
     assert events[:3] == [
-        PenaltyApplied(seat=1, rule="double_draw", due=1, cards=("KC", "QC"), count=2),
+        PenaltyApplied(seat=1, rule="double_draw", due=1, cards=("KC", "QC"), count=2, asked=2),
         DealLost(1, "double_draw"),
         StakeSettled(deal=1, stake=1, multiplier=1, payments=(1, -1)),
     ]
@@ -39,7 +39,7 @@ def test_drawing_with_a_full_hand_is_an_extra_card():
     given = given_table()  # nobody is due to draw, and seat 1 holds three cards
     _, events = act(given, 1, Draw())
     assert events[:2] == [
-        PenaltyApplied(seat=1, rule="extra_card", due=None, cards=("KC",), count=1),
+        PenaltyApplied(seat=1, rule="extra_card", due=None, cards=("KC",), count=1, asked=1),
         DealLost(1, "extra_card"),
     ]
 
@@ -47,14 +47,16 @@ def test_drawing_with_a_full_hand_is_an_extra_card():
 def test_drawing_again_after_filling_up_is_an_extra_card():
     given = act(after_trick_taken_by_1(), 1, Draw())[0]  # seat 0 is due now
     _, events = act(given, 1, Draw())
-    assert events[0] == PenaltyApplied(seat=1, rule="extra_card", due=0, cards=("QC",), count=1)
+    assert events[0] == PenaltyApplied(
+        seat=1, rule="extra_card", due=0, cards=("QC",), count=1, asked=1
+    )
 
 
 def test_drawing_when_another_seat_is_due_is_an_out_of_turn_draw():
     given = after_trick_taken_by_1()
     _, events = act(given, 0, Draw())
     assert events[:2] == [
-        PenaltyApplied(seat=0, rule="out_of_turn_draw", due=1, cards=("KC",), count=1),
+        PenaltyApplied(seat=0, rule="out_of_turn_draw", due=1, cards=("KC",), count=1, asked=1),
         DealLost(0, "out_of_turn_draw"),
     ]
 
@@ -63,7 +65,7 @@ def test_drawing_when_no_draw_is_due_is_an_out_of_turn_draw():
     given = act(given_table(), 0, lead("AS"))[0]  # seat 0 holds two cards, seat 1 must answer
     _, events = act(given, 0, Draw())
     assert events[0] == PenaltyApplied(
-        seat=0, rule="out_of_turn_draw", due=None, cards=("KC",), count=1
+        seat=0, rule="out_of_turn_draw", due=None, cards=("KC",), count=1, asked=1
     )
 
 

@@ -87,7 +87,7 @@ def test_a_penalty_records_the_version_the_drawer_acted_on():
     given = play(given_table(), *AFTER_TRICK)
     _, events = act(given, 0, Draw(seen=given.version))
     assert events[0] == PenaltyApplied(
-        seat=0, rule="out_of_turn_draw", due=1, cards=("KC",), count=1, seen=given.version
+        seat=0, rule="out_of_turn_draw", due=1, cards=("KC",), count=1, seen=given.version, asked=1
     )
 
 

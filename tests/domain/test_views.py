@@ -145,7 +145,7 @@ def test_the_cards_taken_by_a_faulty_draw_are_hidden_from_the_others():
     penalty = act(given_table(match_target=3), 1, Draw())[1][0]
     assert isinstance(penalty, PenaltyApplied) and penalty.cards == ("KC",)
     assert redact(penalty, 0, Rules()) == PenaltyApplied(
-        seat=1, rule="extra_card", due=None, cards=None, count=1
+        seat=1, rule="extra_card", due=None, cards=None, count=1, asked=1
     )
     assert redact(penalty, 1, Rules()) == penalty
 

@@ -60,7 +60,7 @@ def test_drawing_with_a_full_hand_is_judged_by_the_seat_s_own_size():
     # both full again: seat 1 with three cards holds its full hand
     _, events = act(given, 1, Draw())
     assert events[:2] == [
-        PenaltyApplied(seat=1, rule="extra_card", due=None, cards=("9C",), count=1),
+        PenaltyApplied(seat=1, rule="extra_card", due=None, cards=("9C",), count=1, asked=1),
         DealLost(1, "extra_card"),
     ]
 
