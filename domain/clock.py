@@ -34,6 +34,15 @@ def running(state: Game) -> Clock | None:
     return clock
 
 
+def ticking(state: Game) -> Clock | None:
+    """The clock as a view shows it running: at the version its clock_started made. At the
+    versions between an act and the clock that follows it (the events of one command: a
+    trick taken, a deal ending and the next one dealt) it still holds the last seat's
+    deadline, which no seat is racing."""
+    clock = running(state)
+    return clock if clock is not None and clock.version == state.version else None
+
+
 def abandon_deadline(rules: Rules, clock: Clock, away_since: int) -> int | None:
     """When a seat away since `away_since` has been away abandon_seconds while due."""
     if rules.abandon_seconds is None:

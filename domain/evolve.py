@@ -253,7 +253,12 @@ def evolve(state: Game, event: Event) -> Game:
             return replace(state, version=version, winners=winners, reason=reason, clock=None)
         case ClockStarted(seat=seat, at=at, turn_ends=turn_ends, deadline=deadline, banks=banks):
             clock = Clock(
-                seat=seat, started=at, turn_ends=turn_ends, deadline=deadline, banks=banks
+                seat=seat,
+                started=at,
+                turn_ends=turn_ends,
+                deadline=deadline,
+                banks=banks,
+                version=version,
             )
             return replace(state, version=version, clock=clock)
         case TimedOut(verdict="pause"):

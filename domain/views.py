@@ -13,7 +13,7 @@ import msgspec
 from msgspec.structs import replace
 
 from domain.cards import Card
-from domain.clock import abandon_deadline, bank_left, running
+from domain.clock import abandon_deadline, bank_left, ticking
 from domain.events import (
     CardDealt,
     CardDrawn,
@@ -245,7 +245,11 @@ def view(
         rules=rules,
         pot=deal.pot if deal else (),
         moves=moves(state, seat) if seat is not None else None,
-        clock=_clock_view(state.clock) if state.clock is not None and not state.finished else None,
+        clock=_clock_view(state.clock)
+        if state.clock is not None
+        and not state.finished
+        and (state.clock.paused or ticking(state) is not None)
+        else None,
         now=now if state.clock is not None else None,
         rematch_of=state.rematch_of,
         rematch=rematch,
@@ -294,7 +298,7 @@ def _timed(state: Game, shown: SeatView, now: int | None, presence: Presence | N
     s = shown.seat
     changes: dict[str, object] = {}
     if clock is not None and not state.finished:
-        due = running(state) is not None and clock.seat == s
+        due = ticking(state) is not None and clock.seat == s
         if due:
             changes["deadline"] = clock.deadline
             if now is not None:
@@ -309,7 +313,7 @@ def _timed(state: Game, shown: SeatView, now: int | None, presence: Presence | N
             changes["connected_since"] = presence.since
         else:
             changes["away_since"] = presence.since
-            if clock is not None and running(state) is not None and clock.seat == s:
+            if clock is not None and ticking(state) is not None and clock.seat == s:
                 changes["abandon_at"] = abandon_deadline(
                     state.rules, clock, presence.since if presence.since is not None else 0
                 )

@@ -31,6 +31,7 @@ from domain.events import (
     TimedOut,
     TrickTaken,
 )
+from domain.evolve import fold
 from domain.rules import Rules, check
 from domain.settlement import rematch_dealer
 from domain.state import Clock, Game
@@ -96,7 +97,12 @@ PHASES = ["lead", "respond", "draw", "dave_answer", "declare_or_pass"]
 def test_a_clocked_table_starts_the_clock_for_the_first_leader_when_it_is_dealt() -> None:
     state = clocked(time_bank_seconds=30)
     assert state.clock == Clock(
-        seat=0, started=T0, turn_ends=T0 + TURN, deadline=T0 + TURN + 30_000, banks=(30_000,) * 2
+        seat=0,
+        started=T0,
+        turn_ends=T0 + TURN,
+        deadline=T0 + TURN + 30_000,
+        banks=(30_000,) * 2,
+        version=state.version,
     )
 
 
@@ -439,3 +445,26 @@ def test_the_rematch_is_dealt_by_the_winner_or_the_first_winner_from_the_last_de
     three = table(["AS 6S QD", "7S 6H 8D", "KD 9S 10C"], trump="9H", turn_seconds=5, now=T0)
     over = timed_out(three)[0]  # seat 0 lost: seats 1 and 2 won; seat 2 dealt
     assert over.winners == (1, 2) and over.dealer == 2 and rematch_dealer(over) == 2
+
+
+def test_no_seat_races_a_clock_at_the_versions_before_its_clock_starts() -> None:
+    """The events of one command are each a version a stream shows. Until the act's own
+    clock_started, the table holds the last seat's deadline, which nobody races: a view
+    shows no clock and no seat's deadline or abandonment there, and the clock once it runs
+    for the seat due (a trick taken, and a deal ended and the next one dealt, alike)."""
+    away = (Presence(connected=False, since=T0), Presence(connected=False, since=T0))
+    state = act(clocked(abandon_seconds=60, match_target=10), 0, lead("AS"), now=T0 + 1_000)[0]
+    now = T0 + 2_000
+    # a response and the trick; the draws; then a double draw: the deal lost, the next dealt
+    for seat, command in ((1, respond("6H")), (1, Draw()), (0, Draw()), (1, Draw(2))):
+        events = act(state, seat, command, now=now)[1]
+        assert isinstance(events[-1], ClockStarted)
+        for n in range(1, len(events) + 1):
+            shown = view(fold(state, events[:n]), "arbiter", now=now, presence=away)
+            due = [s for s in shown.seats if s.deadline is not None or s.abandon_at is not None]
+            if n < len(events):
+                assert shown.clock is None and due == [], (n, events[n - 1])
+            else:
+                assert shown.clock is not None and shown.clock.seat == shown.turn
+                assert [s.seat for s in due] == [shown.turn]
+        state = fold(state, events)
