@@ -549,3 +549,20 @@ async def test_a_query_parameter_is_read_as_its_documented_type_and_nothing_loos
                  f"{game}/replay?version=1"):  # fmt: skip
         answer = await api.client.get(path, headers=OPERATOR)
         assert answer.status_code == 200, (path, answer.text)
+
+
+async def test_a_resume_past_the_games_version_starts_over_with_the_table_as_it_is(
+    api: Api,
+) -> None:
+    """A Last-Event-ID above the game's version (another game's, or a store restored from
+    a backup) is no error an EventSource could recover from: the stream starts over with
+    the current view, whose lower id tells the client so (README, the live view)."""
+    table = await api.create()
+    await api.play(table, 0, {"type": "concede"})
+    version = (await api.view(table, OPERATOR))["version"]
+    answer = await api.client.get(
+        f"/games/{table.game_id}/stream", headers={**OPERATOR, "Last-Event-ID": str(version + 5)}
+    )
+    assert answer.status_code == 200, answer.text
+    ids = [int(line[3:]) for line in answer.text.splitlines() if line.startswith("id:")]
+    assert ids == [version]

@@ -250,12 +250,20 @@ class Seat:
                         if not retried(answer.status_code, problem.get("code")):
                             raise error_of(answer.status_code, problem, dict(answer.headers))
                         raise _Retry(answer.headers.get("retry-after"))
+                    first = True
                     for message in messages(answer.iter_lines()):
                         failures = 0
                         if message.id is not None:
-                            if last is not None and message.id <= last:
+                            # the server starts over with the table as it is now when the
+                            # id resumed from is past the game's version (a store restored
+                            # from a backup): its first message then has a lower id
+                            restarted = first and last is not None and message.id < last
+                            first = False
+                            if last is not None and message.id <= last and not restarted:
                                 continue  # already given: never twice
                             last = message.id
+                            if restarted:
+                                self.version = message.id
                             self._saw(message.id)
                         yield message
                         if message.event == "end":
