@@ -14,7 +14,6 @@ from litestar.exceptions import ValidationException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.types import (
-    HTTPScope,
     LifeSpanReceive,
     LifeSpanScope,
     LifeSpanSend,
@@ -23,6 +22,7 @@ from litestar.types import (
     Send,
 )
 
+from infra.ports.events import StoreUnavailable
 from services import bootstrap
 from services.config import Settings
 from services.http.commands import CommandsController
@@ -158,14 +158,28 @@ class Bura(Litestar):
     vary_origin = False  # some origins are allowed (CORS): every answer varies by Origin
     query_kinds: Kinds | None = None  # its typed query parameters (services/http/queries.py)
 
+    def _one_line_startup_failure(self, send: LifeSpanSend) -> LifeSpanSend:
+        """A startup that failed for a known reason (the store cannot be reached) is told
+        in one line, as the server logs it, not as the traceback the framework formats."""
+
+        async def said(message: Any) -> None:
+            failure = getattr(self.state, "startup_failure", None)
+            if message["type"] == "lifespan.startup.failed" and failure is not None:
+                message = {**message, "message": failure}
+            await send(message)
+
+        return said
+
     async def __call__(
         self,
         scope: Scope | LifeSpanScope,
         receive: Receive | LifeSpanReceive,
         send: Send | LifeSpanSend,
     ) -> None:
-        if scope["type"] == ScopeType.HTTP:
-            http = cast("HTTPScope", scope)
+        if scope["type"] == "lifespan":
+            send = self._one_line_startup_failure(cast("LifeSpanSend", send))
+        elif scope["type"] == ScopeType.HTTP:
+            http = scope
             method = http["method"]
             if self.vary_origin:
                 send = varying_by_origin(cast("Send", send))
@@ -191,9 +205,14 @@ def create_app(settings: Settings, adapters: bootstrap.Adapters | None = None) -
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        async with bootstrap.running(settings, adapters, metrics) as runtime:
-            app.state.runtime = runtime
-            yield
+        try:
+            async with bootstrap.running(settings, adapters, metrics) as runtime:
+                app.state.runtime = runtime
+                yield
+        except StoreUnavailable as e:
+            if getattr(app.state, "runtime", None) is None:  # at startup: say it in one line
+                app.state.startup_failure = f"cannot start: the event store is unavailable: {e}"
+            raise
 
     app = Bura(
         route_handlers=[

@@ -10,6 +10,7 @@ import random
 import socket
 import time
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import pytest
@@ -335,3 +336,27 @@ async def test_live_streams_outlast_the_request_deadline(
             timeout=10,
         )
         assert seat0.error is None and feed.error is None
+
+
+async def test_serve_that_cannot_open_its_store_says_why_in_one_line(
+    tmp_path: Path, postgres_admin_url: str
+) -> None:
+    """A PostgreSQL URL naming a database the server does not have: the replica exits 3
+    (as uvicorn does for a failed startup) and its log says why in one line, where the
+    SRE looks, not in a framework's traceback."""
+    url = urlsplit(postgres_admin_url)._replace(path="/no_such_bura_database")
+    env = {"BURA_DATABASE_URL": urlunsplit(url), "BURA_REDIS_URL": "", "BURA_LOG_FORMAT": "json"}
+    service = Service(env, log_dir=tmp_path).start()
+    try:
+        code = await service.wait(timeout=30)
+    finally:
+        service.stop()
+    log = service.log()
+    assert code == 3, log
+    assert "Traceback" not in log
+    (said,) = [json.loads(line) for line in log.splitlines() if "cannot start" in line]
+    assert said["level"] == "error"
+    assert said["message"] == (
+        "cannot start: the event store is unavailable: InvalidCatalogNameError: "
+        'database "no_such_bura_database" does not exist'
+    )
