@@ -123,9 +123,9 @@ async def well_formed(request: Request[Any, Any, Any]) -> None:
             detail=f"{parameter}: {message}",
             extra=[{"key": parameter, "message": message, "source": "query"}],
         )
-    kinds = _query_kinds(request.app)
-    typed = kinds.get(template(request.scope.get("path_template") or ""))
-    if typed and request.scope["query_string"]:
+    query = request.scope["query_string"]
+    typed = _query_kinds(request.app).get(template(request.scope.get("path_template") or ""))
+    if query and typed:
         wrong = mistyped(typed, request.query_params.multi_items())
         if wrong is not None:
             key, should = wrong
@@ -208,6 +208,7 @@ def create_app(settings: Settings, adapters: bootstrap.Adapters | None = None) -
         try:
             async with bootstrap.running(settings, adapters, metrics) as runtime:
                 app.state.runtime = runtime
+                _query_kinds(app)  # read from the OpenAPI document now, not on a request
                 yield
         except StoreUnavailable as e:
             if getattr(app.state, "runtime", None) is None:  # at startup: say it in one line
