@@ -123,10 +123,9 @@ async def well_formed(request: Request[Any, Any, Any]) -> None:
             detail=f"{parameter}: {message}",
             extra=[{"key": parameter, "message": message, "source": "query"}],
         )
-    query = request.scope["query_string"]
-    typed = _query_kinds(request.app).get(template(request.scope.get("path_template") or ""))
-    if query and typed:
-        wrong = mistyped(typed, request.query_params.multi_items())
+    if request.scope["query_string"]:
+        typed = _query_kinds(request.app).get(template(request.scope.get("path_template") or ""))
+        wrong = mistyped(typed, request.query_params.multi_items()) if typed else None
         if wrong is not None:
             key, should = wrong
             raise ValidationException(
