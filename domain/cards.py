@@ -37,8 +37,9 @@ def deck(size: int = 36) -> tuple[Card, ...]:
 
 
 def parse_card(text: str) -> Card:
-    """`10h` -> `10H`; anything that is not a card raises BadCard naming the text."""
-    code = text.strip().upper()
+    """`10h` -> `10H`; anything that is not a card raises BadCard naming the text (space
+    around it too, and any letter outside ASCII that upper-cases into one: `aſ`)."""
+    code = text.upper() if text.isascii() else ""
     if code not in SUIT_OF:
         raise BadCard(
             f"{text!r} is not a card: write rank then suit, ranks 2-10 J Q K A, "

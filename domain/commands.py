@@ -68,7 +68,9 @@ class Seed(Act, frozen=True):
 class Draw(Act, frozen=True):
     """Take the top card of the stock when due to draw. A count of 2+ is a double draw."""
 
-    count: int = 1
+    # no pack holds more than 52 cards: a larger count is no draw at any table (and would
+    # be kept in the record as the penalty's `asked`)
+    count: Annotated[int, msgspec.Meta(le=52)] = 1
 
 
 class Lead(Act, frozen=True):

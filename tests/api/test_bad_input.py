@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from domain.rules import MAX_STAKE, Rules
-from tests.api.conftest import OPERATOR, THIRTY_ONE_GAME, Api
+from tests.api.conftest import OPERATOR, THIRTY_ONE_DECK, THIRTY_ONE_GAME, Api
 
 # Hundreds of cases, each on an app of its own: left out of make test-fast (the domain's
 # own refusals and the codec's strictness are there).
@@ -566,3 +566,30 @@ async def test_a_resume_past_the_games_version_starts_over_with_the_table_as_it_
     assert answer.status_code == 200, answer.text
     ids = [int(line[3:]) for line in answer.text.splitlines() if line.startswith("id:")]
     assert ids == [version]
+
+
+async def test_a_draw_of_more_cards_than_any_pack_holds_is_a_400_naming_count(api: Api) -> None:
+    """`count` is at most 52 (the largest pack): a larger one is no draw at any table, and
+    would be kept in the record as the penalty's `asked`, past what a JavaScript number
+    holds exactly."""
+    table = await api.create()
+    for count in (53, 2**63, 10**20):
+        answer = await api.send(table, 1, {"type": "draw", "count": count})
+        assert answer.status_code == 400, (count, answer.text)
+        problem = answer.json()
+        assert problem["code"] == "bad_request" and problem["errors"][0]["key"] == "count"
+    assert (await api.view(table, OPERATOR))["version"] == table.version
+
+
+async def test_a_card_with_space_around_it_or_a_letter_outside_ascii_is_no_card(api: Api) -> None:
+    table = await api.create()
+    for text in (" AS", "AS ", "as\t", "\u00a0AS", "a\u017f"):
+        answer = await api.send(table, 0, {"type": "lead", "cards": [text]})
+        assert answer.status_code == 400, (text, answer.text)
+        assert answer.json()["code"] == "bad_card"
+    deck = await api.client.post(
+        "/games",
+        json={"seats": [{"name": "a"}, {"name": "b"}], "deck": [" AS", *THIRTY_ONE_DECK[1:]]},
+        headers=OPERATOR,
+    )
+    assert deck.status_code == 400 and deck.json()["code"] == "bad_card", deck.text

@@ -83,13 +83,17 @@ def test_no_other_pack_size():
 
 
 @pytest.mark.parametrize(
-    ("text", "card"), [("10h", "10H"), ("as", "AS"), (" qd ", "QD"), ("6C", "6C"), ("2s", "2S")]
+    ("text", "card"), [("10h", "10H"), ("as", "AS"), ("qD", "QD"), ("6C", "6C"), ("2s", "2S")]
 )
 def test_input_is_case_insensitive_and_output_upper_case(text, card):
     assert parse_card(text) == card
 
 
-@pytest.mark.parametrize("text", ["", "1H", "11H", "10", "H", "AX", "ZS", "A S", "10HH", "T H"])
+@pytest.mark.parametrize(
+    "text",
+    ["", "1H", "11H", "10", "H", "AX", "ZS", "A S", "10HH", "T H", " QD", "AS ", "as\t", "\u00a0AS",
+     "a\u017f"],  # space around it, and a long s that upper-cases to S
+)  # fmt: skip
 def test_a_bad_code_is_refused_with_a_message_naming_it(text):
     with pytest.raises(BadCard) as refused:
         parse_card(text)
