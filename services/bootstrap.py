@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from infra.memory.limits import InProcessRateCounters
 from infra.memory.presence import InProcessPresence
 from infra.memory.tickets import InProcessStreamTickets
-from infra.ports.events import EventStore, Record
+from infra.ports.events import EventStore, Record, StoreUnavailable
 from infra.ports.games import GameIndex
 from infra.ports.hints import HintBus
 from infra.ports.leases import Leases
@@ -122,14 +122,42 @@ class Adapters:
             await close()
 
 
-async def open_store(settings: Settings) -> tuple[EventStore, SeatTokens]:
-    """The event store and seat tokens the settings name, migrated and open."""
+class SchemaBehind(Exception):
+    """A store opened for reading only whose schema this code is ahead of."""
+
+
+def refusal(error: BaseException) -> str | None:
+    """Why the store could not be opened or read, in one line: it is unreachable, its
+    schema is behind, or PostgreSQL refused the role (no right to the schema, say). None
+    for anything else, which is a bug and keeps its traceback."""
+    if isinstance(error, StoreUnavailable):
+        return f"the event store is unavailable: {error}"
+    if isinstance(error, SchemaBehind):
+        return str(error)
+    if type(error).__module__.startswith("asyncpg") and hasattr(error, "sqlstate"):
+        return f"the database refused: {type(error).__name__}: {error}"
+    return None
+
+
+async def open_store(
+    settings: Settings, *, migrating: bool = True
+) -> tuple[EventStore, SeatTokens]:
+    """The event store and seat tokens the settings name, migrated and open. Not
+    `migrating` (a reader: `bura replay`, `audit`, `verify`, `export`), PostgreSQL is only
+    read: SchemaBehind when it lacks a migration this code has (`bura migrate` applies
+    them, in the rollout's order), and nothing is ever created there."""
     if settings.database_url:
-        from infra.postgres.migrate import migrate
+        from infra.postgres.migrate import migrate, pending
         from infra.postgres.store import PostgresEventStore
         from infra.postgres.tokens import PostgresSeatTokens
 
-        await migrate(settings.database_url)
+        if migrating:
+            await migrate(settings.database_url)
+        elif missing := await pending(settings.database_url):
+            raise SchemaBehind(
+                f"the store's schema lacks {len(missing)} migration(s) this bura has "
+                f"(first: {missing[0]}): run `bura migrate` (or the rollout's migration Job)"
+            )
         postgres = await PostgresEventStore.open(
             settings.database_url, lanes=settings.append_lanes or None
         )

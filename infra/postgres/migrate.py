@@ -56,3 +56,21 @@ async def _apply_pending(conn: asyncpg.Connection, until: str | None) -> list[st
         if name == until:
             break
     return applied
+
+
+async def pending(dsn: str) -> list[str]:
+    """The migrations this code has and the database has not applied, read without
+    writing (a reader's role may hold no right to create anything): every one of them
+    for a database that holds no bura schema at all."""
+    with reachable():
+        conn = await asyncpg.connect(dsn)
+        try:
+            exists = await conn.fetchval("SELECT to_regclass('schema_migrations') IS NOT NULL")
+            done = (
+                {r["name"] for r in await conn.fetch("SELECT name FROM schema_migrations")}
+                if exists
+                else set()
+            )
+        finally:
+            await conn.close()
+    return [name for name, _ in migration_files() if name not in done]

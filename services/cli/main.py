@@ -137,6 +137,17 @@ _FAILURES: tuple[tuple[type[BaseException], int, Callable[[BaseException], str]]
 )
 
 
+def _said(error: BaseException) -> tuple[str, int] | None:
+    """What a failure says and its exit code; None for a bug (its traceback is kept)."""
+    for kind, code, say in _FAILURES:
+        if isinstance(error, kind):
+            return say(error), error.exit_code if isinstance(error, CliError) else code
+    from services.bootstrap import refusal
+
+    why = refusal(error)
+    return (why, UNAVAILABLE) if why is not None else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -147,12 +158,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as error:
-        for kind, code, say in _FAILURES:
-            if isinstance(error, kind):
-                exit_code = error.exit_code if isinstance(error, CliError) else code
-                print(f"bura {args.command}: {say(error)}", file=sys.stderr)
-                return exit_code
-        raise
+        said = _said(error)
+        if said is None:
+            raise
+        print(f"bura {args.command}: {said[0]}", file=sys.stderr)
+        return said[1]
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ async def _store(settings: config.Settings, *, existing: bool = True) -> EventSt
             "file the server uses (or BURA_DATABASE_URL)",
             UNAVAILABLE,
         )
-    store, _ = await bootstrap.open_store(settings)
+    store, _ = await bootstrap.open_store(settings, migrating=not existing)
     return store
 
 

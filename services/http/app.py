@@ -22,7 +22,6 @@ from litestar.types import (
     Send,
 )
 
-from infra.ports.events import StoreUnavailable
 from services import bootstrap
 from services.config import Settings
 from services.http.commands import CommandsController
@@ -209,9 +208,10 @@ def create_app(settings: Settings, adapters: bootstrap.Adapters | None = None) -
                 app.state.runtime = runtime
                 _query_kinds(app)  # read from the OpenAPI document now, not on a request
                 yield
-        except StoreUnavailable as e:
-            if getattr(app.state, "runtime", None) is None:  # at startup: say it in one line
-                app.state.startup_failure = f"cannot start: the event store is unavailable: {e}"
+        except Exception as e:
+            why = bootstrap.refusal(e)
+            if why is not None and getattr(app.state, "runtime", None) is None:
+                app.state.startup_failure = f"cannot start: {why}"  # at startup: one line
             raise
 
     app = Bura(

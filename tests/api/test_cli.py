@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import random
+import uuid
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import asyncpg
 import msgspec
 import pytest
 
@@ -291,6 +293,55 @@ def test_a_postgresql_store_that_refuses_the_session_is_unavailable_in_one_line(
         assert said.count("\n") == 1 and "Traceback" not in said
         assert said.startswith(f"bura {argv[0]}: the event store is unavailable: ")
         assert f"no_such_bura_{missing}" in said
+
+
+def test_reading_a_postgresql_store_never_migrates_it_and_a_reader_role_suffices(
+    postgres_admin_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`replay`, `audit`, `verify` and `export` only read: against a database without the
+    schema they say to run `bura migrate` (exit 3) and create nothing; a role that may only
+    SELECT reads a migrated store; one that may not even that is refused in one line."""
+    role = f"bura_reader_{uuid.uuid4().hex[:8]}"
+
+    async def sql(url: str, *statements: str) -> list[Any]:
+        conn = await asyncpg.connect(url)
+        try:
+            return [await conn.fetch(s) for s in statements]
+        finally:
+            await conn.close()
+
+    with servers.fresh_database(postgres_admin_url, migrated=False) as bare:
+        for argv in (("audit", "g"), ("verify", "g"), ("replay", "g"), ("export", "g")):
+            code, _, said = bura_said(monkeypatch, capsys, {"BURA_DATABASE_URL": bare}, *argv)
+            assert code == 3, said
+            assert said.count("\n") == 1 and "run `bura migrate`" in said, said
+        (tables,) = servers.run_async(
+            lambda: sql(bare, "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+        )
+        assert tables == []  # nothing was created
+    with servers.fresh_database(postgres_admin_url) as migrated:
+        reader = urlunsplit(
+            urlsplit(migrated)._replace(netloc=f"{role}@{urlsplit(migrated).netloc.split('@')[-1]}")
+        )
+        servers.run_async(lambda: sql(migrated, f"CREATE ROLE {role} LOGIN"))
+        try:
+            where = {"BURA_DATABASE_URL": reader}
+            code, _, said = bura_said(monkeypatch, capsys, where, "audit", "no-such-game")
+            assert code == 3 and said.count("\n") == 1, said
+            assert "the database refused: InsufficientPrivilegeError" in said
+            servers.run_async(
+                lambda: sql(
+                    migrated,
+                    f"GRANT USAGE ON SCHEMA public TO {role}",
+                    f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}",
+                )
+            )
+            code, _, said = bura_said(monkeypatch, capsys, where, "audit", "no-such-game")
+            assert code == 4 and "no game no-such-game" in said, said
+        finally:
+            servers.run_async(lambda: sql(migrated, f"DROP OWNED BY {role}", f"DROP ROLE {role}"))
 
 
 def test_simulate_prints_deals_by_reason_and_speed(
