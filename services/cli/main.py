@@ -56,6 +56,11 @@ def _parser() -> argparse.ArgumentParser:
     vb.add_argument("file")
     imp = sub.add_parser("import", help="load an audit bundle or a JSON Lines export")
     imp.add_argument("file")
+    imp.add_argument(
+        "--unverified",
+        action="store_true",
+        help="import JSON Lines that hold no hashes (nothing proves them the record)",
+    )
     bot = sub.add_parser("play", help="play one seat with a bot, over the public API")
     bot.add_argument("--url", default="http://127.0.0.1:8000", help="the server")
     bot.add_argument("--game", required=True, help="the game id")
@@ -112,7 +117,7 @@ def _run(args: argparse.Namespace, settings: config.Settings) -> int:
             out = args.out or f"{args.game}.{'jsonl' if jsonl else 'bura.json'}"
             return asyncio.run(records.cmd_export(settings, args.game, out, jsonl))
         case "import":
-            return asyncio.run(records.cmd_import(settings, args.file))
+            return asyncio.run(records.cmd_import(settings, args.file, args.unverified))
         case "play":
             from services.cli import play
 

@@ -234,10 +234,10 @@ def bundle_lines(report: BundleReport) -> list[str]:
     return lines
 
 
-async def cmd_import(settings: config.Settings, path: str) -> int:
+async def cmd_import(settings: config.Settings, path: str, unverified: bool = False) -> int:
     """An audit bundle or a JSON Lines export, appended as the commands that made it (one
     append a command, under its id) in one transaction: the whole game or nothing."""
-    rows = read_export(path)
+    rows = read_export(path, unverified)
     game_id = rows[0].game_id
     started = from_recorded(as_recorded(rows[0]))
     last = from_recorded(as_recorded(rows[-1]))
@@ -288,7 +288,7 @@ async def cmd_import(settings: config.Settings, path: str) -> int:
     return 0
 
 
-def read_export(path: str) -> list[ExportedEvent]:
+def read_export(path: str, unverified: bool = False) -> list[ExportedEvent]:
     """The rows of an export, checked before anything is written: an audit bundle (which
     must verify, and must not be a redacted one) or JSON Lines (whose chain, deals and
     replay must hold, as `bura verify` would find them in the store it came from)."""
@@ -300,16 +300,24 @@ def read_export(path: str) -> list[ExportedEvent]:
         rows = parse_export(raw.splitlines(), path)
     except BadExport as e:
         raise CliError(str(e), FAILED) from None
-    _check_lines(path, rows)
+    _check_lines(path, rows, unverified)
     return rows
 
 
-def _check_lines(path: str, rows: list[ExportedEvent]) -> None:
+def _check_lines(path: str, rows: list[ExportedEvent], unverified: bool) -> None:
     """A JSON Lines export checked as the store it came from would be: the hash chain
-    rehashed row by row, every deal against its commitments, and a replay. A file written
-    before the hashes were exported holds none; it is checked by its deals and replay only
-    (said on stderr). A file where only some rows hold one has had rows edited."""
+    rehashed row by row, every deal against its commitments, and a replay. A file where
+    only some rows hold a hash has had rows edited. One that holds none (written before
+    the hashes were exported, or stripped of them) proves nothing of its rows: it is
+    imported only when asked (`--unverified`), checked by its deals and replay alone."""
     hashless = [r.version for r in rows if r.hash is None or r.recorded_at is None]
+    if len(hashless) == len(rows) and not unverified:
+        raise CliError(
+            f"{path} holds no hashes: nothing proves its rows are the record they claim to "
+            "be (an edit leaves no trace without them); `bura import --unverified` takes "
+            "it anyway, checked by its deals and replay alone",
+            FAILED,
+        )
     if hashless and len(hashless) < len(rows):
         raise CliError(
             f"{path} does not verify, at version {hashless[0]}: the row has no hash or no "

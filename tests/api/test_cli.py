@@ -579,7 +579,10 @@ def test_an_export_written_before_the_metadata_was_complete_still_imports(
     old_fields = ("game_id", "version", "type", "schema_version", "data", "actor", "command_id")
     lines = [json.loads(line) for line in export.read_text().splitlines()]
     export.write_text("".join(json.dumps({k: row[k] for k in old_fields}) + "\n" for row in lines))
-    code, out = bura(monkeypatch, capsys, empty, "import", str(export))
+    code, _, said = bura_said(monkeypatch, capsys, empty, "import", str(export))
+    assert code == 1 and "holds no hashes" in said and "--unverified" in said, said
+    assert rows(empty, game) == []  # nothing proves such a file: it takes asking
+    code, out = bura(monkeypatch, capsys, empty, "import", str(export), "--unverified")
     assert code == 0, out
 
     def meaning(r: RecordedEvent) -> tuple[object, ...]:  # this file's JSON was re-spaced
@@ -709,10 +712,10 @@ def test_an_edited_json_lines_export_is_refused_as_the_store_would_be(
     def spliced(line: bytes) -> list[bytes]:
         return [*raw[:led], line, *raw[led + 1 :]]
 
-    def refused(text: bytes, version: int) -> None:
+    def refused(text: bytes, version: int, *flags: str) -> None:
         spoiled = tmp_path / "spoiled.jsonl"
         spoiled.write_bytes(text)
-        code, _, said = bura_said(monkeypatch, capsys, empty, "import", str(spoiled))
+        code, _, said = bura_said(monkeypatch, capsys, empty, "import", str(spoiled), *flags)
         assert code == 1, said
         assert said.startswith(f"bura import: {spoiled} does not verify, at version {version}")
         assert said.count("\n") == 1 and "Traceback" not in said
@@ -729,18 +732,20 @@ def test_an_edited_json_lines_export_is_refused_as_the_store_would_be(
     row["hash"] = "zz" * 32
     refused(b"".join(spliced(msgspec.json.encode(row) + b"\n")), led + 1)
 
-    # every hash dropped, as in an export older than them: the replay still finds the card
-    # that seat never held
+    # every hash dropped, as in an export older than them: refused unless asked for, and
+    # then the replay still finds the card that seat never held
     def old(line: bytes) -> bytes:
         kept = json.loads(line)
         del kept["hash"], kept["recorded_at"]
         return msgspec.json.encode(kept) + b"\n"
 
-    refused(b"".join(old(line) for line in spliced(edited)), led + 1)
-    # and the same file unedited imports, saying on stderr what it could not check
-    intact = tmp_path / "old.jsonl"
-    intact.write_bytes(b"".join(old(line) for line in raw))
-    code, out, said = bura_said(monkeypatch, capsys, empty, "import", str(intact))
+    stripped = tmp_path / "stripped.jsonl"
+    stripped.write_bytes(b"".join(old(line) for line in raw))
+    code, _, said = bura_said(monkeypatch, capsys, empty, "import", str(stripped))
+    assert code == 1 and "holds no hashes" in said and said.count("\n") == 1, said
+    refused(b"".join(old(line) for line in spliced(edited)), led + 1, "--unverified")
+    # and the same file unedited imports when asked, saying on stderr what it could not check
+    code, out, said = bura_said(monkeypatch, capsys, empty, "import", str(stripped), "--unverified")
     assert code == 0, said
     assert "holds no hashes" in said and f"as game {game}" in out
 
