@@ -69,7 +69,12 @@ def play(
     last: JSON = {}
     with Client(url) as client:
         seat = client.seat(game_id, token, seen=seen)
-        seat.view()  # the address, the token and the game, each checked before following
+        # the address, the token and the game, each checked before following
+        if seat.view().get("seat") is None:
+            raise NoSeat(
+                "the token is no seat's (the spectator's or the operator's): it may watch, "
+                "not play; give a seat's token"
+            )
         for message in seat.follow():
             if message.event != "view":
                 continue
@@ -136,9 +141,17 @@ def _act(
 _EXITS = {400: USAGE, 401: USAGE, 403: USAGE, 404: NOT_FOUND, 429: UNAVAILABLE, 503: UNAVAILABLE}
 
 
+class NoSeat(ValueError):
+    """A token that may watch the game but holds no seat to play."""
+
+
 def main(url: str, game_id: str, token: str, bot: str, seed: int, seen: bool) -> int:
+    if not token.strip():
+        raise CliError("--token is empty: give a seat's token", USAGE)
     try:
         last = play(url, game_id, token, bot=bot, seed=seed, seen=seen)
+    except NoSeat as e:
+        raise CliError(str(e), USAGE) from None
     except (httpx.UnsupportedProtocol, httpx.InvalidURL) as e:
         raise CliError(
             f"--url {url} is no server address ({e}); give one such as http://127.0.0.1:8000",

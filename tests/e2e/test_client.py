@@ -166,6 +166,9 @@ async def test_bura_play_fails_in_one_line_with_the_exit_code_that_says_why(
         (nobody, created.game_id, token, 3, f"cannot reach the server at {nobody}"),
         (service.url, created.game_id, "not-a-token", 2, "the server answered 401"),
         (service.url, other.game_id, token, 2, "the server answered 403"),
+        (service.url, created.game_id, created.spectator_token, 2, "no seat's"),
+        (service.url, created.game_id, OPERATOR_KEY, 2, "no seat's"),
+        (service.url, created.game_id, "", 2, "--token is empty"),
     ]
     for url, game, given, code, said in cases:
         exit_code, stderr = await asyncio.to_thread(bura_play, url, game, given)

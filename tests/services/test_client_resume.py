@@ -39,3 +39,27 @@ def test_a_resumed_stream_still_skips_what_it_gave() -> None:
     with Client("http://bura.test", transport=httpx.MockTransport(answer)) as client:
         got = [m.id for m in client.seat("g1", "token").follow(last_event_id=5)]
     assert got == [6, None]
+
+
+def test_a_command_whose_seen_is_null_carries_the_version_the_seat_saw() -> None:
+    """`bura play` sends its domain commands as built-ins, `"seen": null` included: that
+    names no version, so the client puts in the one the seat last saw (and with seen off,
+    sends none at all)."""
+    sent: list[dict[str, object]] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            return httpx.Response(200, json={"version": 9, "status": "in_progress"})
+        sent.append(json.loads(request.content))
+        return httpx.Response(
+            200, json={"version": 10, "events": [], "duplicate": False, "command_id": "k"}
+        )
+
+    with Client("http://bura.test", transport=httpx.MockTransport(answer)) as client:
+        seat = client.seat("g1", "token")
+        seat.view()
+        seat.send({"type": "draw", "count": 1, "seen": None}, key="a")
+        blind = client.seat("g1", "token", seen=False)
+        blind.view()
+        blind.send({"type": "draw", "count": 1, "seen": None}, key="b")
+    assert sent == [{"type": "draw", "count": 1, "seen": 9}, {"type": "draw", "count": 1}]

@@ -190,8 +190,8 @@ class Seat:
         first = self._sent.get(key)
         if first is not None and _unseen(first) == _unseen(command):
             return first
-        body = dict(command)
-        if seen and self.version:
+        body = {k: v for k, v in command.items() if k != "seen" or v is not None}
+        if seen and self.version:  # a `"seen": null` (a struct's default) names none either
             body.setdefault("seen", self.version)
         self._sent[key] = body
         while len(self._sent) > KEPT_BODIES:
