@@ -21,6 +21,7 @@ from domain.views import ARBITER, Viewer, redact
 from infra.ports.events import Metadata, RecordedEvent
 from services.app.bundle import Bundle, BundleRow, deals_of
 from services.app.codec import from_recorded
+from services.app.jsontext import named_twice
 
 _HEX = re.compile("[0-9a-f]{64}")
 _decode = msgspec.json.Decoder(Bundle).decode
@@ -48,6 +49,18 @@ def check_bundle(raw: bytes) -> BundleReport:
     """Everything in the bundle, checked against the record it holds: the format, the chain
     row by row, every deal against its commitments and seeds, and a full replay whose
     findings must be the bundle's. Problems name where they are."""
+    twice = named_twice(raw)
+    if twice is not None:  # one reader keeps the first, another the last: two bundles
+        return BundleReport(
+            ok=False,
+            problems=[
+                Problem(
+                    "the bundle",
+                    f"an object gives `{twice}` twice: which one counts "
+                    "is each reader's guess, so the file is no one record",
+                )
+            ],
+        )
     try:
         bundle = _decode(raw)
     except msgspec.ValidationError as e:

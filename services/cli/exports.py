@@ -15,9 +15,10 @@ import msgspec
 
 from infra.ports.events import Metadata, NewEvent, RecordedEvent
 from services.app.codec import from_recorded
+from services.app.jsontext import named_twice
 
 
-class ExportedEvent(msgspec.Struct, frozen=True, kw_only=True):
+class ExportedEvent(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """One line of an export: a stored row and its metadata. Files written before the
     metadata was exported in full lack the later fields, and still import."""
 
@@ -67,8 +68,16 @@ def exported(rows: Sequence[RecordedEvent], fingerprints: dict[str, str | None])
 def parse_export(lines: Iterable[bytes], name: str) -> list[ExportedEvent]:
     """Every row of an export, checked: one game, versions 1..n without a gap, and every
     event readable, so that a bad file is refused before anything is written."""
+    kept = [line for line in lines if line.strip()]
+    for number, line in enumerate(kept, 1):
+        twice = named_twice(line)
+        if twice is not None:
+            raise BadExport(
+                f"{name}: line {number} gives `{twice}` twice in one object (which one "
+                "counts is each reader's guess)"
+            )
     try:
-        rows = [_decode_line(line) for line in lines if line.strip()]
+        rows = [_decode_line(line) for line in kept]
     except msgspec.DecodeError as e:
         raise BadExport(f"{name} is not a bura export: {e}") from None
     if not rows:

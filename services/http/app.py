@@ -23,6 +23,7 @@ from litestar.types import (
 )
 
 from services import bootstrap
+from services.app.jsontext import named_twice
 from services.config import Settings
 from services.http.commands import CommandsController
 from services.http.deps import DEPENDENCIES
@@ -38,7 +39,7 @@ from services.http.middleware import request_middleware
 from services.http.pages import PagesController, static
 from services.http.queries import Kinds, kinds_of, mistyped, template
 from services.http.reviews import ReviewsController
-from services.http.schemas import MAX_NESTING, asked_twice, given_twice, named_twice, too_deep
+from services.http.schemas import MAX_NESTING, asked_twice, given_twice, too_deep
 from services.http.streams import StreamController
 from services.http.vary import varying_by_origin
 from services.http.webhooks import WebhooksController
@@ -108,7 +109,7 @@ async def well_formed(request: Request[Any, Any, Any]) -> None:
     nested too deep, before anything decodes it (a decoder recursing a thousand levels
     down fails as a server error, before any token is even checked); and one with an
     object that gives a name twice (which of the two would count is anyone's guess:
-    schemas.named_twice)."""
+    jsontext.named_twice)."""
     message = "given twice with different values: send it once"
     header = given_twice(request.scope["headers"])
     if header is not None:

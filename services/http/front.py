@@ -37,6 +37,7 @@ from litestar.types import HTTPRequestEvent, Receive, ReceiveMessage, Scope, Sen
 
 from domain.commands import PlayerCommand
 from infra.deadline import within
+from services.app.jsontext import named_twice
 from services.app.results import CreatedGame, Outcome
 from services.bootstrap import Runtime
 from services.config import Settings
@@ -46,7 +47,7 @@ from services.http.deps import token_in
 from services.http.games import create, dealt_deck
 from services.http.limits import COUNTED, Counted, Kind, Limits
 from services.http.middleware import REQUEST_ID, given_request_id, timing
-from services.http.schemas import CreateGame, named_twice, strictly, too_deep
+from services.http.schemas import CreateGame, strictly, too_deep
 from services.logs import request_id
 from services.metrics import Metrics
 

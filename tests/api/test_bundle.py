@@ -286,3 +286,28 @@ async def test_a_rows_redacted_flag_is_checked_against_what_its_viewer_may_see(
     assert await asyncio.to_thread(cli.main, ["import", str(path)]) == 1
     said = capsys.readouterr()
     assert "does not verify, at events[0] (version 1).redacted" in said.err
+
+
+async def test_a_bundle_that_gives_a_name_twice_in_one_object_fails(
+    api: Api, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`"findings":[]` put before the real findings (or a second seed, `finished`,
+    `viewer`): one reader would keep the first, another the last, so the file is no one
+    record. It fails, and an import refuses it."""
+    table = await api.create()
+    for seat, command in THIRTY_ONE_GAME:
+        await api.play(table, seat, command)
+    raw = await bundle_of(api, table.game_id)
+    assert check_bundle(raw).ok
+    for name, value in (("findings", b"[]"), ("finished", b"false"), ("viewer", b"0")):
+        at = raw.index(b'"%s":' % name.encode())
+        forged = raw[:at] + b'"%s":%s,' % (name.encode(), value) + raw[at:]
+        report = check_bundle(forged)
+        assert not report.ok
+        assert report.problems[0].where == "the bundle"
+        assert f"gives `{name}` twice" in report.problems[0].what
+    path = tmp_path / "twice.bura.json"
+    path.write_bytes(forged)
+    capsys.readouterr()
+    assert await asyncio.to_thread(cli.main, ["import", str(path)]) == 1
+    assert "does not verify, at the bundle" in capsys.readouterr().err

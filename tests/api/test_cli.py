@@ -537,7 +537,14 @@ def test_an_import_into_a_store_that_holds_the_game_is_refused_and_writes_nothin
 
 @pytest.mark.parametrize(
     "spoil",
-    ["a line cut short", "an unreadable event", "a command id used twice", "a gap"],
+    [
+        "a line cut short",
+        "an unreadable event",
+        "a command id used twice",
+        "a gap",
+        "a name given twice",
+        "a field no export has",
+    ],
 )
 def test_a_bad_export_is_refused_whole(
     stores: tuple[Where, Where],
@@ -558,9 +565,13 @@ def test_a_bad_export_is_refused_whole(
         elif spoil == "a command id used twice":
             keyed = [n for n, line in enumerate(lines) if line["command_id"]]
             lines[keyed[-1]]["command_id"] = lines[keyed[0]]["command_id"]
-        else:
+        elif spoil == "a field no export has":
+            lines[last]["zzz"] = 1
+        elif spoil == "a gap":
             del lines[last - 1]
         text = "\n".join(json.dumps(line) for line in lines)
+        if spoil == "a name given twice":
+            text = text.replace('{"game_id"', '{"version": 1, "game_id"', 1)
     export.write_text(text + "\n")
     code, _, said = bura_said(monkeypatch, capsys, empty, "import", str(export))
     assert code == 1, said

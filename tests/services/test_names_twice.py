@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from services.http import schemas
-from services.http.schemas import asked_twice, given_twice, named_twice
+from services.app import jsontext
+from services.app.jsontext import named_twice
+from services.http.schemas import asked_twice, given_twice
 
 
 @pytest.mark.parametrize(
@@ -46,13 +47,13 @@ def test_a_body_with_distinct_names_and_no_escape_is_not_read_as_json(
     """The usual command costs one scan: only a text whose names repeat somewhere, or that
     holds an escape, is read object by object."""
     read: list[bytes] = []
-    loads = schemas.json.loads
+    loads = jsontext.json.loads
 
     def counted(raw: bytes, **kw: object) -> object:
         read.append(raw)
         return loads(raw, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(schemas.json, "loads", counted)
+    monkeypatch.setattr(jsontext.json, "loads", counted)
     assert named_twice(b'{"type": "lead", "cards": ["AS", "KS"], "seen": 12}') is None
     assert read == []
     assert named_twice(b'{"seats": [{"name": "a"}, {"name": "b"}]}') is None
