@@ -21,7 +21,7 @@ class StreamTicket(msgspec.Struct, frozen=True):
 
     ticket: str
     expires_in: int
-    expires_at: float  # Unix time
+    expires_at: int  # ms since 1970-01-01 UTC, as every time in the API
     stream: str  # the path to open, ticket included
 
 
@@ -49,7 +49,7 @@ class Tickets:
         return StreamTicket(
             ticket,
             self.ttl,
-            round(time.time() + self.ttl, 3),
+            round((time.time() + self.ttl) * 1000),
             f"/games/{game_id}/stream?ticket={ticket}",
         )
 

@@ -5,6 +5,7 @@ another origin allowed by CORS: tests/e2e/test_browser.py."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 
 import pytest
@@ -125,3 +126,12 @@ async def test_a_request_refused_for_its_own_mistake_leaves_the_ticket_unspent(a
     opened = await api.client.get(str(given["stream"]))
     assert opened.status_code == 200, opened.text
     assert "event: end" in opened.text
+
+
+async def test_a_tickets_expiry_is_in_milliseconds_as_every_time_in_the_api(api: Api) -> None:
+    table = await api.create()
+    before = int(time.time() * 1000)
+    given = await ticket(api, table, table.seat(0))
+    after = int(time.time() * 1000)
+    assert isinstance(given["expires_at"], int)
+    assert before + 30_000 <= given["expires_at"] <= after + 30_000

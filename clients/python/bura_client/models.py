@@ -57,7 +57,7 @@ class Outcome:
 class StreamTicket:
     ticket: str
     expires_in: int
-    expires_at: float
+    expires_at: int  # ms since 1970-01-01 UTC
     stream: str
 
 
