@@ -4,6 +4,7 @@ lower layers mapped once to their code, with the headers their status calls for.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -109,7 +110,25 @@ def _on_the_wire(error: dict[str, Any], wire: dict[str, str]) -> dict[str, Any]:
     if error.get("source") == "body" and error.get("message") == f"'{key}'":
         # Litestar's word for a body that is required and was not sent: the missing key
         return {**error, "message": "the body is empty: this operation takes a JSON object"}
+    if error.get("source") == "body" and key in ("", "data"):
+        return {**error, **_at_the_top(str(error.get("message", "")))}
     return error
+
+
+# The decoder's words for a field of the body's top object, which it keys by no path (the
+# framework then names the whole body, `data`); and a check of the whole object that says
+# which field it is about ("value: ...").
+_MISSING = re.compile(r"^Object (?:missing required|contains unknown) field `(?P<key>[^`]+)`$")
+_NAMED = re.compile(r"^(?P<key>[a-z][a-z_]*): (?P<message>.+)$", re.DOTALL)
+
+
+def _at_the_top(message: str) -> dict[str, str]:
+    """The key of a top-level field an error is about, where the message names one."""
+    if found := _MISSING.match(message):
+        return {"key": found["key"]}
+    if found := _NAMED.match(message):
+        return {"key": found["key"], "message": found["message"]}
+    return {}
 
 
 def _setup(request: Request[Any, Any, Any], exc: BadSetup) -> Response[ProblemDetails]:

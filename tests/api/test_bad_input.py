@@ -593,3 +593,24 @@ async def test_a_card_with_space_around_it_or_a_letter_outside_ascii_is_no_card(
         headers=OPERATOR,
     )
     assert deck.status_code == 400 and deck.json()["code"] == "bad_card", deck.text
+
+
+async def test_a_field_of_the_bodys_top_object_is_named_by_its_own_key(api: Api) -> None:
+    """A missing or unknown top-level field, or one a check of the whole object refuses,
+    is named by its key, not as `data` (the framework's name for the whole body)."""
+    table = await api.create()
+    game = f"/games/{table.game_id}/commands"
+    for path, body, headers, key in (
+        (game, {"type": "lead"}, table.seat(0), "cards"),
+        (game, {"type": "draw", "x": 1}, table.seat(0), "x"),
+        ("/webhooks", {}, OPERATOR, "url"),
+        ("/webhooks", {"url": "https://a.example/x", "secret": "a-secret-of-16-or-more\n"},
+         OPERATOR, "secret"),
+        ("/games", {"seats": [{"name": "a"}, {"name": "b"}], "foo": 1}, OPERATOR, "foo"),
+        ("/games", {}, OPERATOR, "seats"),
+    ):  # fmt: skip
+        answer = await api.client.post(path, json=body, headers=headers)
+        assert answer.status_code == 400, (body, answer.text)
+        problem = answer.json()
+        assert [e["key"] for e in problem["errors"]] == [key], problem
+        assert problem["detail"].startswith(f"{key}: "), problem
