@@ -3,7 +3,7 @@ The application behind it is built by services/bootstrap.py in the app's lifespa
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, cast
 
@@ -32,7 +32,7 @@ from services.http.errors import HANDLERS
 from services.http.feed import FeedController
 from services.http.front import FrontDoor
 from services.http.games import GamesController
-from services.http.head import allow_head_in, as_get, bodiless, live
+from services.http.head import allow_head_in, as_get, bodiless, live, route_methods
 from services.http.health import HealthController, prometheus
 from services.http.limits import rate_limit_middleware
 from services.http.middleware import request_middleware
@@ -156,6 +156,7 @@ class Bura(Litestar):
     front: FrontDoor | None = None
     vary_origin = False  # some origins are allowed (CORS): every answer varies by Origin
     query_kinds: Kinds | None = None  # its typed query parameters (services/http/queries.py)
+    methods: Callable[[str], set[str]] | None = None  # each path's (services/http/head.py)
 
     def _one_line_startup_failure(self, send: LifeSpanSend) -> LifeSpanSend:
         """A startup that failed for a known reason (the store cannot be reached) is told
@@ -192,8 +193,10 @@ class Bura(Litestar):
             elif method == "HEAD" and not live(http["path"]):  # the GET, without its body
                 await super().__call__(as_get(http), receive, bodiless(cast("Send", send)))
                 return
-            elif method == "OPTIONS":  # its Allow names HEAD where it names GET
-                send = allow_head_in(http["path"], cast("Send", send))
+            elif method == "OPTIONS":  # its Allow names every method, HEAD where GET
+                if self.methods is None:
+                    self.methods = route_methods(self.routes)
+                send = allow_head_in(http["path"], cast("Send", send), self.methods(http["path"]))
         await super().__call__(scope, receive, send)
 
 

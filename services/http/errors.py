@@ -29,6 +29,7 @@ from services.app.errors import (
     VersionNotFound,
 )
 from services.http.head import allowing_head
+from services.http.middleware import given_request_id
 from services.http.problems import FALLBACK, PROBLEMS, ProblemDetails, problem, responses
 from services.logs import request_id
 
@@ -65,6 +66,10 @@ def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Probl
         )
     elif isinstance(exc.__cause__, SerializationException):
         code, detail = "malformed_json", f"the body is not valid JSON: {exc.detail}"
+    if request.scope.get("route_handler") is None:
+        # refused before any route took it (404 no such path, 405 no such method): no
+        # middleware ran to give it its id
+        headers.setdefault("X-Request-ID", given_request_id(request.scope))
     if status == 401:
         headers.setdefault("WWW-Authenticate", CHALLENGE)
     if status == 405:  # HEAD is served wherever GET is (services/http/head.py)

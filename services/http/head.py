@@ -13,6 +13,8 @@ does an `Allow` header that lists GET leave HEAD out."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from litestar.types import HTTPScope, Message, Send
 
@@ -55,13 +57,15 @@ def allowing_head(path: str, allow: str) -> str:
     return ", ".join(sorted(methods))
 
 
-def allow_head_in(path: str, send: Send) -> Send:
-    """`send` with HEAD added to the `Allow` header of the answer (an OPTIONS request's)."""
+def allow_head_in(path: str, send: Send, methods: set[str] | None = None) -> Send:
+    """`send` with HEAD added to the `Allow` header of the answer (an OPTIONS request's);
+    given the path's `methods`, those (the framework's own OPTIONS answer names only the
+    methods of one of the path's handlers)."""
 
     async def send_allow(message: Message) -> None:
         if message["type"] == "http.response.start":
             headers = [
-                (name, allowing_head(path, value.decode("latin-1")).encode("latin-1"))
+                (name, allowing_head(path, allowed(value)).encode("latin-1"))
                 if name.lower() == b"allow"
                 else (name, value)
                 for name, value in message.get("headers", ())
@@ -69,4 +73,33 @@ def allow_head_in(path: str, send: Send) -> Send:
             message = {**message, "headers": headers}
         await send(message)
 
+    def allowed(value: bytes) -> str:
+        return ", ".join(methods) if methods else value.decode("latin-1")
+
     return send_allow
+
+
+def route_methods(routes: Iterable[Any]) -> Callable[[str], set[str]]:
+    """The methods each path of the app answers, by its routes' templates."""
+    table = [
+        (re.compile(_template(route.path)), set(route.methods))
+        for route in routes
+        if isinstance(getattr(route, "methods", None), set)
+    ]
+
+    def methods(path: str) -> set[str]:
+        return {m for pattern, ms in table if pattern.match(path) for m in ms}
+
+    return methods
+
+
+_PARAM = re.compile(r"\{[^}:]+:([^}]+)\}")
+
+
+def _template(path: str) -> str:
+    """`/games/{game_id:str}` as a pattern of the paths it routes."""
+    parts, last = ["^"], 0
+    for found in _PARAM.finditer(path):
+        parts += [re.escape(path[last : found.start()]), ".+" if found[1] == "path" else "[^/]+"]
+        last = found.end()
+    return "".join([*parts, re.escape(path[last:]), "$"])

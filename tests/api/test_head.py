@@ -96,3 +96,25 @@ async def test_allow_names_head_wherever_it_names_get(api: Api) -> None:
     assert commands.status_code == 405 and commands.headers["allow"] == "OPTIONS, POST"
     stream = await api.client.options(f"{game}/stream")
     assert stream.headers["allow"] == "GET, OPTIONS"
+
+
+async def test_options_names_every_method_of_the_path_and_every_refusal_has_its_id(
+    api: Api,
+) -> None:
+    """A path served by two handlers (`GET /games` lists, `POST /games` creates) answers
+    OPTIONS with both, as its 405 does; and an answer given before any route took the
+    request (404 no such path, 405 no such method) carries X-Request-ID like every other."""
+    for path, allow in (
+        ("/games", "GET, HEAD, OPTIONS, POST"),
+        ("/webhooks", "GET, HEAD, OPTIONS, POST"),
+        ("/games/g1/commands", "OPTIONS, POST"),
+    ):
+        options = await api.client.options(path)
+        assert options.headers["allow"] == allow, path
+        refused = await api.client.put(path, headers=OPERATOR)
+        assert refused.status_code == 405 and refused.headers["allow"] == allow, path
+        assert len(refused.headers.get_list("x-request-id")) == 1
+    for path in ("/nope", "/games/g1/nope"):
+        missing = await api.client.get(path, headers={"X-Request-ID": "trace-404"})
+        assert missing.status_code == 404
+        assert missing.headers.get_list("x-request-id") == ["trace-404"]
