@@ -32,7 +32,7 @@ class WebhooksController(Controller):
     @post(
         "/",
         operation_id="registerWebhook",
-        responses=responses(400, 401, 403, 413, 429),
+        responses=responses(400, 401, 403, 413, 429, 503),
         status_code=201,
         summary="Register a webhook endpoint (operator)",
     )
@@ -57,7 +57,7 @@ class WebhooksController(Controller):
     @get(
         "/",
         operation_id="listWebhooks",
-        responses=responses(400, 401, 403, 429),
+        responses=responses(400, 401, 403, 429, 503),
         summary="The webhook endpoints (operator)",
     )
     async def endpoints(
@@ -68,7 +68,7 @@ class WebhooksController(Controller):
     @get(
         "/deliveries",
         operation_id="listDeliveries",
-        responses=responses(400, 401, 403, 429),
+        responses=responses(400, 401, 403, 429, 503),
         summary="The delivery log, newest first (operator)",
     )
     async def deliveries(
@@ -93,7 +93,7 @@ class WebhooksController(Controller):
     @get(
         "/deliveries/{delivery_id:str}",
         operation_id="getDelivery",
-        responses=responses(400, 401, 403, 404, 429),
+        responses=responses(400, 401, 403, 404, 429, 503),
         summary="One delivery: its body and every attempt (operator)",
     )
     async def delivery(
@@ -107,7 +107,7 @@ class WebhooksController(Controller):
     @post(
         "/deliveries/{delivery_id:str}/retry",
         operation_id="retryDelivery",
-        responses=responses(400, 401, 403, 404, 409, 413, 429),
+        responses=responses(400, 401, 403, 404, 409, 413, 429, 503),
         status_code=200,
         summary="Send a failed delivery again (operator)",
     )
@@ -124,7 +124,7 @@ class WebhooksController(Controller):
     @get(
         "/{endpoint_id:str}",
         operation_id="getWebhook",
-        responses=responses(400, 401, 403, 404, 429),
+        responses=responses(400, 401, 403, 404, 429, 503),
         summary="One webhook endpoint (operator)",
     )
     async def endpoint(
@@ -138,7 +138,7 @@ class WebhooksController(Controller):
     @delete(
         "/{endpoint_id:str}",
         operation_id="deleteWebhook",
-        responses=responses(400, 401, 403, 404, 409, 429),
+        responses=responses(400, 401, 403, 404, 409, 429, 503),
         status_code=204,
         summary="Remove an endpoint",
     )

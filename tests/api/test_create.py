@@ -173,6 +173,10 @@ async def test_a_store_that_cannot_be_reached_is_a_503_that_says_so(tmp_path: An
                     f"/games/{'a' * 32}/events",
                     headers={"Authorization": f"Bearer {'a' * 32}.some-seat-token"},
                 ),
+                # the webhooks are kept in the same store (their operations document 503)
+                client.get("/webhooks", headers=OPERATOR),
+                client.post("/webhooks", json={"url": "https://a.example/x"}, headers=OPERATOR),
+                client.get("/webhooks/deliveries", headers=OPERATOR),
             ]
             for call in calls:
                 answer = await call
