@@ -216,7 +216,8 @@ def bundle_lines(report: BundleReport) -> list[str]:
     lines = []
     if report.game_id is not None:
         lines.append(
-            f"bundle of game {report.game_id}, as {report.viewer} sees it: {report.rows} rows"
+            f"bundle of game {report.game_id}, as {_whom(report.viewer)} sees it: "
+            f"{report.rows} rows"
         )
     if report.chain is not None and report.chain.ok:
         lines.append(f"chain: {report.chain.rows} rows rehashed, head {report.chain.head}")
@@ -362,6 +363,10 @@ def _check_lines(path: str, rows: list[ExportedEvent], unverified: bool) -> None
             "checked, its chain could not be",
             file=sys.stderr,
         )
+
+
+def _whom(viewer: str | None) -> str:
+    return f"seat {viewer}" if viewer is not None and viewer.isdigit() else f"the {viewer}"
 
 
 def _whose(viewer: int | str) -> str:

@@ -174,7 +174,8 @@ async def test_a_seats_bundle_of_a_closed_discard_game_keeps_what_it_may_not_see
     path.write_bytes(raw)
     capsys.readouterr()
     assert cli.main(["verify-bundle", str(path)]) == 0
-    assert "as far as this viewer may see" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "as far as this viewer may see" in said and ", as seat 0 sees it: " in said
     # a seat's bundle lacks cards: it is no record to import, and the refusal says whose
     assert await asyncio.to_thread(cli.main, ["import", str(path)]) == 1
     said = capsys.readouterr()
