@@ -125,7 +125,9 @@ class CommandsController(Controller):
             raise Forbidden("only the seat that sent a command, or the operator, may ask")
         key = command_id.removeprefix("/")
         if not key_fits(key):
+            message = f"1 to {KEY_MAX} printable ASCII characters, as in Idempotency-Key"
             raise ValidationException(
-                f"command key: 1 to {KEY_MAX} printable ASCII characters, as in Idempotency-Key"
+                detail=f"command_id: {message}",
+                extra=[{"key": "command_id", "message": message, "source": "path"}],
             )
         return await runtime.games.command(game_id, key, caller.viewer)

@@ -114,4 +114,8 @@ async def test_a_key_no_header_could_carry_is_a_400(api: Api) -> None:
             f"/games/{table.game_id}/commands/{key}", headers=table.seat(0)
         )
         assert answer.status_code == 400, (key, answer.text)
-        assert answer.json()["code"] == "bad_request" and "key" in answer.json()["detail"]
+        problem = answer.json()
+        assert problem["code"] == "bad_request" and problem["detail"].startswith("command_id: ")
+        assert problem["errors"] == [
+            {"key": "command_id", "message": problem["detail"][12:], "source": "path"}
+        ]
