@@ -14,7 +14,16 @@ import msgspec
 
 from domain.audit import audit
 from domain.chain import ChainCheck, Row, check_chain
-from domain.events import Event, GameStarted
+from domain.events import (
+    DealLost,
+    Declared,
+    Event,
+    GameStarted,
+    PauseEnded,
+    PenaltyApplied,
+    PotPaid,
+    TimedOut,
+)
 from domain.evolve import RecordBroken, replay
 from domain.fairness import DealCheck
 from domain.views import ARBITER, Viewer, redact
@@ -108,7 +117,11 @@ def check_bundle(raw: bytes) -> BundleReport:
             )
     replayed = False
     if bundle.redacted:
-        unchecked.append("the replay and its findings: a redacted record cannot be replayed")
+        unchecked.append(
+            "the replay: a redacted record cannot be replayed; each finding is checked "
+            "against the rows it names"
+        )
+        _check_findings(bundle, events, problems)
     else:
         try:
             state = replay(events)
@@ -269,6 +282,47 @@ def _check_flags(bundle: Bundle, events: list[Event], problems: list[Problem]) -
             )
         if problems:
             return
+
+
+def _check_findings(bundle: Bundle, events: list[Event], problems: list[Problem]) -> None:
+    """A redacted bundle's findings, without a replay: each names an act and a verdict of
+    the record (rows its viewer sees whole), of its seat and its rule; and every faulty
+    draw of the record has its finding (one always loses the deal)."""
+    named: set[int] = set()
+    for i, finding in enumerate(bundle.findings):
+        act, verdict = finding.versions[0], finding.versions[-1]
+        shown = _act_of(events[act - 1]) if 1 <= act <= len(events) else None
+        ended = events[verdict - 1] if 1 <= verdict <= len(events) else None
+        if shown != (finding.rule, finding.seat):
+            problems.append(
+                Problem(
+                    f"findings[{i}]", f"version {act} is no {finding.rule} of seat {finding.seat}"
+                )
+            )
+        elif not (isinstance(ended, DealLost | PotPaid) and ended.seat == finding.seat):
+            problems.append(
+                Problem(f"findings[{i}]", f"version {verdict} is no verdict on seat {finding.seat}")
+            )
+        named.add(act)
+    for version, event in enumerate(events, 1):
+        if isinstance(event, PenaltyApplied) and version not in named:
+            problems.append(
+                Problem("findings", f"the {event.rule} at version {version} has no finding")
+            )
+
+
+def _act_of(event: Event) -> tuple[str, int] | None:
+    """The rule and seat of an act a finding may name."""
+    match event:
+        case PenaltyApplied(rule=rule, seat=seat):
+            return rule, seat
+        case Declared(true=False, seat=seat):
+            return "false_declaration", seat
+        case TimedOut(clock="abandon", seat=seat):
+            return "abandoned", seat
+        case TimedOut(seat=seat) | PauseEnded(seat=seat):
+            return "timeout", seat
+    return None
 
 
 def _whom(viewer: Viewer) -> str:

@@ -312,3 +312,41 @@ async def test_a_bundle_that_gives_a_name_twice_in_one_object_fails(
     capsys.readouterr()
     assert await asyncio.to_thread(cli.main, ["import", str(path)]) == 1
     assert "does not verify, at the bundle" in capsys.readouterr().err
+
+
+async def test_a_seats_bundle_holds_its_findings_to_the_rows_they_name(api: Api) -> None:
+    """A redacted bundle cannot be replayed, but each finding names an act and a verdict
+    its viewer sees whole: a finding whose rule or seat was edited, or a penalty whose
+    finding was dropped, fails."""
+    created = await api.client.post(
+        "/games",
+        json={"seats": [{"name": "a"}, {"name": "b"}], "rules": {"closed_discard": True},
+              "seed": "findings", "dealer": 1},
+        headers=OPERATOR,
+    )  # fmt: skip
+    assert created.status_code == 201, created.text
+    body = created.json()
+    seat_token = body["seats"][0]["token"]
+    drawn = await api.client.post(
+        f"/games/{body['game_id']}/commands",
+        json={"type": "draw"},
+        headers=bearer(body["seats"][1]["token"]),
+    )  # seat 1 draws with a full hand (an extra card), and loses the deal
+    assert drawn.status_code == 200, drawn.text
+    raw = await api.client.get(f"/games/{body['game_id']}/bundle", headers=bearer(seat_token))
+    assert raw.status_code == 200
+    bundle = msgspec.json.decode(raw.content, type=Bundle)
+    assert bundle.redacted and [f.rule for f in bundle.findings] == ["extra_card"]
+    assert check_bundle(raw.content).ok
+
+    def forged(**changes: object) -> bytes:
+        findings = [msgspec.structs.replace(bundle.findings[0], **changes)]
+        return msgspec.json.encode(msgspec.structs.replace(bundle, findings=findings))
+
+    for edited in (forged(rule="out_of_turn_draw"), forged(seat=0)):
+        report = check_bundle(edited)
+        assert not report.ok and report.problems[0].where == "findings[0]", report.problems
+    dropped = msgspec.json.encode(msgspec.structs.replace(bundle, findings=[]))
+    report = check_bundle(dropped)
+    assert not report.ok and report.problems[0].where == "findings"
+    assert "has no finding" in report.problems[0].what
