@@ -37,7 +37,8 @@ from services.http.health import HealthController, prometheus
 from services.http.limits import rate_limit_middleware
 from services.http.middleware import request_middleware
 from services.http.pages import PagesController, static
-from services.http.queries import Kinds, kinds_of, mistyped, template
+from services.http.paths import documented
+from services.http.queries import Kinds, kinds_of, mistyped
 from services.http.reviews import ReviewsController
 from services.http.schemas import MAX_NESTING, asked_twice, given_twice, too_deep
 from services.http.streams import StreamController
@@ -124,7 +125,7 @@ async def well_formed(request: Request[Any, Any, Any]) -> None:
             extra=[{"key": parameter, "message": message, "source": "query"}],
         )
     if request.scope["query_string"]:
-        typed = _query_kinds(request.app).get(template(request.scope.get("path_template") or ""))
+        typed = _query_kinds(request.app).get(documented(request.scope.get("path_template") or ""))
         wrong = mistyped(typed, request.query_params.multi_items()) if typed else None
         if wrong is not None:
             key, should = wrong

@@ -18,6 +18,8 @@ from typing import Any
 
 from litestar.types import HTTPScope, Message, Send
 
+from services.http.paths import pattern
+
 _STREAM = re.compile(r"^/games/[^/]+/stream/?$")
 _FEED = ("/events", "/events/")
 
@@ -82,7 +84,7 @@ def allow_head_in(path: str, send: Send, methods: set[str] | None = None) -> Sen
 def route_methods(routes: Iterable[Any]) -> Callable[[str], set[str]]:
     """The methods each path of the app answers, by its routes' templates."""
     table = [
-        (re.compile(_template(route.path)), set(route.methods))
+        (re.compile(pattern(route.path)), set(route.methods))
         for route in routes
         if isinstance(getattr(route, "methods", None), set)
     ]
@@ -91,15 +93,3 @@ def route_methods(routes: Iterable[Any]) -> Callable[[str], set[str]]:
         return {m for pattern, ms in table if pattern.match(path) for m in ms}
 
     return methods
-
-
-_PARAM = re.compile(r"\{[^}:]+:([^}]+)\}")
-
-
-def _template(path: str) -> str:
-    """`/games/{game_id:str}` as a pattern of the paths it routes."""
-    parts, last = ["^"], 0
-    for found in _PARAM.finditer(path):
-        parts += [re.escape(path[last : found.start()]), ".+" if found[1] == "path" else "[^/]+"]
-        last = found.end()
-    return "".join([*parts, re.escape(path[last:]), "$"])

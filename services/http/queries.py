@@ -15,7 +15,6 @@ from litestar import Litestar
 Kinds = dict[str, dict[str, str]]  # path template -> query parameter -> "boolean"/"integer"
 
 _WHOLE = re.compile(r"-?[0-9]+")
-_TEMPLATE_TYPE = re.compile(r"\{([^}:]+):[^}]+\}")  # "{game_id:str}" is "{game_id}" there
 SAYS = {"boolean": "true or false", "integer": "a whole number, in digits"}
 
 
@@ -39,10 +38,6 @@ def _type(schema: dict[str, Any]) -> str | None:
         if alternative.get("type") != "null":
             return _type(alternative)
     return None
-
-
-def template(path_template: str) -> str:
-    return _TEMPLATE_TYPE.sub(r"{\1}", path_template)
 
 
 def mistyped(kinds: dict[str, str], items: Iterable[tuple[str, Any]]) -> tuple[str, str] | None:

@@ -177,6 +177,9 @@ async def test_a_store_that_cannot_be_reached_is_a_503_that_says_so(tmp_path: An
                 client.get("/webhooks", headers=OPERATOR),
                 client.post("/webhooks", json={"url": "https://a.example/x"}, headers=OPERATOR),
                 client.get("/webhooks/deliveries", headers=OPERATOR),
+                # the feed, from the start and from a checkpoint (looked up in the store)
+                client.get("/events", params={"follow": "false"}, headers=OPERATOR),
+                client.get("/events", params={"follow": "false", "after": "1:1"}, headers=OPERATOR),
             ]
             for call in calls:
                 answer = await call
