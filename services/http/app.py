@@ -40,7 +40,7 @@ from services.http.pages import PagesController, static
 from services.http.paths import documented
 from services.http.queries import Kinds, kinds_of, mistyped
 from services.http.reviews import ReviewsController
-from services.http.schemas import MAX_NESTING, asked_twice, given_twice, too_deep
+from services.http.schemas import MAX_NESTING, asked_twice, given_twice, invalid, too_deep
 from services.http.streams import StreamController
 from services.http.vary import varying_by_origin
 from services.http.webhooks import WebhooksController
@@ -114,25 +114,15 @@ async def well_formed(request: Request[Any, Any, Any]) -> None:
     message = "given twice with different values: send it once"
     header = given_twice(request.scope["headers"])
     if header is not None:
-        raise ValidationException(
-            detail=f"{header}: {message}",
-            extra=[{"key": header, "message": message, "source": "header"}],
-        )
+        raise invalid(header, message, "header")
     parameter = asked_twice(request.scope["query_string"])
     if parameter is not None:
-        raise ValidationException(
-            detail=f"{parameter}: {message}",
-            extra=[{"key": parameter, "message": message, "source": "query"}],
-        )
+        raise invalid(parameter, message, "query")
     if request.scope["query_string"]:
         typed = _query_kinds(request.app).get(documented(request.scope.get("path_template") or ""))
         wrong = mistyped(typed, request.query_params.multi_items()) if typed else None
         if wrong is not None:
-            key, should = wrong
-            raise ValidationException(
-                detail=f"{key}: {should}",
-                extra=[{"key": key, "message": should, "source": "query"}],
-            )
+            raise invalid(*wrong, "query")
     if request.method in ("POST", "PUT", "PATCH"):
         body = await request.body()
         depth = too_deep(body)
@@ -143,11 +133,7 @@ async def well_formed(request: Request[Any, Any, Any]) -> None:
             )
         name = named_twice(body)
         if name is not None:
-            message = "named twice in one object: give each name once"
-            raise ValidationException(
-                detail=f"{name}: {message}",
-                extra=[{"key": name, "message": message, "source": "body"}],
-            )
+            raise invalid(name, "named twice in one object: give each name once", "body")
 
 
 class Bura(Litestar):

@@ -8,7 +8,6 @@ from typing import Annotated, Any
 import msgspec
 from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
-from litestar.exceptions import ValidationException
 from litestar.params import FromPath, HeaderParameter, JSONBody
 
 from domain.cards import parse_cards
@@ -19,7 +18,7 @@ from services.app.results import CommandStatus, Outcome
 from services.bootstrap import Runtime
 from services.http.errors import responses
 from services.http.middleware import request_id
-from services.http.schemas import strictly
+from services.http.schemas import invalid, strictly
 
 # What an Idempotency-Key may be; the lookup's path segment is held to the same.
 KEY_PATTERN = r"^[\x20-\x7e]+$"
@@ -126,8 +125,5 @@ class CommandsController(Controller):
         key = command_id.removeprefix("/")
         if not key_fits(key):
             message = f"1 to {KEY_MAX} printable ASCII characters, as in Idempotency-Key"
-            raise ValidationException(
-                detail=f"command_id: {message}",
-                extra=[{"key": "command_id", "message": message, "source": "path"}],
-            )
+            raise invalid("command_id", message, "path")
         return await runtime.games.command(game_id, key, caller.viewer)

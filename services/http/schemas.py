@@ -48,6 +48,15 @@ _decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
 _AT = re.compile(r"^(?P<message>.*) - at `\$\.?(?P<key>[^`]*)`$")
 
 
+def invalid(key: str, message: str, source: str) -> ValidationException:
+    """A 400 `bad_request` naming what is wrong where (`errors`: the key as the client sent
+    it, and whether in the body, the query, a header or the path)."""
+    return ValidationException(
+        detail=f"{key}: {message}" if key else message,
+        extra=[{"key": key, "message": message, "source": source}],
+    )
+
+
 def strictly(raw: bytes, kind: Any) -> Any:
     """The body as `kind`, with no coercion at all: `"2"` is not 2 and `0` is not false. A
     value of the wrong type is a 400 naming the field."""
@@ -59,10 +68,7 @@ def strictly(raw: bytes, kind: Any) -> Any:
     except msgspec.ValidationError as e:
         found = _AT.match(str(e))
         key, message = (found["key"], found["message"]) if found else ("", str(e))
-        raise ValidationException(
-            detail=f"{key}: {message}" if key else message,
-            extra=[{"key": key, "message": message, "source": "body"}],
-        ) from None
+        raise invalid(key, message, "body") from None
     return decoded
 
 

@@ -6,7 +6,6 @@ from typing import Annotated
 
 from litestar import Controller, Response, delete, get, post
 from litestar.di import NamedDependency
-from litestar.exceptions import ValidationException
 from litestar.params import FromPath, JSONBody, Parameter, QueryParameter
 
 from infra.ports.webhooks import DeliveryState
@@ -21,7 +20,7 @@ from services.app.webhooks import (
 )
 from services.http.created import created
 from services.http.problems import responses
-from services.http.schemas import LAST_VERSION
+from services.http.schemas import LAST_VERSION, invalid
 
 
 class WebhooksController(Controller):
@@ -46,11 +45,7 @@ class WebhooksController(Controller):
         none; each once) recorded from now on. The answer shows the signing secret, once:
         keep it (a secret is generated when none is given)."""
         if len(set(data.events)) != len(data.events):
-            message = "each event type once"
-            raise ValidationException(
-                detail=f"events: {message}",
-                extra=[{"key": "events", "message": message, "source": "body"}],
-            )
+            raise invalid("events", "each event type once", "body")
         endpoint = await webhooks.register(data)
         return created(endpoint, f"/webhooks/{endpoint.id}")
 
