@@ -14,12 +14,16 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
+import re
 import struct
 from collections.abc import Iterable
 
 import msgspec
 
 GENESIS = bytes(32)
+# A link as files write it: one spelling only (64 lower-case hex digits), so that no byte
+# of a bundle or an export can change unseen.
+HASH_HEX = re.compile("[0-9a-f]{64}")
 _NULL = b"\xff\xff\xff\xff"
 _length = struct.Struct(">I").pack  # a field's length, 4 bytes big-endian
 

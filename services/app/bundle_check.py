@@ -5,7 +5,6 @@ row whose link breaks, or the entry the record gives otherwise."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -13,7 +12,7 @@ from typing import Any
 import msgspec
 
 from domain.audit import audit
-from domain.chain import ChainCheck, Row, check_chain
+from domain.chain import HASH_HEX, ChainCheck, Row, check_chain
 from domain.events import (
     DealLost,
     Declared,
@@ -32,7 +31,6 @@ from services.app.bundle import Bundle, BundleRow, deals_of
 from services.app.codec import from_recorded
 from services.app.jsontext import named_twice
 
-_HEX = re.compile("[0-9a-f]{64}")
 _decode = msgspec.json.Decoder(Bundle).decode
 
 
@@ -199,7 +197,7 @@ def _report(bundle: Bundle, **parts: Any) -> BundleReport:
 
 def _chain_row(game_id: str, index: int, row: BundleRow, problems: list[Problem]) -> Row:
     # one spelling only (64 lower-case hex digits), so no byte of it can change unseen
-    if row.hash is not None and _HEX.fullmatch(row.hash):
+    if row.hash is not None and HASH_HEX.fullmatch(row.hash):
         digest = bytes.fromhex(row.hash)
     else:
         problems.append(Problem(f"events[{index}].hash", "not 64 lower-case hex digits"))
@@ -261,23 +259,23 @@ def _check_flags(bundle: Bundle, events: list[Event], problems: list[Problem]) -
         problems.append(
             Problem("redacted", "the arbiter's bundle is never redacted")
             if viewer == ARBITER
-            else Problem("redacted", f"a bundle for {_whom(viewer)} is always redacted")
+            else Problem("redacted", f"a bundle for {whom(viewer)} is always redacted")
         )
         return
     for i, (row, event) in enumerate(zip(bundle.events, events, strict=True)):
         shown = redact(event, viewer, bundle.rules)
         where = f"events[{i}] (version {row.version})"
         if shown != event:
-            problems.append(Problem(where, f"it shows what {_whom(viewer)} may not see"))
+            problems.append(Problem(where, f"it shows what {whom(viewer)} may not see"))
         elif row.redacted and shown is event:
             problems.append(
-                Problem(f"{where}.redacted", f"nothing of it is hidden from {_whom(viewer)}")
+                Problem(f"{where}.redacted", f"nothing of it is hidden from {whom(viewer)}")
             )
         elif not row.redacted and shown is not event:
             problems.append(
                 Problem(
                     f"{where}.redacted",
-                    f"it withholds what {_whom(viewer)} may not see, but is not flagged",
+                    f"it withholds what {whom(viewer)} may not see, but is not flagged",
                 )
             )
         if problems:
@@ -325,8 +323,11 @@ def _act_of(event: Event) -> tuple[str, int] | None:
     return None
 
 
-def _whom(viewer: Viewer) -> str:
-    return f"seat {viewer}" if isinstance(viewer, int) else f"the {viewer}"
+def whom(viewer: Viewer | str | None) -> str:
+    """A bundle's viewer in words: `seat 0` (a seat, by number or as the report writes it),
+    `the spectator`, `the arbiter`."""
+    seat = isinstance(viewer, int) or (isinstance(viewer, str) and viewer.isdigit())
+    return f"seat {viewer}" if seat else f"the {viewer}"
 
 
 def _same(

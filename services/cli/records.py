@@ -5,11 +5,11 @@ verify-bundle, which needs no store at all."""
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 import msgspec
 
+from domain.chain import HASH_HEX
 from domain.events import Event, GameFinished, GameStarted
 from domain.evolve import RecordBroken, replay
 from domain.views import ARBITER, View, view
@@ -17,7 +17,7 @@ from infra.ports.events import Conflict, EventStore, OutcomeUnknown, RecordedEve
 from infra.ports.games import AlreadyRematched
 from services import bootstrap, config
 from services.app.bundle import Bundle, make_bundle
-from services.app.bundle_check import BundleReport, check_bundle
+from services.app.bundle_check import BundleReport, check_bundle, whom
 from services.app.codec import from_recorded
 from services.app.results import AuditFinding, Verification
 from services.app.reviews import audited, check_record
@@ -32,8 +32,6 @@ from services.cli.exports import (
 )
 from services.cli.progress import Progress
 from services.cli.table_text import finding_lines, render
-
-_HEX = re.compile(r"[0-9a-f]{64}")
 
 
 async def _store(settings: config.Settings, *, existing: bool = True) -> EventStore:
@@ -216,8 +214,7 @@ def bundle_lines(report: BundleReport) -> list[str]:
     lines = []
     if report.game_id is not None:
         lines.append(
-            f"bundle of game {report.game_id}, as {_whom(report.viewer)} sees it: "
-            f"{report.rows} rows"
+            f"bundle of game {report.game_id}, as {whom(report.viewer)} sees it: {report.rows} rows"
         )
     if report.chain is not None and report.chain.ok:
         lines.append(f"chain: {report.chain.rows} rows rehashed, head {report.chain.head}")
@@ -326,7 +323,7 @@ def _check_lines(path: str, rows: list[ExportedEvent], unverified: bool) -> None
             FAILED,
         )
     for r in rows:
-        if r.hash is not None and not _HEX.fullmatch(r.hash):
+        if r.hash is not None and not HASH_HEX.fullmatch(r.hash):
             raise CliError(
                 f"{path} does not verify, at version {r.version}: its hash is not 64 "
                 "lower-case hex digits",
@@ -365,12 +362,8 @@ def _check_lines(path: str, rows: list[ExportedEvent], unverified: bool) -> None
         )
 
 
-def _whom(viewer: str | None) -> str:
-    return f"seat {viewer}" if viewer is not None and viewer.isdigit() else f"the {viewer}"
-
-
 def _whose(viewer: int | str) -> str:
-    return f"seat {viewer}'s" if isinstance(viewer, int) else f"the {viewer}'s"
+    return f"{whom(viewer)}'s"
 
 
 def _bundle_lines(path: str, raw: bytes) -> list[bytes]:
