@@ -110,7 +110,7 @@ HEADERS: Schema = {
     },
     "Location": {
         "description": "Where what was made is found: a new game's view (`/games/{game_id}`), "
-        "or the stream a ticket opens (its `stream`).",
+        "a webhook endpoint (`/webhooks/{id}`), or the stream a ticket opens (its `stream`).",
         "schema": {"type": "string", "format": "uri-reference"},
     },
     "WWW-Authenticate": {

@@ -1,5 +1,5 @@
 """A 201's `Location`: where what was made is found (RFC 9110 §15.3.2). A game's is its
-view; a stream ticket's is the stream it opens."""
+view, a webhook endpoint's its own URL; a stream ticket's is the stream it opens."""
 
 from __future__ import annotations
 
