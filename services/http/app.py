@@ -99,7 +99,7 @@ def _query_kinds(app: Litestar) -> Kinds:
     """The app's typed query parameters, read from its OpenAPI document once."""
     kinds: Kinds | None = getattr(app, "query_kinds", None)
     if kinds is None:
-        kinds = kinds_of(app)
+        kinds = kinds_of(app.openapi_schema.to_schema())
         app.query_kinds = kinds  # type: ignore[attr-defined]
     return kinds
 

@@ -1,51 +1,87 @@
 """Query parameters read as the OpenAPI document types them: a boolean is `true` or
-`false`, an integer whole digits. The framework would read `follow=1` as true and
-`limit=1.0` as 1, where the body of the same API refuses 1.0 for an integer; here both
-are refused, naming the parameter. The types come from the document itself, so a new
-parameter is covered without a list to keep."""
+`false`, an integer whole digits, a patterned text matches its pattern whole. The
+framework would read `follow=1` as true and `limit=1.0` as 1, where the body of the same
+API refuses 1.0 for an integer; and it matches a pattern as Python does, whose `$` also
+matches before a final line feed (JSON Schema's, ECMA's, does not): `after=0:0%0A` would
+pass. Here all three are refused, naming the parameter. The types come from the document
+itself, so a new parameter is covered without a list to keep."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple
 
-from litestar import Litestar
 
-Kinds = dict[str, dict[str, str]]  # path template -> query parameter -> "boolean"/"integer"
+class Expected(NamedTuple):
+    holds: Callable[[str], bool]  # the parameter's text is of its documented type
+    says: str  # what it should be, for the 400
+
+
+Kinds = dict[str, dict[str, Expected]]  # path template -> query parameter -> its type
 
 _WHOLE = re.compile(r"-?[0-9]+")
-SAYS = {"boolean": "true or false", "integer": "a whole number, in digits"}
+_BOOLEAN = Expected(lambda text: text in ("true", "false"), "true or false")
+_INTEGER = Expected(lambda text: _WHOLE.fullmatch(text) is not None, "a whole number, in digits")
+# an anchor at the end that no backslash escapes: ECMA's `$` is the end of the text only
+_FINAL_ANCHOR = re.compile(r"(?<!\\)((?:\\\\)*)\$$")
 
 
-def kinds_of(app: Litestar) -> Kinds:
+def ecma(pattern: str) -> re.Pattern[str]:
+    """The pattern as JSON Schema reads it (ECMA: `$` is the very end of the text), for
+    Python's `re.search`, whose `$` also matches before a final line feed."""
+    return re.compile(_FINAL_ANCHOR.sub(r"\1\\Z", pattern))
+
+
+def _patterned(pattern: str) -> Expected:
+    compiled = ecma(pattern)
+    return Expected(lambda text: compiled.search(text) is not None, f"text matching {pattern}")
+
+
+def kinds_of(document: dict[str, Any]) -> Kinds:
+    """Every typed query parameter of an OpenAPI document, by path template."""
     kinds: Kinds = {}
-    for path, item in app.openapi_schema.to_schema().get("paths", {}).items():
+    for path, item in document.get("paths", {}).items():
         for operation in item.values():
             if not isinstance(operation, dict):
                 continue
             for parameter in operation.get("parameters", []):
-                kind = _type(parameter.get("schema", {}))
-                if parameter.get("in") == "query" and kind in SAYS:
-                    kinds.setdefault(path, {})[parameter["name"]] = kind
+                expected = _expected(parameter.get("schema", {}))
+                if parameter.get("in") == "query" and expected is not None:
+                    kinds.setdefault(path, {})[parameter["name"]] = expected
     return kinds
 
 
-def _type(schema: dict[str, Any]) -> str | None:
-    if "type" in schema:
-        return str(schema["type"])
-    for alternative in schema.get("oneOf", schema.get("anyOf", [])):
-        if alternative.get("type") != "null":
-            return _type(alternative)
+def _expected(schema: dict[str, Any]) -> Expected | None:
+    plain = _plain(schema)
+    kind = plain.get("type")
+    if kind == "boolean":
+        return _BOOLEAN
+    if kind == "integer":
+        return _INTEGER
+    # an optional parameter's pattern stands beside its `oneOf`, a required one's inside
+    pattern = schema.get("pattern", plain.get("pattern"))
+    if kind == "string" and pattern is not None:
+        return _patterned(str(pattern))
     return None
 
 
-def mistyped(kinds: dict[str, str], items: Iterable[tuple[str, Any]]) -> tuple[str, str] | None:
+def _plain(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema itself, or the alternative of an optional one that is not null."""
+    if "type" in schema:
+        return schema
+    for alternative in schema.get("oneOf", schema.get("anyOf", [])):
+        if alternative.get("type") != "null":
+            return _plain(alternative)
+    return {}
+
+
+def mistyped(
+    kinds: dict[str, Expected], items: Iterable[tuple[str, Any]]
+) -> tuple[str, str] | None:
     """The first parameter whose text is not of its type, and what it should be."""
     for name, value in items:
-        kind = kinds.get(name)
-        if kind == "boolean" and value not in ("true", "false"):
-            return name, SAYS[kind]
-        if kind == "integer" and not _WHOLE.fullmatch(value):
-            return name, SAYS[kind]
+        expected = kinds.get(name)
+        if expected is not None and not expected.holds(value):
+            return name, expected.says
     return None

@@ -551,6 +551,20 @@ async def test_a_query_parameter_is_read_as_its_documented_type_and_nothing_loos
         assert answer.status_code == 200, (path, answer.text)
 
 
+async def test_a_patterned_query_parameter_matches_its_pattern_whole(api: Api) -> None:
+    """A checkpoint (`after`) matches its pattern as JSON Schema reads it: the `$` is the
+    end of the text, so a final line feed (which Python's `$` lets through) is a 400
+    naming the parameter, where before the server stripped it and went on."""
+    for value in ("0:0%0A", "0:0%0A%0A", "%0A0:0", "0:0%0D"):
+        answer = await api.client.get(f"/events?follow=false&after={value}", headers=OPERATOR)
+        assert answer.status_code == 400, (value, answer.text)
+        error = answer.json()
+        assert [(e["key"], e["source"]) for e in error["errors"]] == [("after", "query")], error
+    for value in ("0:0", "%200:0%20"):
+        answer = await api.client.get(f"/events?follow=false&after={value}", headers=OPERATOR)
+        assert answer.status_code == 200, (value, answer.text)
+
+
 async def test_a_resume_past_the_games_version_starts_over_with_the_table_as_it_is(
     api: Api,
 ) -> None:

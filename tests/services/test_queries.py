@@ -1,0 +1,56 @@
+"""A query parameter's pattern read as JSON Schema reads it: ECMA's `$` is the end of the
+text, where Python's `re.search` also lets a final line feed through."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.http.queries import ecma, kinds_of, mistyped
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "matches"),
+    [
+        (r"^[0-9]+$", "12", True),
+        (r"^[0-9]+$", "12\n", False),
+        (r"^[0-9]+$", "1\n2", False),
+        (r"^a\$", "a$", True),  # an escaped dollar is a dollar, not an anchor
+        (r"^a\\$", "a\\", True),  # an escaped backslash before the anchor
+        (r"^a\\$", "a\\\n", False),
+        (r"[0-9]", "x1\n", True),  # no anchor, nothing to change
+    ],
+)
+def test_a_final_anchor_is_the_end_of_the_text(pattern: str, text: str, matches: bool) -> None:
+    assert (ecma(pattern).search(text) is not None) is matches
+
+
+def test_every_typed_query_parameter_is_read_from_the_document() -> None:
+    document = {
+        "paths": {
+            "/things": {
+                "get": {
+                    "parameters": [
+                        {"name": "all", "in": "query", "schema": {"type": "boolean"}},
+                        {"name": "n", "in": "query", "schema": {"type": "integer"}},
+                        {
+                            "name": "at",
+                            "in": "query",
+                            "schema": {
+                                "oneOf": [{"type": "string"}, {"type": "null"}],
+                                "pattern": "^[a-z]+$",
+                            },
+                        },
+                        {"name": "free", "in": "query", "schema": {"type": "string"}},
+                        {"name": "Id", "in": "header", "schema": {"type": "integer"}},
+                    ]
+                },
+                "parameters": [],  # a path item's own field, not an operation
+            }
+        }
+    }
+    kinds = kinds_of(document)["/things"]
+    assert sorted(kinds) == ["all", "at", "n"]
+    assert mistyped(kinds, [("all", "true"), ("n", "-3"), ("at", "abc"), ("free", "x\n")]) is None
+    assert mistyped(kinds, [("all", "1")]) == ("all", "true or false")
+    assert mistyped(kinds, [("n", "1.0")]) == ("n", "a whole number, in digits")
+    assert mistyped(kinds, [("at", "abc\n")]) == ("at", "text matching ^[a-z]+$")
