@@ -81,6 +81,7 @@ def check(rules: Rules, seats: int) -> Rules:
         raise BadOption("stake", f"must be 1 to {MAX_STAKE}")
     if not 1 <= rules.match_target <= MAX_MATCH_TARGET:
         raise BadOption("match_target", f"must be 1 to {MAX_MATCH_TARGET}")
+    rules = _open_the_larger_hands(rules, seats)
     _check_compensations(rules, seats)
     _check_hands(rules, seats)
     _check_closed_discard(rules)
@@ -115,10 +116,6 @@ def _check_compensations(rules: Rules, seats: int) -> None:
         raise BadOption("first_lead_compensation", "is given only in a game without trumps")
     if not 0 <= rules.compensation <= 30:
         raise BadOption("compensation", "must be 0 to 30")
-    if any(not 0 <= s < seats for s in rules.open_seats) or len(set(rules.open_seats)) != len(
-        rules.open_seats
-    ):
-        raise BadOption("open_seats", f"must list distinct seats 0 to {seats - 1}")
     if rules.compensation and not rules.open_seats:
         raise BadOption("compensation", "is paid to open seats: name them in open_seats")
     if rules.compensation and len(rules.open_seats) == seats:
@@ -136,19 +133,27 @@ def _check_compensations(rules: Rules, seats: int) -> None:
             )
 
 
-def _check_hands(rules: Rules, seats: int) -> None:
+def _open_the_larger_hands(rules: Rules, seats: int) -> Rules:
+    """«на 3-х закрытых против 4-х открытых»: the extra card is paid for by playing open.
+    A seat dealt more than the smallest hand is open whether `open_seats` names it or not
+    (`hand_size: [4, 3]` is the whole variant); the table's rules name it there."""
+    if any(not 0 <= s < seats for s in rules.open_seats) or len(set(rules.open_seats)) != len(
+        rules.open_seats
+    ):
+        raise BadOption("open_seats", f"must list distinct seats 0 to {seats - 1}")
     sizes = hand_sizes(rules, seats)
     if len(sizes) != seats:
         raise BadOption("hand_size", f"needs one entry per seat ({seats}), got {len(sizes)}")
     if any(s not in (3, 4) for s in sizes):
         raise BadOption("hand_size", "each hand holds 3 or 4 cards")
-    # «на 3-х закрытых против 4-х открытых»: the extra card is paid for by playing open.
-    larger = [s for s in range(seats) if sizes[s] > min(sizes)]
-    if any(s not in rules.open_seats for s in larger):
-        raise BadOption(
-            "hand_size",
-            f"seats {larger} hold the extra card, so they play open: list them in open_seats",
-        )
+    unnamed = tuple(s for s in range(seats) if sizes[s] > min(sizes) and s not in rules.open_seats)
+    if not unnamed:
+        return rules
+    return msgspec.structs.replace(rules, open_seats=rules.open_seats + unnamed)
+
+
+def _check_hands(rules: Rules, seats: int) -> None:
+    sizes = hand_sizes(rules, seats)
     if sum(sizes) + (1 if rules.trumps else 0) > rules.deck:
         raise BadOption("hand_size", f"a {rules.deck}-card pack cannot deal {sum(sizes)} cards")
 

@@ -103,3 +103,16 @@ async def test_a_bot_game_of_every_variant_through_http(api: Api, variant: str) 
                 assert not others & set(cards_in(replayed)), (seat, version)
             audited = await api.get(f"/games/{table.game_id}/audit", table.seat(seat))
             assert not others & set(cards_in(audited)), seat
+
+
+async def test_three_closed_against_four_open_is_asked_by_its_hand_sizes_alone(api: Api) -> None:
+    """`hand_size: [4, 3]` is the whole variant: the seat dealt four plays open, named in
+    `open_seats` or not, and the table's rules name it there."""
+    table = await api.create(rules={"hand_size": [4, 3]})
+    view = await api.view(table, table.seat(1))
+    assert view["rules"]["open_seats"] == [0]
+    first, second = view["seats"]
+    assert first["open"] and len(first["hand"]) == 4
+    assert not second["open"] and len(second["hand"]) == 3
+    watched = await api.view(table, table.watcher)
+    assert watched["seats"][0]["hand"] == first["hand"] and watched["seats"][1]["hand"] is None

@@ -98,7 +98,6 @@ def test_a_lead_is_no_larger_than_the_smallest_hand_can_answer():
     [
         ({"hand_size": (4, 3, 3)}, 2),  # one entry per seat
         ({"hand_size": (4,)}, 2),
-        ({"hand_size": (4, 3)}, 2),  # the extra card is paid for by playing open
         ({"hand_size": (5, 3), "open_seats": (0,)}, 2),
         ({"hand_size": (2, 2)}, 2),
     ],
@@ -107,3 +106,29 @@ def test_a_bad_hand_size_is_refused_naming_the_option(options, seats):
     with pytest.raises(BadOption) as refusal:
         check(Rules(**options), seats)
     assert refusal.value.option == "hand_size"
+
+
+@pytest.mark.parametrize(
+    ("options", "seats", "opened"),
+    [
+        ({"hand_size": (4, 3)}, 2, (0,)),  # the whole variant, as RULES give it
+        ({"hand_size": (3, 4)}, 2, (1,)),
+        ({"hand_size": (4, 3), "open_seats": (0,)}, 2, (0,)),
+        ({"hand_size": (4, 3), "open_seats": (1,)}, 2, (1, 0)),  # both open, as asked
+        ({"hand_size": (3, 4, 4)}, 3, (1, 2)),
+        ({"hand_size": (3, 4, 4), "open_seats": (2,)}, 3, (2, 1)),
+        ({"hand_size": (4, 4)}, 2, ()),  # equal hands need no open seat
+        ({"hand_size": (4, 3), "compensation": 5}, 2, (0,)),  # paid to the open seat
+    ],
+)
+def test_a_seat_dealt_the_extra_card_plays_open_named_or_not(options, seats, opened):
+    assert check(Rules(**options), seats).open_seats == opened
+
+
+def test_a_seat_opened_by_its_hand_is_open_in_play():
+    named = four_open_table()
+    unnamed = table(
+        ["AS KS 7S 8D", "10S 6C 8C"], trump="9H", stock="QC JC 9C 7C 6D", hand_size=(4, 3)
+    )
+    assert current(unnamed).hands == current(named).hands
+    assert unnamed.rules == named.rules
