@@ -4,16 +4,23 @@ never outlasts the request (a stalled database answers 503 in time, and queues o
 requests drain instead of growing).
 
 A context variable, so the bound follows the request through every await without being
-passed down each call. Work with no deadline set (the command line, background feeds)
-uses the adapter's own default bound.
+passed down each call, and into every task the request starts (asyncio copies the context).
+Work with no deadline set (the command line, background feeds) uses the adapter's own
+default bound; work a request starts that outlives it (a clock's timer, a seeding's, a
+snapshot's save) is started `detached`, so that its reads do not all fail once the request's
+few seconds have passed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import Context, ContextVar
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 _deadline: ContextVar[float | None] = ContextVar("bura_deadline", default=None)
 
@@ -42,3 +49,9 @@ def remaining(default: float) -> float:
 
 def bounded() -> bool:
     return _deadline.get() is not None
+
+
+def detached(work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+    """`work` as a task of its own, outside whatever request is running: no deadline
+    follows it from there (nor the request's id into its log lines)."""
+    return asyncio.create_task(work, context=Context())

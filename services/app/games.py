@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import logging
 import secrets
 import time
@@ -39,6 +38,7 @@ from domain.settlement import rematch_dealer
 from domain.state import NEW_GAME, Game
 from domain.views import ARBITER, Viewer, redact, view
 from domain.vocabulary import PauseVerdict
+from infra.deadline import detached
 from infra.ports.events import (
     AppendResult,
     Conflict,
@@ -328,7 +328,7 @@ class GameService:
             with contextlib.suppress(Exception):
                 await saving
 
-        task = asyncio.create_task(save(), context=contextvars.Context())
+        task = detached(save())
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 

@@ -17,6 +17,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from domain.state import Game
+from infra.deadline import detached
 
 log = logging.getLogger("bura.seeding")
 
@@ -63,7 +64,9 @@ class SeedingTimers:
 
     def _start(self, game_id: str) -> None:
         self._timers.pop(game_id, None)
-        task = asyncio.create_task(self._close(game_id))
+        # the timer was set within the request that created the game (call_later runs it
+        # in that request's context): its deadline passed long ago
+        task = detached(self._close(game_id))
         self._running.add(task)
         task.add_done_callback(self._running.discard)
 

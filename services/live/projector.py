@@ -23,6 +23,7 @@ from domain.events import Event
 from domain.evolve import evolve
 from domain.state import Game
 from domain.views import Presence, Viewer
+from infra.deadline import detached
 from infra.ports.events import StoreUnavailable
 from infra.ports.hints import Hint, HintBus
 from services.app.codec import from_recorded
@@ -121,7 +122,7 @@ class Projector:
                 await task
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.create_task(work)
+        task = detached(work)  # it may outlive the request it started in
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -209,7 +210,7 @@ class Projector:
         refresher = feed.refresher
         if refresher is not None and not refresher.done():
             return
-        feed.refresher = asyncio.create_task(self._refresh_while_wanted(feed))
+        feed.refresher = detached(self._refresh_while_wanted(feed))
 
     async def _refresh_while_wanted(self, feed: Feed) -> None:
         try:

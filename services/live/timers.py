@@ -27,6 +27,7 @@ from domain.clock import abandon_deadline
 from domain.events import GameStarted
 from domain.rules import clocked
 from domain.state import Game
+from infra.deadline import detached
 from infra.ports.events import StoreUnavailable
 from infra.ports.games import GameIndex
 from infra.ports.hints import Hint, HintBus
@@ -107,7 +108,8 @@ class Timers:
             self.poke(game_id)
             return
         self._pokes[game_id] = asyncio.Event()
-        task = asyncio.create_task(self._run(game_id))
+        # a timer outlives the request whose append started it: none of its deadline
+        task = detached(self._run(game_id))
         self.tasks[game_id] = task
         self.games.metrics.timers.set(len(self.tasks))
         task.add_done_callback(lambda done: self._forget(game_id, done))
@@ -196,7 +198,7 @@ class Timers:
             self.watch(hint.game_id)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.create_task(work)
+        task = detached(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
