@@ -11,6 +11,11 @@ What the refinement adds, each step generic:
 - the streams (STREAMS) as `text/event-stream`, with the schema of their messages;
 - a header or query parameter is never `null` (it is absent or text);
 - integral bounds as integers, not floats;
+- each request body's bounds and defaults as msgspec reads them (Litestar drops a bound of
+  0 and a default of null), and no default on a component itself: a component is a type
+  used in many places, and Litestar put the default of one field that holds it there, or
+  not, from one start to the next;
+- the table options' bounds that `domain.rules.check` holds them to (`RULE_BOUNDS`);
 - the headers answers carry (`X-Request-ID`, the RateLimit fields, `Retry-After`,
   `WWW-Authenticate`) on the responses that carry them.
 """
@@ -24,6 +29,7 @@ from typing import Any
 import msgspec
 
 from domain.commands import PlayerCommand
+from domain.rules import LONGEST_CLOCK, MAX_MATCH_TARGET, MAX_MULTIPLIER, MAX_STAKE
 from services.http.commands import KEY_MAX, KEY_PATTERN
 from services.http.problems import PROBLEM_JSON, PROBLEMS
 from services.http.schemas import REQUEST_EXAMPLES, CreateGame
@@ -47,7 +53,10 @@ _UNIQUE = (("RegisterWebhook", "events"),)
 def refine(openapi: Schema) -> Schema:
     doc = copy.deepcopy(openapi)
     schemas: Schema = doc.setdefault("components", {}).setdefault("schemas", {})
-    _restore_zero_bounds(schemas)
+    _restore_from_msgspec(schemas)
+    for schema in schemas.values():
+        schema.pop("default", None)
+    _bound_rules(schemas.get("Rules", {}).get("properties", {}))
     _add_stream_schemas(schemas)
     _forbid_unknown(schemas)
     for name, field in _UNIQUE:  # msgspec's extra JSON schema does not reach Litestar's
@@ -225,15 +234,16 @@ def _forbid_unknown(schemas: Schema) -> None:
             schema["additionalProperties"] = False
 
 
-# Request bodies whose integer bounds Litestar may drop: it skips a bound that is 0 (a
-# falsy value), so `dealer >= 0` would be published as unbounded below. msgspec's own
-# schema of the same types has every bound; they are copied back from it.
+# Request bodies whose integer bounds and defaults Litestar may drop: it skips a bound that
+# is 0 (a falsy value), so `dealer >= 0` would be published as unbounded below, and a
+# default of None (`dave`, `turn_seconds`). msgspec's own schema of the same types has
+# every bound and default; they are copied back from it.
 LOOKUP_KEY = ("getCommand", "command_id")
 _BOUNDED_BODIES: tuple[Any, ...] = (CreateGame, PlayerCommand)
 _BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
 
 
-def _restore_zero_bounds(schemas: Schema) -> None:
+def _restore_from_msgspec(schemas: Schema) -> None:
     _, truth = msgspec.json.schema_components(_BOUNDED_BODIES, ref_template=REF + "{name}")
     for name, right in truth.items():
         published = schemas.get(name, {}).get("properties", {})
@@ -244,6 +254,31 @@ def _restore_zero_bounds(schemas: Schema) -> None:
             target = _integer_member(published[field])
             for key, value in bounds.items():
                 target.setdefault(key, value)
+            if "default" in prop:
+                published[field].setdefault("default", prop["default"])
+
+
+# The table options' bounds (domain/rules.py `check`, which refuses a value outside them
+# as `bad_option` naming it): published, so that a generated client can check first.
+RULE_BOUNDS: dict[str, Schema] = {
+    "first_lead_compensation": {"minimum": 0, "maximum": 30},
+    "compensation": {"minimum": 0, "maximum": 30},
+    "stake": {"minimum": 1, "maximum": MAX_STAKE},
+    "match_target": {"minimum": 1, "maximum": MAX_MATCH_TARGET},
+    # a power of two
+    "dave_max_multiplier": {"enum": [2**n for n in range(1, MAX_MULTIPLIER.bit_length())]},
+    "target_points": {"enum": [31, 41, 51]},
+    "seeding_seconds": {"minimum": 1, "maximum": LONGEST_CLOCK},
+    "turn_seconds": {"minimum": 1, "maximum": LONGEST_CLOCK},
+    "time_bank_seconds": {"minimum": 0, "maximum": LONGEST_CLOCK},
+    "abandon_seconds": {"minimum": 1, "maximum": LONGEST_CLOCK},
+}
+
+
+def _bound_rules(properties: Schema) -> None:
+    for option, bounds in RULE_BOUNDS.items():
+        if option in properties:
+            _integer_member(properties[option]).update(bounds)
 
 
 def _integer_member(schema: Schema) -> Schema:

@@ -5,17 +5,21 @@ text/event-stream (and in AsyncAPI), and a reference UI that needs no network.""
 
 from __future__ import annotations
 
+import asyncio
 import re
+import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from domain.commands import PlayerCommand
+from domain.errors import BadOption
 from domain.events import EVENT_TYPES
 from domain.naming import snake
+from domain.rules import Rules, check
 from services.config import Settings
-from services.http.contract import STREAMS, operations
+from services.http.contract import RULE_BOUNDS, STREAMS, operations
 from services.http.problems import PROBLEMS
 from services.http.schemas import COMMAND_EXAMPLES
 from services.live.sse import MESSAGES
@@ -236,3 +240,64 @@ async def test_the_headers_answers_carry_are_documented_where_they_are_sent(api:
     assert answers[0].headers["www-authenticate"] and answers[2].headers["x-request-id"]
     for answer in answers:
         assert not await undocumented_headers(api.client, answer), answer.request.url
+
+
+async def test_the_document_is_the_same_at_every_start() -> None:
+    """Replicas serve one contract: the document is made from the code alone. Litestar put
+    the default of one field that holds a component (CreateGame's `rules`) on the component
+    itself at some starts and not at others; no component carries a default now."""
+    script = (
+        "import hashlib, json\n"
+        "from services.config import Settings\n"
+        "from services.http.app import create_app\n"
+        "from services.http.contract import refine\n"
+        "doc = refine(create_app(Settings()).openapi_schema.to_schema())\n"
+        "assert not [n for n, s in doc['components']['schemas'].items() if 'default' in s]\n"
+        "print(hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest())\n"
+    )
+    digests = set()
+    for _ in range(4):  # a fresh interpreter each: new ids, new hash seeds
+        run = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", script, stdout=asyncio.subprocess.PIPE
+        )
+        out, _ = await run.communicate()
+        assert run.returncode == 0
+        digests.add(out.strip())
+    assert len(digests) == 1
+
+
+# What each bounded option needs beside it to be a table at all (domain/rules.py check).
+_BESIDE: dict[str, tuple[int, dict[str, Any]]] = {
+    "first_lead_compensation": (2, {"trumps": False}),
+    "compensation": (2, {"open_seats": (0,)}),
+    "target_points": (4, {"deck": 52, "teams": ((0, 2), (1, 3))}),
+    "seeding_seconds": (2, {"shuffle": "seats"}),
+    "time_bank_seconds": (2, {"turn_seconds": 10}),
+    "abandon_seconds": (2, {"turn_seconds": 10}),
+}
+
+
+@pytest.mark.parametrize("option", list(RULE_BOUNDS))
+def test_the_published_bounds_of_an_option_are_those_the_server_holds_it_to(
+    option: str,
+) -> None:
+    """Every value the document admits makes a table; one step outside is `bad_option`
+    naming the option."""
+    seats, beside = _BESIDE.get(option, (2, {}))
+    bounds = RULE_BOUNDS[option]
+
+    def table(value: int) -> None:
+        check(Rules(**{**beside, option: value}), seats)
+
+    if "enum" in bounds:
+        admitted = bounds["enum"]
+        outside = sorted({v + step for v in admitted for step in (-1, 1)} - set(admitted))
+    else:
+        admitted = [bounds["minimum"], bounds["maximum"]]
+        outside = [bounds["minimum"] - 1, bounds["maximum"] + 1]
+    for value in admitted:
+        table(value)
+    for value in outside:
+        with pytest.raises(BadOption) as refused:
+            table(value)
+        assert refused.value.option == option, value
