@@ -26,6 +26,7 @@ from services import bootstrap
 from services.app.jsontext import named_twice
 from services.config import Settings
 from services.http.commands import CommandsController
+from services.http.contract import HEADERS
 from services.http.deps import DEPENDENCIES
 from services.http.docs import ProblemsController, assets, render_plugins
 from services.http.errors import HANDLERS
@@ -78,7 +79,9 @@ REQUEST_HEADERS = [
     "Last-Event-ID",
     "X-Request-ID",
 ]
-RESPONSE_HEADERS = ["X-Request-ID", "Retry-After", "RateLimit", "RateLimit-Policy", "Allow"]
+# A page reads every header the document says answers carry (a 201's Location, a 401's
+# WWW-Authenticate among them), and the Allow of an OPTIONS
+RESPONSE_HEADERS = [*HEADERS, "Allow"]
 
 
 def cors(settings: Settings) -> CORSConfig | None:
@@ -87,7 +90,7 @@ def cors(settings: Settings) -> CORSConfig | None:
         return None
     return CORSConfig(
         allow_origins=origins,
-        allow_methods=["GET", "HEAD", "POST", "OPTIONS"],
+        allow_methods=["GET", "HEAD", "POST", "DELETE", "OPTIONS"],
         allow_headers=REQUEST_HEADERS,
         expose_headers=RESPONSE_HEADERS,
         allow_credentials=False,  # tokens travel in headers or tickets, never in cookies

@@ -16,6 +16,7 @@ What the refinement adds, each step generic:
   used in many places, and Litestar put the default of one field that holds it there, or
   not, from one start to the next;
 - the table options' bounds that `domain.rules.check` holds them to (`RULE_BOUNDS`);
+- a body that may be null as one that may be left out (not `required`);
 - the headers answers carry (`X-Request-ID`, the RateLimit fields, `Retry-After`,
   `WWW-Authenticate`) on the responses that carry them.
 """
@@ -79,6 +80,7 @@ def refine(openapi: Schema) -> Schema:
         for response in operation.get("responses", {}).values():
             for media in response.get("content", {}).values():
                 _name_examples(media)
+        _optional_body(operation.get("requestBody", {}))
         examples = REQUEST_EXAMPLES.get(operation.get("operationId", ""), {})
         for media in operation.get("requestBody", {}).get("content", {}).values():
             if examples:
@@ -279,6 +281,16 @@ def _bound_rules(properties: Schema) -> None:
     for option, bounds in RULE_BOUNDS.items():
         if option in properties:
             _integer_member(properties[option]).update(bounds)
+
+
+def _optional_body(body: Schema) -> None:
+    """A body that may be null may be left out (rematch, resume): not `required`, which
+    Litestar says of every body, so that a generated client need not send one."""
+    for media in body.get("content", {}).values():
+        schema = media.get("schema", {})
+        members = schema.get("oneOf", schema.get("anyOf", [schema]))
+        if any(isinstance(m, dict) and m.get("type") == "null" for m in members):
+            body["required"] = False
 
 
 def _integer_member(schema: Schema) -> Schema:

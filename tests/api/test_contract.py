@@ -301,3 +301,27 @@ def test_the_published_bounds_of_an_option_are_those_the_server_holds_it_to(
         with pytest.raises(BadOption) as refused:
             table(value)
         assert refused.value.option == option, value
+
+
+async def test_a_body_the_server_does_without_is_not_required(api: Api) -> None:
+    """Rematch and resume take no body at all (their fields all have defaults), and the
+    document says so; every other body is required."""
+    doc = await openapi(api)
+    required = {
+        operation["operationId"]: operation["requestBody"].get("required", False)
+        for _, _, operation in operations(doc)
+        if "requestBody" in operation
+    }
+    assert required == {
+        "createGame": True,
+        "sendCommand": True,
+        "registerWebhook": True,
+        "startRematch": False,
+        "resumeGame": False,
+    }
+    table = await api.create(rules={"turn_seconds": 60, "on_timeout": "pause"})
+    resume = await api.client.post(f"/games/{table.game_id}/resume", headers=OPERATOR)
+    assert resume.status_code == 409 and resume.json()["code"] == "not_paused", resume.text
+    await api.play(table, 0, {"type": "concede"})
+    rematch = await api.client.post(f"/games/{table.game_id}/rematch", headers=OPERATOR)
+    assert rematch.status_code == 201, rematch.text

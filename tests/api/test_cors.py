@@ -55,3 +55,28 @@ async def test_without_cors_no_answer_names_origin(api: Api) -> None:
     table = await api.create()
     answer = await api.client.get(f"/games/{table.game_id}", headers=table.seat(0))
     assert "vary" not in answer.headers
+
+
+async def test_a_page_may_call_every_method_and_read_every_documented_header(cors: Api) -> None:
+    """The preflight admits every method the API has (DELETE of a webhook endpoint too),
+    and an answer exposes every header the OpenAPI document says answers carry: a page
+    can read a 201's Location and a 401's WWW-Authenticate."""
+    preflight = await cors.client.options(
+        "/webhooks/abc",
+        headers={"Origin": ALLOWED, "Access-Control-Request-Method": "DELETE"},
+    )
+    assert preflight.status_code in (200, 204), preflight.text
+    methods = {m.strip() for m in preflight.headers["access-control-allow-methods"].split(",")}
+    assert {"GET", "HEAD", "POST", "DELETE"} <= methods
+    created = await cors.client.post(
+        "/games",
+        json={"seats": [{"name": "a"}, {"name": "b"}]},
+        headers={**OPERATOR, "Origin": ALLOWED},
+    )
+    assert created.status_code == 201 and "location" in created.headers
+    exposed = {
+        h.strip().lower() for h in created.headers["access-control-expose-headers"].split(",")
+    }
+    document = (await cors.client.get("/schema/openapi.json")).json()
+    assert {h.lower() for h in document["components"]["headers"]} <= exposed
+    assert {"location", "www-authenticate", "x-request-id", "allow"} <= exposed
