@@ -20,8 +20,11 @@ from services.http.errors import responses
 from services.http.middleware import request_id
 from services.http.schemas import invalid, strictly
 
-# What an Idempotency-Key may be; the lookup's path segment is held to the same.
-KEY_PATTERN = r"^[\x20-\x7e]+$"
+# What an Idempotency-Key may be; the lookup's path segment is held to the same. No space
+# at either end (HTTP strips a header's, so a retry through a proxy could arrive as
+# another key), and not `.` or `..` (a client normalizes such a path segment away, so its
+# lookup would ask for something else).
+KEY_PATTERN = r"^(?!\.\.?$)[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$"
 KEY_MAX = 200
 _KEY = re.compile(KEY_PATTERN)
 

@@ -122,7 +122,10 @@ async def test_a_bad_command_is_refused_with_its_reason_and_changes_nothing(
     assert await api.view(table) == before
 
 
-@pytest.mark.parametrize(("key", "says"), [("k" * 201, "<= 200"), ("", ">= 1")])
+@pytest.mark.parametrize(
+    ("key", "says"),
+    [("k" * 201, "<= 200"), ("", ">= 1"), ("k ", "regex"), (" k", "regex"), ("..", "regex")],
+)
 async def test_a_bad_idempotency_key_is_refused(api: Api, key: str, says: str) -> None:
     table = await api.create()
     before = await api.version(table)

@@ -109,7 +109,7 @@ async def test_who_may_ask(api: Api) -> None:
 
 async def test_a_key_no_header_could_carry_is_a_400(api: Api) -> None:
     table = await api.create()
-    for key in ("k" * 201, "tab%09key", "nul%00key", "%C3%A9"):
+    for key in ("k" * 201, "tab%09key", "nul%00key", "%C3%A9", "%20k", "k%20", "%2E", "%2E%2E"):
         answer = await api.client.get(
             f"/games/{table.game_id}/commands/{key}", headers=table.seat(0)
         )
