@@ -121,6 +121,7 @@ class ProblemsController(Controller):
         "/",
         operation_id="listProblems",
         media_type=MediaType.HTML,
+        responses=responses(429),  # documents are reads, counted as every read is
         summary="Every error code: its status, title and meaning",
     )
     async def list_problems(self) -> str:
@@ -139,7 +140,7 @@ class ProblemsController(Controller):
         operation_id="getProblem",
         media_type=MediaType.HTML,
         summary="One error code's documentation",
-        responses=responses(400, 404),
+        responses=responses(400, 404, 429),
     )
     async def get_problem(self, code: FromPath[str]) -> str:
         row = PROBLEMS.get(code)

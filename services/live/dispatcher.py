@@ -369,14 +369,8 @@ class Dispatcher:
             error=error,
             seconds=time.monotonic() - started,
             verdict=verdict,
-            retry_in=self._backoff(number),
+            retry_in=backoff(self.settings, number),
         )
-
-    def _backoff(self, attempts: int) -> float:
-        s = self.settings
-        growth: float = 2.0 ** (attempts - 1)
-        delay = min(s.webhook_retry_max_seconds, s.webhook_retry_seconds * growth)
-        return delay * (1 + random.random() / 10)  # spread retries to a receiver back up
 
     # --- what the SRE sees -----------------------------------------------------------------
 
@@ -392,3 +386,11 @@ class Dispatcher:
         if now - self._warned > 10.0:
             self._warned = now
             log.warning(text)
+
+
+def backoff(settings: Settings, attempts: int) -> float:
+    """Seconds before the next attempt, after `attempts`: doubling up to the cap."""
+    # past 2^64 the delay is the cap anyway; 2.0 ** 1024 would overflow
+    growth: float = 2.0 ** min(attempts - 1, 64)
+    delay = min(settings.webhook_retry_max_seconds, settings.webhook_retry_seconds * growth)
+    return delay * (1 + random.random() / 10)  # spread retries to a receiver back up
