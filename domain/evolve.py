@@ -295,19 +295,22 @@ def _deal_over(
     )
 
 
-class RecordBroken(Exception):
-    """An event that cannot apply to the table before it. The server only ever records
-    what its rules decided, so such a record was changed outside it (a row edited or
-    deleted by hand): `version` is the event's place, where the verification of the hash
-    chain goes on from."""
+APPLIES = "cannot apply to the table before it"
 
-    def __init__(self, version: int, event: Event, cause: BaseException) -> None:
+
+class RecordBroken(Exception):
+    """An event that cannot apply to the table before it, or a row that is no event at
+    all. The server only ever records what its rules decided, so such a record was changed
+    outside it (a row edited or deleted by hand): `version` is the event's place, where the
+    verification of the hash chain goes on from; `why`, what is wrong with it."""
+
+    def __init__(
+        self, version: int, event_type: str, cause: BaseException, why: str = APPLIES
+    ) -> None:
         self.version = version
-        self.event_type = event.__struct_config__.tag
-        super().__init__(
-            f"event {version} ({self.event_type}) cannot apply to the table before it "
-            f"({type(cause).__name__}: {cause})"
-        )
+        self.event_type = event_type
+        self.why = why
+        super().__init__(f"event {version} ({event_type}) {why} ({type(cause).__name__}: {cause})")
 
 
 def fold(state: Game, events: Iterable[Event]) -> Game:
@@ -315,7 +318,8 @@ def fold(state: Game, events: Iterable[Event]) -> Game:
         try:
             state = evolve(state, event)
         except Exception as error:
-            raise RecordBroken(state.version + 1, event, error) from error
+            tag = str(event.__struct_config__.tag)
+            raise RecordBroken(state.version + 1, tag, error) from error
     return state
 
 

@@ -52,6 +52,27 @@ class Tables:
             row.version,
         )
 
+    async def overwrite(self, game: str, version: int, data: bytes) -> None:
+        """One row's payload replaced by these bytes, whatever they are."""
+        await self.execute(
+            "UPDATE events SET data = ? WHERE stream_id = ? AND version = ?",
+            "UPDATE events SET data = $1 WHERE stream_id = $2 AND version = $3",
+            data,
+            game,
+            version,
+        )
+
+    async def as_text(self, game: str, version: int) -> None:
+        """SQLite: the row's payload kept as TEXT, its bytes unchanged (a hand edit with
+        `cast` or `replace` leaves it so); PostgreSQL's bytea has no such thing."""
+        if isinstance(self.store, SqliteEventStore):
+            await self.execute(
+                "UPDATE events SET data = CAST(data AS TEXT) WHERE stream_id = ? AND version = ?",
+                "",
+                game,
+                version,
+            )
+
     async def delete(self, game: str, version: int) -> None:
         await self.execute(
             "DELETE FROM events WHERE stream_id = ? AND version = ?",

@@ -46,18 +46,25 @@ _FIND_COMMAND = (
 )
 
 
+def _blob(value: bytes | str) -> bytes:
+    """A BLOB column as bytes: a row edited by hand may hold TEXT there (SQLite keeps
+    whatever type a value is written with), read as its UTF-8 bytes so that the record is
+    still read and the chain, not a crash, says whether it changed."""
+    return value.encode() if isinstance(value, str) else bytes(value)
+
+
 def _recorded(row: tuple[Any, ...]) -> RecordedEvent:
     return RecordedEvent(
         stream_id=row[0],
         version=row[1],
         type=row[2],
-        data=bytes(row[3]),
+        data=_blob(row[3]),
         schema_version=row[4],
         metadata=Metadata(command_id=row[5], actor=row[6], correlation_id=row[7]),
         recorded_at=datetime.fromisoformat(row[8]),
         tx_id=row[9],
         position=row[10],
-        hash=bytes(row[11]),
+        hash=_blob(row[11]),
     )
 
 

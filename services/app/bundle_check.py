@@ -28,7 +28,7 @@ from domain.fairness import DealCheck
 from domain.views import ARBITER, Viewer, redact
 from infra.ports.events import Metadata, RecordedEvent
 from services.app.bundle import Bundle, BundleRow, deals_of
-from services.app.codec import from_recorded
+from services.app.codec import Unreadable, from_recorded
 from services.app.jsontext import named_twice
 
 _decode = msgspec.json.Decoder(Bundle).decode
@@ -95,7 +95,7 @@ def check_bundle(raw: bytes) -> BundleReport:
     for i, row in enumerate(bundle.events):
         try:
             events.append(from_recorded(_recorded(bundle.game_id, row)))
-        except (msgspec.DecodeError, msgspec.ValidationError, KeyError) as e:
+        except Unreadable as e:
             problems.append(Problem(f"events[{i}] (version {row.version})", f"no event: {e}"))
     if problems:
         return _report(bundle, chain=chain, problems=problems)

@@ -11,6 +11,7 @@ import msgspec
 from domain.chain import Row
 from domain.commands import Command
 from domain.events import AnyEvent, Event
+from domain.evolve import RecordBroken
 from domain.naming import snake
 from infra.ports.events import NewEvent, RecordedEvent
 
@@ -55,7 +56,28 @@ def to_new(event: Event) -> NewEvent:
     return NewEvent(type=kind, data=_encode(event), schema_version=SCHEMA_VERSIONS.get(kind, 1))
 
 
+class Unreadable(RecordBroken):
+    """A row whose payload is no event this server reads: not JSON at all (`json` false:
+    changed by hand), or JSON of no shape it knows (a newer server's, or changed by hand).
+    A record with one is broken at that row, as one whose event cannot apply."""
+
+    def __init__(self, row: RecordedEvent, cause: Exception, json: bool) -> None:
+        why = "is no event this server reads" if json else "is not JSON"
+        super().__init__(row.version, row.type, cause, why)
+        self.json = json
+
+
 def from_recorded(row: RecordedEvent) -> Event:
+    """The row's event; Unreadable (a RecordBroken naming the row) when it holds none."""
+    try:
+        return _event(row)
+    except (msgspec.ValidationError, KeyError) as error:
+        raise Unreadable(row, error, json=True) from error
+    except msgspec.DecodeError as error:
+        raise Unreadable(row, error, json=False) from error
+
+
+def _event(row: RecordedEvent) -> Event:
     current = SCHEMA_VERSIONS.get(row.type, 1)
     if row.schema_version == current:
         event: Event = _decode(row.data)

@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 
 from infra.ports.events import RecordedEvent, checkpoint_text
-from services.app.codec import from_recorded
+from services.app.codec import Unreadable, from_recorded
 
 
 class FeedEntry(msgspec.Struct, frozen=True, kw_only=True):
@@ -27,9 +27,11 @@ class FeedEntry(msgspec.Struct, frozen=True, kw_only=True):
 def entry(row: RecordedEvent) -> FeedEntry:
     try:
         event: Any = from_recorded(row)
-    except (msgspec.ValidationError, msgspec.DecodeError, KeyError):
-        # written by a newer server: pass the payload on as stored rather than stop the feed
-        event = msgspec.Raw(row.data)
+    except Unreadable as unreadable:
+        # written by a newer server: the payload passed on as stored rather than stop the
+        # feed; one that is not JSON at all (changed by hand) as null, or the entry would
+        # be no JSON either, and every consumer's parser would stop at it
+        event = msgspec.Raw(row.data) if unreadable.json else None
     return FeedEntry(
         checkpoint=checkpoint_text((row.tx_id, row.position)),
         game_id=row.stream_id,

@@ -17,7 +17,7 @@ from domain.views import ARBITER, Viewer, disclosed_to, review
 from infra.ports.events import RecordedEvent
 from services.app.bundle import make_bundle
 from services.app.callers import Caller
-from services.app.codec import chain_row, from_recorded
+from services.app.codec import Unreadable, chain_row, from_recorded
 from services.app.errors import VersionNotFound
 from services.app.games import GameService
 from services.app.results import Audit, AuditFinding, Replay, Verification, with_head
@@ -32,7 +32,7 @@ def check_record(game_id: str, rows: Sequence[RecordedEvent]) -> Verification:
     for row in rows:
         try:
             events.append(from_recorded(row))
-        except (msgspec.DecodeError, msgspec.ValidationError, KeyError):
+        except Unreadable:
             return Verification(game_id, False, [], chain, unreadable_version=row.version)
     seed = next((e.seed for e in events if isinstance(e, GameStarted)), None)
     checks = verify_deals(events, seed)

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 import msgspec
 
 from infra.ports.events import Metadata, NewEvent, RecordedEvent
-from services.app.codec import from_recorded
+from services.app.codec import Unreadable, from_recorded
 from services.app.jsontext import named_twice
 
 
@@ -90,7 +90,7 @@ def parse_export(lines: Iterable[bytes], name: str) -> list[ExportedEvent]:
     for r in rows:
         try:
             from_recorded(as_recorded(r))
-        except (msgspec.DecodeError, msgspec.ValidationError, KeyError) as e:
+        except Unreadable as e:
             raise BadExport(
                 f"{name}: the event at version {r.version} is unreadable: {e}"
             ) from None

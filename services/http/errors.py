@@ -226,7 +226,7 @@ def _broken(request: Request[Any, Any, Any], exc: RecordBroken) -> Response[Prob
     return problem(
         "record_broken",
         f"the record of game {game_id} is broken: event {exc.version} ({exc.event_type}) "
-        "cannot apply to the table before it, so the record was changed outside the "
+        f"{exc.why}, so the record was changed outside the "
         f"server; GET /games/{game_id}/verify names the first row that does not hold",
         instance=_instance(request),
     )

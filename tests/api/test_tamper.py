@@ -197,3 +197,55 @@ async def test_every_operation_on_a_game_documents_the_broken_record_it_can_answ
                     answering.add(operation["operationId"])
     assert answering == documenting
     assert {"getView", "sendCommand", "streamView", "getReplay", "startRematch"} <= answering
+
+
+async def test_a_row_that_is_no_event_is_named_on_every_read_and_the_feed_stays_json(
+    api: Api,
+) -> None:
+    """A payload overwritten with what is not JSON (or JSON of no event): every read of
+    the game answers `record_broken` naming the row and what is wrong with it, where it was
+    an internal error; `verify` names the row; the operator's feed goes on for every game,
+    that row's `event` null (it had copied the bytes into the line, which then was no JSON
+    and stopped every consumer's parser)."""
+    for payload, says in (
+        (b"{not json", "is not JSON"),
+        (b'{"type": "no_such"}', "is no event this server reads"),
+    ):
+        broken, other = await api.create(), await api.create()
+        spoilt = await version_of(api, broken, "card_dealt")
+        await Tables(api.store).overwrite(broken.game_id, spoilt, payload)
+        game = f"/games/{broken.game_id}"
+        async with serving(app_on(api.adapters)) as fresh:  # nothing of the game cached
+            for path in (game, f"{game}/audit", f"{game}/replay"):
+                answer = await fresh.get(path, headers=OPERATOR)
+                assert answer.status_code == 500, (path, answer.text)
+                problem = answer.json()
+                assert problem["code"] == "record_broken", problem
+                assert f"event {spoilt} (card_dealt) {says}" in problem["detail"], problem
+            report = (await fresh.get(f"{game}/verify", headers=OPERATOR)).json()
+            assert not report["ok"] and report["unreadable_version"] == spoilt
+            feed = await fresh.get("/events?follow=false&format=ndjson", headers=OPERATOR)
+            assert feed.status_code == 200
+            entries = [json.loads(line) for line in feed.text.splitlines() if line.strip()]
+            mine = {(e["game_id"], e["version"]): e for e in entries}
+            assert (broken.game_id, spoilt) in mine and (other.game_id, 1) in mine
+            shown = mine[(broken.game_id, spoilt)]["event"]
+            assert shown is None if says == "is not JSON" else shown == {"type": "no_such"}
+            served = await fresh.get(f"/games/{other.game_id}", headers=other.seat(0))
+            assert served.status_code == 200
+
+
+async def test_a_payload_kept_as_text_by_a_hand_edit_is_still_read(api: Api) -> None:
+    """SQLite keeps whatever type a value is written with: a payload cast to TEXT by hand,
+    its bytes unchanged, is read as those bytes (it stopped every read, the feed and the
+    CLI with a TypeError); the chain shows nothing changed, and the game plays on."""
+    table = await api.create()
+    dealt = await version_of(api, table, "card_dealt")
+    await Tables(api.store).as_text(table.game_id, dealt)
+    game = f"/games/{table.game_id}"
+    async with serving(app_on(api.adapters)) as fresh:
+        report = (await fresh.get(f"{game}/verify", headers=OPERATOR)).json()
+        assert report["ok"], report
+        assert (await fresh.get(game, headers=table.seat(0))).status_code == 200
+        feed = await fresh.get("/events?follow=false&format=ndjson", headers=OPERATOR)
+        assert any(json.loads(line)["game_id"] == table.game_id for line in feed.text.splitlines())
