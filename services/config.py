@@ -3,7 +3,9 @@ a message that names the variable."""
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import secrets
 from collections.abc import Mapping
 
@@ -67,7 +69,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def allowed_origins(self) -> list[str]:
-        return [o.strip().rstrip("/") for o in self.cors_origins.split(",") if o.strip()]
+        # as a browser writes its Origin: scheme and host in lower case, no final slash
+        return [o.strip().rstrip("/").lower() for o in self.cors_origins.split(",") if o.strip()]
 
 
 # name -> (field, help) — the README's settings table is written from this.
@@ -122,7 +125,10 @@ VARIABLES: dict[str, tuple[str, str]] = {
         "an idle keep-alive connection is closed after this",
     ),
     "BURA_WEBHOOK_URL": ("webhook_url", "a webhook endpoint of the settings' own (id config)"),
-    "BURA_WEBHOOK_SECRET": ("webhook_secret", "its signing secret (16+ characters)"),
+    "BURA_WEBHOOK_SECRET": (
+        "webhook_secret",
+        "its signing secret: 16 to 256 printable ASCII characters, no spaces",
+    ),
     "BURA_WEBHOOK_EVENTS": ("webhook_events", "its webhook types, comma-separated; empty: all"),
     "BURA_WEBHOOK_DELIVERY": (
         "webhook_delivery",
@@ -163,6 +169,35 @@ _CHOICES = {
     "log_level": {"debug", "info", "warning", "error"},
     "log_format": {"json", "text"},
 }
+DAY, HOUR = 86_400, 3_600
+# field -> (the most seconds it may be, whole seconds only). Every one is a finite number
+# above 0: none of them means anything at 0 (a poll or a keep-alive at 0 spins), and `inf`
+# or `nan` (`1e309` reads as inf) would only fail later, in a task or a timer.
+_SECONDS: dict[str, tuple[int, bool]] = {
+    "shutdown_grace_seconds": (DAY, False),
+    "sse_keepalive_seconds": (HOUR, False),  # rarer is no keep-alive: proxies cut the stream
+    "feed_poll_seconds": (HOUR, False),  # rarer leaves live views and cached games stale
+    "request_deadline_seconds": (DAY, False),
+    "read_timeout_seconds": (DAY, False),
+    "idle_timeout_seconds": (DAY, True),  # uvicorn counts it in whole seconds
+    "webhook_timeout_seconds": (DAY, False),
+    "webhook_retry_seconds": (DAY, False),
+    "webhook_retry_max_seconds": (DAY, False),
+    "webhook_lease_seconds": (HOUR, False),  # a dead holder stops the webhooks this long
+    "stream_ticket_seconds": (DAY, True),
+    "rate_window_seconds": (DAY, False),
+}
+# An origin as a browser sends it: scheme://host[:port], no path, query or fragment (a final
+# slash is let pass and dropped)
+_ORIGIN = re.compile(
+    r"https?://"
+    r"(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])"  # a name, IPv4 or [IPv6]
+    r"(?::(?P<port>[0-9]{1,5}))?/?",
+    re.IGNORECASE,
+)
+# What an Authorization header carries and gives back whole: printable ASCII, and spaces
+# only inside (a header's value loses those at its ends)
+_OPERATOR_KEY = re.compile(r"[!-~](?:[ !-~]*[!-~])?")
 
 
 def load(env: Mapping[str, str] | None = None) -> Settings:
@@ -192,6 +227,7 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
             raise ConfigError(f"{name}={value!r} is not a number") from None
         if field in _CHOICES and value not in _CHOICES[field]:
             raise ConfigError(f"{name}={value!r}: choose one of {sorted(_CHOICES[field])}")
+    _check_seconds(raw, defaults, env)
     port = raw.get("port", defaults.port)
     if not isinstance(port, int) or not 0 < port < 65536:
         raise ConfigError(f"BURA_PORT={port!r} is not a port number (1-65535)")
@@ -210,30 +246,22 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         count = raw.get(limit, getattr(defaults, limit))
         if not isinstance(count, int) or count < 0:
             raise ConfigError(f"BURA_{limit.upper()}={count!r}: a count, 0 for no limit")
-    window = raw.get("rate_window_seconds", defaults.rate_window_seconds)
-    if not isinstance(window, float) or window <= 0:
-        raise ConfigError(f"BURA_RATE_WINDOW_SECONDS={window!r} must be positive")
     for origin in str(raw.get("cors_origins", "")).split(","):
         origin = origin.strip()
-        if origin and origin != "*" and not origin.startswith(("http://", "https://")):
-            raise ConfigError(f"BURA_CORS_ORIGINS: {origin!r} is no origin (https://host[:port])")
+        if not origin or origin == "*":
+            continue
+        shape = _ORIGIN.fullmatch(origin)
+        if shape is None or not 0 < int(shape["port"] or 80) < 65536:
+            raise ConfigError(
+                f"BURA_CORS_ORIGINS: {origin!r} is no origin (scheme://host[:port], no path,"
+                " query or fragment; or *)"
+            )
     lanes = raw.get("append_lanes", defaults.append_lanes)
     if not isinstance(lanes, int) or lanes < 0:
         raise ConfigError(f"BURA_APPEND_LANES={lanes!r}: a count, 0 for every append alone")
     count = raw.get("max_headers", defaults.max_headers)
     if not isinstance(count, int) or count < 1:
         raise ConfigError(f"BURA_MAX_HEADERS={count!r} must be a positive number")
-    for span in (
-        "request_deadline_seconds",
-        "read_timeout_seconds",
-        "idle_timeout_seconds",
-        "shutdown_grace_seconds",
-    ):
-        seconds = raw.get(span, getattr(defaults, span))
-        if not isinstance(seconds, int | float) or not 0 < seconds < 86_400:
-            raise ConfigError(
-                f"BURA_{span.upper()}={seconds!r} must be a positive number of seconds"
-            )
     for database in ("database_url", "read_database_url"):
         url = raw.get(database)
         if isinstance(url, str) and not url.startswith(("postgres://", "postgresql://")):
@@ -244,35 +272,73 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
     if isinstance(redis, str) and not redis.startswith(("redis://", "rediss://", "unix://")):
         raise ConfigError(f"BURA_REDIS_URL must be a redis:// URL, got {redis!r}")
     _check_webhooks(raw, defaults)
+    key = raw.get("operator_key")
+    if isinstance(key, str) and not _OPERATOR_KEY.fullmatch(key):
+        raise ConfigError(
+            "BURA_OPERATOR_KEY must be printable ASCII, no space at either end (what a"
+            " Bearer header carries whole); unset it to have one generated"
+        )
     if not raw.get("operator_key"):
         raw["operator_key"] = secrets.token_urlsafe(24)
         raw["operator_key_generated"] = True
     return msgspec.convert(raw, Settings)
 
 
+def _check_seconds(raw: dict[str, object], defaults: Settings, env: Mapping[str, str]) -> None:
+    for field, (most, whole) in _SECONDS.items():
+        name = f"BURA_{field.upper()}"
+        seconds = raw.get(field, getattr(defaults, field))
+        given = env.get(name) or seconds
+        if not isinstance(seconds, int | float) or not math.isfinite(seconds):
+            raise ConfigError(f"{name}={given!r} must be a finite number of seconds")
+        if not 0 < seconds <= most:
+            raise ConfigError(f"{name}={given!r} must be more than 0 seconds, at most {most}")
+        if whole and seconds != int(seconds):
+            raise ConfigError(f"{name}={given!r} must be whole seconds")
+
+
 def _check_webhooks(raw: dict[str, object], defaults: Settings) -> None:
+    """The settings' own endpoint is held to what POST /webhooks takes (RegisterWebhook)."""
     from services.app.notices import WEBHOOK_TYPES
 
-    for field in (
-        "webhook_timeout_seconds",
-        "webhook_retry_seconds",
-        "webhook_retry_max_seconds",
-        "webhook_lease_seconds",
-    ):
-        value = raw.get(field, getattr(defaults, field))
-        if not isinstance(value, float) or not value > 0:
-            raise ConfigError(f"BURA_{field.upper()}={value!r} must be a positive number")
     url, secret = raw.get("webhook_url"), raw.get("webhook_secret")
+    if isinstance(secret, str) and not _registers(secret=secret):
+        raise ConfigError(
+            "BURA_WEBHOOK_SECRET must be 16 to 256 printable ASCII characters, no spaces"
+            " (as POST /webhooks takes a secret)"
+        )
     if isinstance(url, str):
-        if not url.startswith(("http://", "https://")):
-            raise ConfigError(f"BURA_WEBHOOK_URL must be an http:// or https:// URL, got {url!r}")
+        if not _registers(url=url):
+            raise ConfigError(
+                "BURA_WEBHOOK_URL must be an http:// or https:// URL with a host, in printable"
+                f" ASCII (as POST /webhooks takes one), got {url!r}"
+            )
         if not isinstance(secret, str) or len(secret) < 16:
             raise ConfigError("BURA_WEBHOOK_URL needs BURA_WEBHOOK_SECRET (16 characters or more)")
     events = raw.get("webhook_events", "")
     assert isinstance(events, str)
-    unknown = {e.strip() for e in events.split(",") if e.strip()} - set(WEBHOOK_TYPES)
-    if unknown:
+    named = [e.strip() for e in events.split(",") if e.strip()]
+    unknown = set(named) - set(WEBHOOK_TYPES)
+    if unknown or not _registers(events=named or list(WEBHOOK_TYPES)):
         raise ConfigError(
             f"BURA_WEBHOOK_EVENTS: no webhook type {', '.join(sorted(unknown))};"
             f" choose among {', '.join(WEBHOOK_TYPES)}"
         )
+    # as POST /webhooks refuses a repeat (services/http/webhooks.py)
+    repeated = sorted({e for e in named if named.count(e) > 1})
+    if repeated:
+        raise ConfigError(
+            f"BURA_WEBHOOK_EVENTS: {', '.join(repeated)} given twice; name each webhook type once"
+        )
+
+
+def _registers(**fields: object) -> bool:
+    """Whether POST /webhooks would take these fields (its RegisterWebhook, the patterns
+    and the event types; a URL that passes stands in for one not given)."""
+    from services.app.webhooks import RegisterWebhook
+
+    try:
+        msgspec.convert({"url": "https://config.invalid", **fields}, RegisterWebhook)
+    except msgspec.ValidationError:
+        return False
+    return True

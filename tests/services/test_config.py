@@ -112,11 +112,88 @@ def test_every_variable_is_read():
         ("BURA_RATE_WINDOW_SECONDS", "0"),
         ("BURA_RATE_COMMANDS_PER_TOKEN", "-1"),
         ("BURA_RATE_READS_PER_ADDRESS", "many"),
+        # every seconds setting: finite, above 0, not past its bound
+        ("BURA_FEED_POLL_SECONDS", "0"),
+        ("BURA_FEED_POLL_SECONDS", "-2"),
+        ("BURA_FEED_POLL_SECONDS", "nan"),
+        ("BURA_FEED_POLL_SECONDS", "3601"),
+        ("BURA_SSE_KEEPALIVE_SECONDS", "0"),
+        ("BURA_SSE_KEEPALIVE_SECONDS", "-1"),
+        ("BURA_RATE_WINDOW_SECONDS", "inf"),
+        ("BURA_RATE_WINDOW_SECONDS", "nan"),
+        ("BURA_RATE_WINDOW_SECONDS", "1e309"),
+        ("BURA_WEBHOOK_LEASE_SECONDS", "inf"),
+        ("BURA_WEBHOOK_LEASE_SECONDS", "3601"),  # a dead holder would keep it for hours
+        ("BURA_WEBHOOK_RETRY_SECONDS", "inf"),
+        ("BURA_WEBHOOK_RETRY_MAX_SECONDS", "inf"),
+        ("BURA_WEBHOOK_TIMEOUT_SECONDS", "-inf"),
+        ("BURA_SHUTDOWN_GRACE_SECONDS", "NaN"),
+        ("BURA_REQUEST_DEADLINE_SECONDS", "Infinity"),
+        ("BURA_READ_TIMEOUT_SECONDS", "86401"),
+        ("BURA_STREAM_TICKET_SECONDS", "86401"),
+        ("BURA_IDLE_TIMEOUT_SECONDS", "1.5"),  # whole seconds
+        # the settings' webhook, held to what POST /webhooks takes
+        ("BURA_WEBHOOK_URL", "http://"),
+        ("BURA_WEBHOOK_URL", "https://platform.test/bura\n"),
+        ("BURA_WEBHOOK_EVENTS", "timeout,timeout"),
+        ("BURA_WEBHOOK_EVENTS", "timeout, deal_ended ,timeout"),
+        ("BURA_WEBHOOK_SECRET", "a secret with spaces in it"),
+        ("BURA_WEBHOOK_SECRET", "секрет-секрет-секрет"),
+        ("BURA_WEBHOOK_SECRET", "s" * 257),
+        # an origin: scheme://host[:port], nothing after it
+        ("BURA_CORS_ORIGINS", "https://a.example/path"),
+        ("BURA_CORS_ORIGINS", "https://a.example?x=1"),
+        ("BURA_CORS_ORIGINS", "https://a.example#top"),
+        ("BURA_CORS_ORIGINS", "https://cards.example, https://"),
+        ("BURA_CORS_ORIGINS", "https://a.example:99999"),
+        ("BURA_CORS_ORIGINS", "https://user@a.example"),
+        # a key no Bearer header could carry back whole
+        ("BURA_OPERATOR_KEY", " "),
+        ("BURA_OPERATOR_KEY", "\t"),
+        ("BURA_OPERATOR_KEY", " opkey"),
+        ("BURA_OPERATOR_KEY", "opkey\n"),
+        ("BURA_OPERATOR_KEY", "ключ"),
+        ("BURA_OPERATOR_KEY", "op\x00key"),
     ],
 )
 def test_a_bad_setting_stops_start_up_naming_it(name, value):
     with pytest.raises(ConfigError, match=name):
         load({name: value})
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("BURA_OPERATOR_KEY", "opkey"),  # short keys are the test suites' own
+        ("BURA_OPERATOR_KEY", "op key"),  # a space inside travels whole
+        ("BURA_CORS_ORIGINS", "*"),
+        ("BURA_CORS_ORIGINS", "http://[::1]:8080/, http://127.0.0.1:5173"),
+        ("BURA_IDLE_TIMEOUT_SECONDS", "75.0"),
+        ("BURA_FEED_POLL_SECONDS", "0.01"),
+        ("BURA_WEBHOOK_LEASE_SECONDS", "3600"),
+        ("BURA_RATE_WINDOW_SECONDS", "86400"),
+        ("BURA_WEBHOOK_EVENTS", "timeout, deal_ended,"),
+    ],
+)
+def test_a_good_setting_at_its_bounds_is_taken(name, value):
+    load({name: value})
+
+
+def test_an_origin_is_kept_as_a_browser_sends_it():
+    settings = load({"BURA_CORS_ORIGINS": "HTTPS://Cards.Example/, *"})
+    assert settings.allowed_origins == ["https://cards.example", "*"]
+
+
+def test_a_bad_webhook_secret_is_not_shown_in_the_message():
+    secret = "a secret with spaces in it"
+    with pytest.raises(ConfigError, match="BURA_WEBHOOK_SECRET") as refused:
+        load({"BURA_WEBHOOK_URL": "https://platform.test", "BURA_WEBHOOK_SECRET": secret})
+    assert secret not in str(refused.value)
+
+
+def test_the_default_grace_outlasts_the_default_deadline():
+    settings = load({})
+    assert settings.shutdown_grace_seconds > settings.request_deadline_seconds
 
 
 def test_a_standby_must_be_a_postgresql_url():
