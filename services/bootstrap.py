@@ -7,10 +7,12 @@ when the settings name them, else the embedded SQLite file and the in-process bu
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from urllib.parse import unquote, urlsplit
 
 from infra.memory.limits import InProcessRateCounters
 from infra.memory.presence import InProcessPresence
@@ -32,7 +34,7 @@ from services.app.listing import Listing
 from services.app.reviews import Reviews
 from services.app.tickets import Tickets
 from services.app.webhooks import Webhooks
-from services.config import Settings
+from services.config import ConfigError, Settings
 from services.live.attendance import Attendance
 from services.live.dispatcher import Dispatcher
 from services.live.projector import Projector
@@ -127,9 +129,12 @@ class SchemaBehind(Exception):
 
 
 def refusal(error: BaseException) -> str | None:
-    """Why the store could not be opened or read, in one line: it is unreachable, its
-    schema is behind, or PostgreSQL refused the role (no right to the schema, say). None
-    for anything else, which is a bug and keeps its traceback."""
+    """Why the store could not be opened or read, in one line: a setting names no store
+    that could be (a malformed PostgreSQL URL), it is unreachable or cannot be opened,
+    its schema is behind, or PostgreSQL refused the role (no right to the schema, say).
+    None for anything else, which is a bug and keeps its traceback."""
+    if isinstance(error, ConfigError):
+        return f"bad setting: {error}"
     if isinstance(error, StoreUnavailable):
         return f"the event store is unavailable: {error}"
     if isinstance(error, SchemaBehind):
@@ -139,13 +144,77 @@ def refusal(error: BaseException) -> str | None:
     return None
 
 
+def check_stores(settings: Settings) -> None:
+    """The PostgreSQL URLs of the settings, read as asyncpg will read them when it
+    connects, before anything is opened: one that cannot be read (a port that is no
+    number or out of range, an unknown `sslmode`, a broken address or query) is a bad
+    setting, ConfigError naming the variable, rather than an error from deep inside a
+    connection attempt. The URL itself is never repeated (it may hold a password)."""
+    for variable, url in (
+        ("BURA_DATABASE_URL", settings.database_url),
+        ("BURA_READ_DATABASE_URL", settings.read_database_url),
+    ):
+        if url:
+            wrong = _postgres_url_problem(url)
+            if wrong is not None:
+                raise ConfigError(f"{variable} is no usable PostgreSQL URL: {wrong}")
+
+
+def _postgres_url_problem(url: str) -> str | None:
+    """What makes `url` no PostgreSQL URL asyncpg can connect with, in one line; None when
+    nothing does (whether its server answers is found out by connecting)."""
+    try:
+        netloc = urlsplit(url).netloc
+    except ValueError as e:  # a bracket left open
+        return str(e)
+    for host in netloc.rpartition("@")[2].split(","):  # host[:port], a list of them
+        after_address = host.rpartition("]")[2] if host.startswith("[") else host  # [IPv6]
+        _, colon, port = after_address.partition(":")
+        if colon and port and not _is_port(unquote(port)):
+            return f"the port {unquote(port)!r} is no port number (1 to 65535)"
+    try:
+        parsed = _asyncpg_parse(url)
+    except (ValueError, OSError) as e:  # asyncpg's ClientConfigurationError is a ValueError
+        return " ".join(str(e).split()) or type(e).__name__
+    for address in parsed:
+        if isinstance(address, tuple) and not _is_port(str(address[1])):
+            return f"the port {address[1]!r} is no port number (1 to 65535)"
+    return None
+
+
+def _is_port(text: str) -> bool:
+    return text.isascii() and text.isdigit() and 1 <= int(text) <= 65535
+
+
+def _asyncpg_parse(url: str) -> list[object]:
+    """The addresses asyncpg makes of `url` with its own parser, which it runs on every
+    connection (the URL's query, its `sslmode`, its certificates' files and the PG*
+    variables included), without connecting. Empty when this asyncpg has no such parser
+    to ask: connecting then finds what it would have."""
+    from asyncpg import connect_utils
+
+    parse = getattr(connect_utils, "_parse_connect_dsn_and_args", None)
+    if parse is None:
+        return []
+    names = inspect.signature(parse).parameters
+    if "dsn" not in names:
+        return []
+    try:
+        addresses, _ = parse(**{name: None for name in names if name != "dsn"}, dsn=url)
+    except TypeError:  # a parser of another asyncpg, asked otherwise
+        return []
+    return list(addresses)
+
+
 async def open_store(
     settings: Settings, *, migrating: bool = True
 ) -> tuple[EventStore, SeatTokens]:
     """The event store and seat tokens the settings name, migrated and open. Not
     `migrating` (a reader: `bura replay`, `audit`, `verify`, `export`), PostgreSQL is only
     read: SchemaBehind when it lacks a migration this code has (`bura migrate` applies
-    them, in the rollout's order), and nothing is ever created there."""
+    them, in the rollout's order), and nothing is ever created there. A malformed URL is
+    ConfigError, a SQLite file that cannot be made or opened StoreUnavailable."""
+    check_stores(settings)
     if settings.database_url:
         from infra.postgres.migrate import migrate, pending
         from infra.postgres.store import PostgresEventStore
@@ -166,10 +235,20 @@ async def open_store(
     from infra.sqlite.store import SqliteEventStore
     from infra.sqlite.tokens import SqliteSeatTokens
 
-    directory = os.path.dirname(settings.sqlite_path)
+    path = settings.sqlite_path
+    directory = os.path.dirname(path)
     if directory:
-        os.makedirs(directory, exist_ok=True)
-    database = await SqliteDatabase.open(settings.sqlite_path)
+        try:
+            os.makedirs(directory, exist_ok=True)
+        except OSError as e:
+            raise StoreUnavailable(
+                f"cannot open {path} (BURA_SQLITE_PATH): cannot make its directory "
+                f"{directory}: {e.strerror or e}"
+            ) from e
+    try:
+        database = await SqliteDatabase.open(path)
+    except StoreUnavailable as e:  # no file SQLite can open (a directory, no database)
+        raise StoreUnavailable(f"{e} (BURA_SQLITE_PATH)") from e
     return SqliteEventStore(database), SqliteSeatTokens(database)
 
 

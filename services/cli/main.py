@@ -159,6 +159,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "verify-bundle":  # the file alone: no setting, no store
             return records.cmd_verify_bundle(args.file)
         settings = config.load()
+        from services.bootstrap import check_stores
+
+        check_stores(settings)  # a malformed URL is a bad setting for every command, serve too
         return _run(args, settings)
     except KeyboardInterrupt:
         return 130

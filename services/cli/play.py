@@ -9,6 +9,7 @@ import random
 import secrets
 import sys
 from collections.abc import Callable
+from urllib.parse import quote
 
 import httpx
 import msgspec
@@ -22,6 +23,7 @@ from domain.legal import legal_commands
 from domain.seen import as_seen
 from domain.state import Game
 from domain.views import View
+from services.app.callers import GAME_ID
 from services.cli.errors import FAILED, NOT_FOUND, UNAVAILABLE, USAGE, CliError
 
 Bot = Callable[[Game, int, random.Random], PlayerCommand]
@@ -145,9 +147,40 @@ class NoSeat(ValueError):
     """A token that may watch the game but holds no seat to play."""
 
 
+def _token_game(token: str) -> str | None:
+    """The game a seat's or spectator's token names: the server issues each as
+    `GAME.secret` (services/app/callers.py). None for a token of no such form."""
+    owner, dot, _ = token.partition(".")
+    return owner if dot and GAME_ID.fullmatch(owner) else None
+
+
+def _has_game(url: str, game_id: str) -> bool | None:
+    """Whether the server holds the game, asked without a token (the seat's page,
+    `/play/GAME`, is public and answers 404 `game_not_found` for a game it lacks); None
+    when the answer says neither (another kind of server, busy, gone)."""
+    try:
+        answer = httpx.get(f"{url.rstrip('/')}/play/{quote(game_id, safe='')}", timeout=10.0)
+    except httpx.HTTPError:
+        return None
+    if answer.status_code == 200:
+        return True
+    if answer.status_code == 404:
+        with contextlib.suppress(ValueError):
+            if answer.json().get("code") == "game_not_found":
+                return False
+    return None
+
+
 def main(url: str, game_id: str, token: str, bot: str, seed: int, seen: bool) -> int:
     if not token.strip():
         raise CliError("--token is empty: give a seat's token", USAGE)
+    owner = _token_game(token)
+    if owner is not None and owner != game_id:  # the server would only answer 403
+        raise CliError(
+            f"--token is a token of game {owner}, not of --game {game_id}: give a seat's "
+            f"token of game {game_id} (or --game {owner})",
+            USAGE,
+        )
     try:
         last = play(url, game_id, token, bot=bot, seed=seed, seen=seen)
     except NoSeat as e:
@@ -162,9 +195,19 @@ def main(url: str, game_id: str, token: str, bot: str, seed: int, seen: bool) ->
             f"cannot reach the server at {url} ({type(e).__name__}: {e})", UNAVAILABLE
         ) from None
     except ApiError as e:
-        raise CliError(
-            f"the server answered {e.status} {e.code}: {e.detail}", _EXITS.get(e.status, FAILED)
-        ) from None
+        said = f"the server answered {e.status} {e.code}: {e.detail}"
+        if e.status == 401:
+            # A token for a game the server lacks is only unknown to it: ask which it is.
+            held = _has_game(url, game_id)
+            if held is False:
+                raise CliError(
+                    f"the server at {url} has no game {game_id} ({said}); is --url the "
+                    "server that created it?",
+                    NOT_FOUND,
+                ) from None
+            if held:
+                said += f" (the server has game {game_id}: the token is none of its)"
+        raise CliError(said, _EXITS.get(e.status, FAILED)) from None
     if last.get("status") != "finished":
         print("bura play: the stream ended before the game did", file=sys.stderr)
         return 1

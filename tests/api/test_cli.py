@@ -602,6 +602,102 @@ def test_an_export_written_before_the_metadata_was_complete_still_imports(
     assert [meaning(r) for r in rows(empty, game)] == [meaning(r) for r in rows(full, game)]
 
 
+MALFORMED = [
+    ("postgresql://postgres@127.0.0.1:notaport/x", "the port 'notaport' is no port number"),
+    ("postgresql://postgres@127.0.0.1:99999/x", "the port '99999' is no port number"),
+    ("postgresql://postgres@127.0.0.1:5432/x?sslmode=bogus", "`sslmode` parameter must be one"),
+    ("postgresql://postgres@[::1/x", "Invalid IPv6 URL"),
+]
+
+
+@pytest.mark.parametrize(("url", "wrong"), MALFORMED)
+def test_a_malformed_postgresql_url_is_a_bad_setting_in_one_line(
+    url: str,
+    wrong: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A URL asyncpg cannot read (where the port is no number or out of range, an unknown
+    sslmode, a broken address) is exit 2 naming the variable, for every command that opens
+    a store and for `bura serve`, before anything is tried; the URL (which may hold a
+    password) is not repeated."""
+    bundle = tmp_path / "some.bura.json"
+    bundle.write_text("{}")
+    commands = [
+        ("verify", "G"), ("audit", "G"), ("replay", "G"), ("export", "G"), ("migrate",),
+        ("import", str(bundle)), ("serve",),
+    ]  # fmt: skip
+    for argv in commands:
+        code, _, said = bura_said(monkeypatch, capsys, {"BURA_DATABASE_URL": url}, *argv)
+        assert code == 2, said
+        assert said.startswith(
+            f"bura {argv[0]}: bad setting: BURA_DATABASE_URL is no usable PostgreSQL URL: {wrong}"
+        ), said
+        assert said.count("\n") == 1 and "Traceback" not in said and url not in said
+    # the standby's URL is read the same way, and named
+    monkeypatch.setenv("BURA_READ_DATABASE_URL", url)
+    well_formed = {"BURA_DATABASE_URL": "postgresql://postgres@127.0.0.1:5432/x"}
+    code, _, said = bura_said(monkeypatch, capsys, well_formed, "audit", "G")
+    assert code == 2, said
+    assert said.startswith("bura audit: bad setting: BURA_READ_DATABASE_URL is no usable"), said
+
+
+def test_a_sqlite_file_that_cannot_be_opened_is_unavailable_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """BURA_SQLITE_PATH where no file can be made (under a directory that cannot be
+    created) or that is a directory: exit 3, one line naming the setting."""
+    game, export = exported_game(
+        monkeypatch, capsys, {"BURA_SQLITE_PATH": str(tmp_path / "games.db")}, tmp_path
+    )
+    nowhere = {"BURA_SQLITE_PATH": "/proc/nope/bura.sqlite3"}
+    code, _, said = bura_said(monkeypatch, capsys, nowhere, "import", str(export))
+    assert code == 3, said
+    assert said == (
+        "bura import: the event store is unavailable: cannot open /proc/nope/bura.sqlite3 "
+        "(BURA_SQLITE_PATH): cannot make its directory /proc/nope: No such file or directory\n"
+    )
+    folder = {"BURA_SQLITE_PATH": str(tmp_path)}
+    for argv in (("import", str(export)), ("replay", game), ("verify", game)):
+        code, _, said = bura_said(monkeypatch, capsys, folder, *argv)
+        assert code == 3, said
+        assert said == (
+            f"bura {argv[0]}: the event store is unavailable: cannot open {tmp_path}: "
+            "unable to open database file (BURA_SQLITE_PATH)\n"
+        )
+
+
+def test_a_path_that_names_no_readable_file_is_one_line_with_its_exit_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """FILE of `verify-bundle` and `import`: nothing there, a directory or a path under a
+    file is 4 (no such file); a file that cannot be read is 2 (a bad argument). `export
+    --out` where no file can be written is 2. Never exit 1, which says a check failed."""
+    where = {"BURA_SQLITE_PATH": str(tmp_path / "games.db")}
+    game, export = exported_game(monkeypatch, capsys, where, tmp_path)
+    cases = [
+        (str(tmp_path), 4, f"{tmp_path} is a directory, not a file"),
+        (str(tmp_path / "nothing.json"), 4, f"no such file: {tmp_path / 'nothing.json'}"),
+        (str(export / "x"), 4, f"no such file: {export / 'x'}"),  # under a file
+        ("/proc/self/mem", 2, "cannot read /proc/self/mem: Input/output error"),
+    ]
+    empty = {"BURA_SQLITE_PATH": str(tmp_path / "empty.db")}
+    for command in ("verify-bundle", "import"):
+        for path, code, told in cases:
+            exit_code, _, said = bura_said(monkeypatch, capsys, empty, command, path)
+            assert (exit_code, said) == (code, f"bura {command}: {told}\n")
+    assert not (tmp_path / "empty.db").exists()  # refused before any store was opened
+    code, _, said = bura_said(monkeypatch, capsys, where, "export", game, "--out", str(tmp_path))
+    assert (code, said) == (
+        2,
+        f"bura export: --out {tmp_path}: cannot write a file there: Is a directory\n",
+    )
+    missing = tmp_path / "no-such-folder" / "game.bura.json"
+    code, _, said = bura_said(monkeypatch, capsys, where, "export", game, "--out", str(missing))
+    assert code == 2 and said.startswith(f"bura export: --out {missing}: "), said
+
+
 def test_run_outside_the_repository_the_command_line_says_where_it_looked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -791,3 +887,31 @@ def test_verify_names_the_first_version_a_tampered_store_breaks(
     assert code == 1
     assert "chain: BROKEN at version 7: version 7 is missing" in out
     assert out.strip().endswith("VERIFICATION FAILED")
+
+
+def test_verify_finds_rows_removed_from_the_end_of_a_finished_game(
+    stores: tuple[Where, Where],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A record cut before its end keeps a valid chain; the games index still holds the
+    game finished, and `bura verify` says the record ends before the game's end."""
+    full, _ = stores
+    won, _ = play_games(full)
+
+    async def cut() -> int:
+        adapters = await opened(full)
+        try:
+            rows = await adapters.store.read(won)
+            end = next(r.version for r in rows if r.type == "game_finished")
+            for version in range(rows[-1].version, end - 1, -1):
+                await Tables(adapters.store).delete(won, version)
+            return end
+        finally:
+            await adapters.close()
+
+    end = servers.run_async(cut)
+    code, out = bura(monkeypatch, capsys, full, "verify", won)
+    assert code == 1, out
+    assert f"chain: BROKEN at version {end}: the games index holds this game as finished" in out
+    assert "removed from its end" in out and out.strip().endswith("VERIFICATION FAILED")

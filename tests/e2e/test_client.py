@@ -144,14 +144,17 @@ async def test_bura_play_bots_finish_a_game_of_every_variant(
 async def test_bura_play_fails_in_one_line_with_the_exit_code_that_says_why(
     start_service: StartService,
 ) -> None:
-    """A bad address, no server, a token the server refuses, a game it does not know: one
-    line on stderr, never a traceback, and the README's exit codes."""
+    """A bad address, no server, a token the server refuses or that is another game's, a
+    game the server does not know: one line on stderr, never a traceback, and the README's
+    exit codes (4 is reached: by a token naming a game the server lacks, and by the
+    operator key, to which the server says so itself)."""
     service = await start_service()
     with Client(service.url) as api:
         created = api.create_game(["a", "b"], token=OPERATOR_KEY)
         other = api.create_game(["c", "d"], token=OPERATOR_KEY)
     token = created.seats[0].token
     nobody = f"http://127.0.0.1:{free_port()}"
+    unknown = "0" * 32  # a game id of the server's form, of no game it has
 
     def bura_play(url: str, game: str, token: str) -> tuple[int, str]:
         done = subprocess.run(
@@ -165,7 +168,19 @@ async def test_bura_play_fails_in_one_line_with_the_exit_code_that_says_why(
         ("127.0.0.1:8000", created.game_id, token, 2, "is no server address"),
         (nobody, created.game_id, token, 3, f"cannot reach the server at {nobody}"),
         (service.url, created.game_id, "not-a-token", 2, "the server answered 401"),
-        (service.url, other.game_id, token, 2, "the server answered 403"),
+        # a token of the game the server does not know as one of its: 2, saying so
+        (service.url, created.game_id, f"{created.game_id}.forged", 2, "none of its"),
+        # another game's token: told before any request (no server is there to ask)
+        (
+            nobody,
+            other.game_id,
+            token,
+            2,
+            f"--token is a token of game {created.game_id}, not of --game {other.game_id}",
+        ),
+        # a game the server does not have, the token naming it: 4
+        (service.url, unknown, f"{unknown}.forged", 4, f"has no game {unknown}"),
+        (service.url, unknown, OPERATOR_KEY, 4, "the server answered 404 game_not_found"),
         (service.url, created.game_id, created.spectator_token, 2, "no seat's"),
         (service.url, created.game_id, OPERATOR_KEY, 2, "no seat's"),
         (service.url, created.game_id, "", 2, "--token is empty"),

@@ -360,3 +360,84 @@ async def test_serve_that_cannot_open_its_store_says_why_in_one_line(
         "cannot start: the event store is unavailable: InvalidCatalogNameError: "
         'database "no_such_bura_database" does not exist'
     )
+
+
+@pytest.mark.parametrize(
+    ("env", "code", "said"),
+    [
+        (  # a port that is no number: a bad setting, before anything is started
+            {"BURA_DATABASE_URL": "postgresql://postgres@127.0.0.1:notaport/x"},
+            2,
+            "bura serve: bad setting: BURA_DATABASE_URL is no usable PostgreSQL URL: "
+            "the port 'notaport' is no port number (1 to 65535)",
+        ),
+        (
+            {"BURA_DATABASE_URL": "postgresql://postgres@127.0.0.1:99999/x"},
+            2,
+            "bura serve: bad setting: BURA_DATABASE_URL is no usable PostgreSQL URL: "
+            "the port '99999' is no port number (1 to 65535)",
+        ),
+        (
+            {"BURA_DATABASE_URL": "postgresql://postgres@127.0.0.1:5432/x?sslmode=bogus"},
+            2,
+            "bura serve: bad setting: BURA_DATABASE_URL is no usable PostgreSQL URL: "
+            "`sslmode` parameter must be one of: ",
+        ),
+        (  # a SQLite file that cannot be made: the store cannot be opened, at startup
+            {"BURA_DATABASE_URL": "", "BURA_SQLITE_PATH": "/proc/nope/bura.sqlite3"},
+            3,
+            "cannot start: the event store is unavailable: cannot open "
+            "/proc/nope/bura.sqlite3 (BURA_SQLITE_PATH): cannot make its directory /proc/nope",
+        ),
+        (  # a directory where the file should be
+            {"BURA_DATABASE_URL": "", "BURA_SQLITE_PATH": "/proc"},
+            3,
+            "cannot start: the event store is unavailable: cannot open /proc: unable to open "
+            "database file (BURA_SQLITE_PATH)",
+        ),
+    ],
+)
+async def test_serve_with_a_store_it_cannot_open_says_why_in_one_line(
+    tmp_path: Path, env: dict[str, str], code: int, said: str
+) -> None:
+    """A malformed PostgreSQL URL is a bad setting (2), told before anything starts; a
+    store that cannot be opened stops the startup (3, as uvicorn exits for a failed
+    startup). Each is one line of the log, naming the setting, and no traceback."""
+    service = Service({"BURA_REDIS_URL": "", **env}, log_dir=tmp_path).start()
+    try:
+        exit_code = await service.wait(timeout=30)
+    finally:
+        service.stop()
+    log = service.log()
+    assert exit_code == code, log
+    assert "Traceback" not in log and "Exception Group" not in log, log
+    assert len([line for line in log.splitlines() if said in line]) == 1, log
+
+
+async def test_the_apps_own_startup_tells_a_malformed_url_in_one_line(tmp_path: Path) -> None:
+    """The app started otherwise than by `bura serve` (settings made in code, as the tests
+    and an ASGI server of one's own do): its lifespan reports a malformed URL as the same
+    bad setting, one line, through bootstrap.refusal."""
+    from services.config import Settings
+    from services.http.app import create_app
+
+    settings = Settings(
+        database_url="postgresql://postgres@127.0.0.1:notaport/x", operator_key=OPERATOR_KEY
+    )
+    app = create_app(settings)
+    told: list[dict[str, object]] = []
+    asked = iter([{"type": "lifespan.startup"}])
+
+    async def receive() -> dict[str, object]:
+        return next(asked)
+
+    async def send(message: dict[str, object]) -> None:
+        told.append(message)
+
+    with contextlib.suppress(Exception):  # the framework re-raises after telling
+        await app({"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}, receive, send)
+    (failed,) = [m for m in told if m["type"] == "lifespan.startup.failed"]
+    assert failed["message"] == (
+        "cannot start: bad setting: BURA_DATABASE_URL is no usable PostgreSQL URL: "
+        "the port 'notaport' is no port number (1 to 65535)"
+    )
