@@ -23,11 +23,25 @@ from services.app.games import GameService
 from services.app.results import Audit, AuditFinding, Replay, Verification, with_head
 
 
-def check_record(game_id: str, rows: Sequence[RecordedEvent]) -> Verification:
+def check_record(
+    game_id: str, rows: Sequence[RecordedEvent], indexed_finished: bool = False
+) -> Verification:
     """The chain recomputed from the rows as stored, and every deal checked with the game's
     seed. Nothing is folded, so a record too damaged to be played back is still checked;
-    the report holds no secret (flags, commitments, published seeds)."""
+    the report holds no secret (flags, commitments, published seeds).
+
+    Rows removed from the end of a record leave a valid chain; the games index, written
+    apart from the rows, shows it when it holds the game finished (`indexed_finished`) and
+    the record has no end."""
     chain = check_chain(game_id, [chain_row(r) for r in rows])
+    if chain.ok and indexed_finished and not any(r.type == "game_finished" for r in rows):
+        chain = msgspec.structs.replace(
+            chain,
+            ok=False,
+            first_bad_version=len(rows) + 1,
+            problem=f"the games index holds this game as finished, but its record ends at "
+            f"version {len(rows)}, before the game's end: rows were removed from its end",
+        )
     events: list[Event] = []
     for row in rows:
         try:
@@ -77,15 +91,24 @@ class Reviews:
 
     async def verify(self, game_id: str, caller: Caller) -> Verification:
         if caller.role == "operator":  # the operator's check plays nothing back first
-            return check_record(game_id, await self.games.rows(game_id))
+            rows = await self.games.rows(game_id)
+            return check_record(game_id, rows, await self._indexed_finished(game_id))
         current = await self.games.load(game_id)
         caller.review(current)
-        verification = check_record(game_id, await self.games.rows(game_id))
+        rows = await self.games.rows(game_id)
+        verification = check_record(game_id, rows, await self._indexed_finished(game_id))
         if disclosed_to(current, caller.viewer) != ARBITER:
             # a closed-discard record hides cards from this viewer for ever: no raw hash
             chain = msgspec.structs.replace(verification.chain, head=None)
             verification = msgspec.structs.replace(verification, chain=chain)
         return verification
+
+    async def _indexed_finished(self, game_id: str) -> bool:
+        """The games index holds the game as finished (asked once its rows are read: a
+        game id that names no game is refused there)."""
+        index = self.games.index
+        indexed = None if index is None else await index.get(game_id)
+        return indexed is not None and indexed.status == "finished"
 
     async def bundle(self, game_id: str, caller: Caller) -> bytes:
         """The audit bundle (services/app/bundle.py) as the caller may see the record."""

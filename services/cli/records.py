@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import BinaryIO
 
 import msgspec
 
@@ -21,7 +22,7 @@ from services.app.bundle_check import BundleReport, check_bundle, whom
 from services.app.codec import from_recorded
 from services.app.results import AuditFinding, Verification
 from services.app.reviews import audited, check_record
-from services.cli.errors import FAILED, NOT_FOUND, UNAVAILABLE, CliError
+from services.cli.errors import FAILED, NOT_FOUND, UNAVAILABLE, USAGE, CliError
 from services.cli.exports import (
     BadExport,
     ExportedEvent,
@@ -57,14 +58,22 @@ async def _read(settings: config.Settings, store: EventStore, game_id: str) -> l
 
 
 async def _rows(settings: config.Settings, game_id: str) -> list[RecordedEvent]:
+    return (await _record(settings, game_id))[0]
+
+
+async def _record(
+    settings: config.Settings, game_id: str, indexed: bool = False
+) -> tuple[list[RecordedEvent], bool]:
+    """The game's rows, and (when `indexed`) whether the games index holds it finished."""
     store = await _store(settings)
     try:
         rows = await _read(settings, store, game_id)
+        found = await bootstrap.index_on(store).get(game_id) if rows and indexed else None
     finally:
         await store.close()
     if not rows:
         raise CliError(f"no game {game_id} in {_where(settings)}", NOT_FOUND)
-    return rows
+    return rows, found is not None and found.status == "finished"
 
 
 def _where(settings: config.Settings) -> str:
@@ -133,7 +142,8 @@ async def cmd_audit(settings: config.Settings, game_id: str, as_json: bool = Fal
 async def cmd_verify(settings: config.Settings, game_id: str) -> int:
     """The record as stored: its hash chain row by row, then every deal (with the game's
     seed, which the operator's store holds even before the game ends)."""
-    verification = check_record(game_id, await _rows(settings, game_id))
+    rows, finished = await _record(settings, game_id, indexed=True)
+    verification = check_record(game_id, rows, finished)
     for line in verification_lines(verification):
         print(line)
     print("verified" if verification.ok else "VERIFICATION FAILED")
@@ -183,12 +193,12 @@ async def cmd_export(settings: config.Settings, game_id: str, path: str, jsonl: 
         await store.close()
     if not jsonl:
         bundle = make_bundle(game_id, rows)  # before the file is opened: a failure leaves none
-        with open(path, "wb") as out:
+        with _written(path) as out:
             out.write(bundle)
         print(f"exported {len(rows)} events of game {game_id} to {path} (an audit bundle)")
         return 0
     progress = Progress("export", len(rows))
-    with open(path, "wb") as out:
+    with _written(path) as out:
         for i, line in enumerate(exported(rows, fingerprints), 1):
             out.write(line)
             progress(i)
@@ -196,10 +206,37 @@ async def cmd_export(settings: config.Settings, game_id: str, path: str, jsonl: 
     return 0
 
 
+def read_file(path: str) -> bytes:
+    """The bytes of the file an argument names. No file there (nothing at all, or a
+    directory) is NOT_FOUND; one that cannot be read (no right to, an I/O error) is
+    USAGE, a bad argument: each in one line, with the system's reason."""
+    if os.path.isdir(path):
+        raise CliError(f"{path} is a directory, not a file", NOT_FOUND)
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except (FileNotFoundError, NotADirectoryError):  # not there, or under a file
+        raise CliError(f"no such file: {path}", NOT_FOUND) from None
+    except IsADirectoryError:
+        raise CliError(f"{path} is a directory, not a file", NOT_FOUND) from None
+    except OSError as e:
+        raise CliError(f"cannot read {path}: {e.strerror or e}", USAGE) from None
+
+
+def _written(path: str) -> BinaryIO:
+    """The file `--out` names, open for writing; a path where no file can be written (a
+    directory, a folder that is not there, no right to) is USAGE, in one line."""
+    try:
+        return open(path, "wb")
+    except OSError as e:
+        raise CliError(
+            f"--out {path}: cannot write a file there: {e.strerror or e}", USAGE
+        ) from None
+
+
 def cmd_verify_bundle(path: str) -> int:
     """An audit bundle checked with nothing but the file: no store, no server."""
-    with open(path, "rb") as f:
-        report = check_bundle(f.read())
+    report = check_bundle(read_file(path))
     for line in bundle_lines(report):
         print(line)
     if report.ok:
@@ -290,8 +327,7 @@ def read_export(path: str, unverified: bool = False) -> list[ExportedEvent]:
     """The rows of an export, checked before anything is written: an audit bundle (which
     must verify, and must not be a redacted one) or JSON Lines (whose chain, deals and
     replay must hold, as `bura verify` would find them in the store it came from)."""
-    with open(path, "rb") as f:
-        raw = f.read()
+    raw = read_file(path)
     try:
         if raw.startswith(b'{"format":'):
             return parse_export(_bundle_lines(path, raw), path)

@@ -249,3 +249,27 @@ async def test_a_payload_kept_as_text_by_a_hand_edit_is_still_read(api: Api) -> 
         assert (await fresh.get(game, headers=table.seat(0))).status_code == 200
         feed = await fresh.get("/events?follow=false&format=ndjson", headers=OPERATOR)
         assert any(json.loads(line)["game_id"] == table.game_id for line in feed.text.splitlines())
+
+
+async def test_rows_removed_from_the_end_of_a_finished_game_are_found_by_the_index(
+    api: Api,
+) -> None:
+    """Rows cut from the end of a record leave a valid chain; but the games index, written
+    apart from the rows, holds the game as finished: `verify` says the record ends before
+    the game's end (it said ok, and the game showed as in progress)."""
+    table = await api.create()
+    await api.play(table, 0, {"type": "concede"})
+    rows = await api.store.read(table.game_id)
+    end = next(r.version for r in rows if r.type == "game_finished")
+    for version in range(rows[-1].version, end - 1, -1):
+        await Tables(api.store).delete(table.game_id, version)
+    async with serving(app_on(api.adapters)) as fresh:
+        report = (await fresh.get(f"/games/{table.game_id}/verify", headers=OPERATOR)).json()
+    assert not report["ok"]
+    chain = report["chain"]
+    assert not chain["ok"] and chain["first_bad_version"] == end
+    assert "removed from its end" in chain["problem"]
+    # an untouched finished game still verifies
+    other = await api.create()
+    await api.play(other, 0, {"type": "concede"})
+    assert (await api.get(f"/games/{other.game_id}/verify"))["ok"]
