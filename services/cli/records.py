@@ -210,8 +210,6 @@ def read_file(path: str) -> bytes:
     """The bytes of the file an argument names. No file there (nothing at all, or a
     directory) is NOT_FOUND; one that cannot be read (no right to, an I/O error) is
     USAGE, a bad argument: each in one line, with the system's reason."""
-    if os.path.isdir(path):
-        raise CliError(f"{path} is a directory, not a file", NOT_FOUND)
     try:
         with open(path, "rb") as f:
             return f.read()
