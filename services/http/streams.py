@@ -70,8 +70,8 @@ class StreamController(Controller):
         summary="Server-Sent Events of the caller's view",
         opt={"deadline": False},  # a stream lasts; each read it makes has the store's bound
         response_description="text/event-stream: `event: view` messages whose `id` is the game "
-        "version and whose data is {version, event, view}; `: keep-alive` comments; "
-        "`event: end` when the game is over; `event: shutdown` when the server stops "
+        "version and whose data is {version, event, view}; `event: presence` when a seat "
+        "connects or goes away; `: keep-alive` comments; `event: end` when the game is over; `event: shutdown` when the server stops "
         "(reconnect with Last-Event-ID).",
     )
     async def stream(
