@@ -71,8 +71,8 @@ class StreamController(Controller):
         opt={"deadline": False},  # a stream lasts; each read it makes has the store's bound
         response_description="text/event-stream: `event: view` messages whose `id` is the game "
         "version and whose data is {version, event, view}; `event: presence` when a seat "
-        "connects or goes away; `: keep-alive` comments; `event: end` when the game is over; `event: shutdown` when the server stops "
-        "(reconnect with Last-Event-ID).",
+        "connects or goes away; `: keep-alive` comments; `event: end` when the game is "
+        "over; `event: shutdown` when the server stops (reconnect with Last-Event-ID).",
     )
     async def stream(
         self,
