@@ -190,3 +190,28 @@ async def test_bura_play_fails_in_one_line_with_the_exit_code_that_says_why(
         assert (exit_code, stderr.count("\n")) == (code, 1), (url, given, stderr)
         assert stderr.startswith("bura play: ") and said in stderr, stderr
         assert "Traceback" not in stderr
+
+
+async def test_the_readmes_python_example_runs_as_shown(start_service: StartService) -> None:
+    """The README's example, as printed there (only its address and key filled in, and its
+    follow loop ended after the first message): ann leads, and her stream begins at that
+    lead (README: The Python client)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("```python\nfrom bura_client import Client")
+    example = readme[start + len("```python\n") : readme.index("```", start + 10)]
+    assert 'print(message.id, message.view["due"])' in example
+    service = await start_service()
+    example = example.replace("http://127.0.0.1:8000", service.url).replace(
+        'print(message.id, message.view["due"])',
+        'print(message.id, message.view["due"]); break',
+    )
+    run = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        f"OPERATOR_KEY = {OPERATOR_KEY!r}\n{example}",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(run.communicate(), 60)
+    assert run.returncode == 0, err.decode()
+    assert out.decode().split() == ["11", "None"]
