@@ -44,13 +44,7 @@ class Tables:
         """The first row of `type` in the game, its payload's `fields` replaced."""
         row = next(r for r in await self.store.read(game) if r.type == type)
         data = msgspec.json.encode({**msgspec.json.decode(row.data), **fields})
-        await self.execute(
-            "UPDATE events SET data = ? WHERE stream_id = ? AND version = ?",
-            "UPDATE events SET data = $1 WHERE stream_id = $2 AND version = $3",
-            data,
-            game,
-            row.version,
-        )
+        await self.overwrite(game, row.version, data)
 
     async def overwrite(self, game: str, version: int, data: bytes) -> None:
         """One row's payload replaced by these bytes, whatever they are."""
