@@ -605,15 +605,18 @@ class GameService:
         )
 
     async def _close_seeding(self, game_id: str, state: Game) -> tuple[Game, bytes]:
-        """Append CloseSeeding, at most once for a deal: its command id names the deal, so
-        a process that lost the race finds the first append instead of a second one."""
+        """Append CloseSeeding, at most once for a deal: under the version check, so a
+        process that lost the race finds the first append instead of a second one. It
+        carries no command id: every id a client may send is its own, so one of the
+        server's own would be a client's to take first (and the seeding would never
+        close)."""
         for _ in range(self.retries + 1):
             seeding = state.seeding
             if seeding is None or not overdue(state, self.now()):
                 return await self._caught_up(game_id)
             at = self.now()
             events = decide(state, CloseSeeding(at=at), None, at)
-            closing = Metadata(command_id=f"seeding-closed/{seeding.number}")
+            closing = Metadata(correlation_id="seeding")
             try:
                 result = await self.store.append(
                     game_id, state.version, [to_new(e) for e in events], closing
@@ -623,8 +626,6 @@ class GameService:
                 self._behind(game_id, state.version)
                 state, _ = await self._caught_up(game_id)
                 continue
-            if result.duplicate:
-                return await self._caught_up(game_id)
             state = fold(state, events)
             await self._appended(game_id, state, events, result)
             log.info(

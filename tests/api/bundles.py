@@ -46,7 +46,7 @@ async def record(store: EventStore, variant: str) -> str:
         if seeding is not None and variant.endswith("missing_seed") and len(waiting) < seats:
             assert seeding.deadline is not None  # one seed is in: the others come too late
             events = decide(state, CloseSeeding(at=seeding.deadline), None, now)
-            meta = Metadata(command_id=f"seeding-closed/{seeding.number}")
+            meta = Metadata(correlation_id="seeding")
         else:
             if waiting:
                 seat = waiting[0]

@@ -125,7 +125,38 @@ async def test_without_a_timer_the_next_request_closes_an_overdue_seeding(api: A
     view = await api.view(table, table.seat(0))
     assert view["phase"] == "lead" and view["shuffle"]["missing"] == [0, 1]
     closed = [r for r in await api.store.read(table.game_id) if r.type == "seeding_closed"]
-    assert len(closed) == 1 and closed[0].metadata.command_id == "seeding-closed/1"
+    assert len(closed) == 1
+    assert (closed[0].metadata.command_id, closed[0].metadata.correlation_id) == (None, "seeding")
+
+
+@pytest.mark.parametrize("deal", [1, 2])
+async def test_no_idempotency_key_a_seat_sends_keeps_a_seeding_open(api: Api, deal: int) -> None:
+    """The server's close of a seeding takes no command id a seat could send first. It
+    once took `seeding-closed/<n>`: a seat that had sent that key (with its seed, or with
+    the concession that opened the next deal's seeding) froze the game in its seeding for
+    good, every later seed too late and no clock to resume."""
+    table = await api.create(
+        rules={**SEATS, "seeding_seconds": 1, "match_target": 3},
+        deck=None,
+        dealer=None,
+        seed="keys",
+    )
+    if deal == 2:
+        await api.play(table, 0, {"type": "seed", "value": "ann"})
+        await api.play(table, 1, {"type": "seed", "value": "bob"})
+        turn = (await api.view(table))["turn"]
+        await api.play(table, turn, {"type": "concede"}, key="seeding-closed/2")
+        await api.play(table, 0, {"type": "seed", "value": "ann again"})
+    else:
+        await api.play(table, 0, {"type": "seed", "value": "ann"}, key="seeding-closed/1")
+
+    async with asyncio.timeout(30):  # bob sends none: the deadline closes it
+        while (view := await api.view(table))["phase"] == "seeding":
+            await asyncio.sleep(0.1)
+
+    assert view["shuffle"]["deal"] == deal and view["shuffle"]["missing"] == [1]
+    closed = [r for r in await api.store.read(table.game_id) if r.type == "seeding_closed"]
+    assert len(closed) == deal
 
 
 async def test_a_seed_that_is_not_printable_ascii_to_its_end_is_a_400(api: Api) -> None:
