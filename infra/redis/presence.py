@@ -23,33 +23,43 @@ from infra.ports.presence import (
 )
 
 KEEP_SECONDS = 86_400  # a game's presence outlives its last change by a day, then goes
+# When this Redis's presence began, set by the first reader to find it missing: Redis
+# restarted empty, was flushed or failed over to a copy without it. No TTL, so no
+# volatile eviction policy takes it.
+ORIGIN = "bura:presence:origin"
 
-# Whether the seat has a live stream, not counting ARGV[2] itself when `skip` is 1.
+# Whether the seat has a live stream, not counting ARGV[2] itself when `skip` is 1; the
+# seat's lapsed entries; and, for the whole game, the tombstones no renewal can race any
+# more (a stream that left is kept a lapse as minus when it left).
 _ALIVE = """
 local function alive(skip)
   local prefix = 's:' .. ARGV[1] .. ':'
   local now, lapse = tonumber(ARGV[4]), tonumber(ARGV[5])
   local entries = redis.call('HGETALL', KEYS[1])
-  local found, lapsed = false, {}
+  local found, lapsed, stale = false, {}, {}
   for i = 1, #entries, 2 do
-    local key = entries[i]
-    if string.sub(key, 1, #prefix) == prefix and not (skip == 1 and key == ARGV[2]) then
-      if tonumber(entries[i + 1]) > now - lapse then found = true
+    local key, at = entries[i], tonumber(entries[i + 1])
+    if string.sub(key, 1, 2) == 's:' and at < 0 and -at <= now - lapse then
+      table.insert(stale, key)
+    elseif string.sub(key, 1, #prefix) == prefix and not (skip == 1 and key == ARGV[2]) then
+      if at > now - lapse then found = true
       else table.insert(lapsed, key) end
     end
   end
-  return found, lapsed
+  return found, lapsed, stale
 end
 """
-# KEYS[1]: the game's hash. ARGV: seat, stream entry, since entry, now, lapse, keep.
+# KEYS[1]: the game's hash. ARGV: seat, stream entry, since entry, now, lapse, keep, and
+# (renewals) when the stream opened.
 _ARRIVE = (
     _ALIVE
     + """
-local found, lapsed = alive(0)
+local found, lapsed, stale = alive(0)
 if not found then
   redis.call('HSET', KEYS[1], ARGV[3], ARGV[4])
   for _, key in ipairs(lapsed) do redis.call('HDEL', KEYS[1], key) end
 end
+for _, key in ipairs(stale) do redis.call('HDEL', KEYS[1], key) end
 redis.call('HSET', KEYS[1], ARGV[2], ARGV[4])
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 return 1
@@ -58,19 +68,34 @@ return 1
 _LEAVE = (
     _ALIVE
     + """
-if redis.call('HDEL', KEYS[1], ARGV[2]) == 0 then return 0 end
-if not alive(0) then redis.call('HSET', KEYS[1], ARGV[3], ARGV[4]) end
+local last = redis.call('HGET', KEYS[1], ARGV[2])
+if not last or tonumber(last) < 0 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[2], '-' .. ARGV[4])
+local found, _, stale = alive(1)
+if not found then redis.call('HSET', KEYS[1], ARGV[3], ARGV[4]) end
+for _, key in ipairs(stale) do redis.call('HDEL', KEYS[1], key) end
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 return 1
 """
 )
+# A stream that left stays gone; one whose entry is missing (lost: this replica still
+# holds it open) is written again, and the game marked restored.
 _RENEW = (
     _ALIVE
     + """
 local last = redis.call('HGET', KEYS[1], ARGV[2])
-if not last then return 0 end
+if last and tonumber(last) < 0 then return 0 end
 local found = alive(1)
-if not found and tonumber(last) <= tonumber(ARGV[4]) - tonumber(ARGV[5]) then
+if not last then
+  redis.call('HSETNX', KEYS[1], 'restored', ARGV[4])
+  if not found then
+    if redis.call('HEXISTS', KEYS[1], ARGV[3]) == 0 then
+      redis.call('HSET', KEYS[1], ARGV[3], ARGV[7])
+    else
+      redis.call('HSET', KEYS[1], ARGV[3], ARGV[4])
+    end
+  end
+elseif not found and tonumber(last) <= tonumber(ARGV[4]) - tonumber(ARGV[5]) then
   redis.call('HSET', KEYS[1], ARGV[3], ARGV[4])
 end
 redis.call('HSET', KEYS[1], ARGV[2], ARGV[4])
@@ -85,16 +110,17 @@ def key(game_id: str) -> str:
 
 
 class RedisPresence:
-    def __init__(self, client: redis.Redis, lapse: int = LAPSE_MS) -> None:
+    def __init__(self, client: redis.Redis, lapse: int = LAPSE_MS, origin: str = ORIGIN) -> None:
         self.client = client
         self.lapse = lapse
+        self.origin = origin
         self.errors = 0
         self._arrive = client.register_script(_ARRIVE)
         self._leave = client.register_script(_LEAVE)
         self._renew = client.register_script(_RENEW)
 
     @classmethod
-    async def open(cls, url: str, lapse: int = LAPSE_MS) -> RedisPresence:
+    async def open(cls, url: str, lapse: int = LAPSE_MS, origin: str = ORIGIN) -> RedisPresence:
         client = redis.Redis.from_url(
             url,
             retry=Retry(ExponentialBackoff(cap=0.2, base=0.02), 2),
@@ -102,10 +128,18 @@ class RedisPresence:
             socket_timeout=5,
             health_check_interval=10,
         )
-        return cls(client, lapse)
+        return cls(client, lapse, origin)
 
-    def _args(self, seat: int, stream: str, now: int) -> list[Any]:
-        return [seat, stream_key(seat, stream), since_key(seat), now, self.lapse, KEEP_SECONDS]
+    def _args(self, seat: int, stream: str, now: int, opened: int | None = None) -> list[Any]:
+        return [
+            seat,
+            stream_key(seat, stream),
+            since_key(seat),
+            now,
+            self.lapse,
+            KEEP_SECONDS,
+            now if opened is None else opened,
+        ]
 
     async def arrive(self, game_id: str, seat: int, stream: str, now: int) -> None:
         await self._call(self._arrive(keys=[key(game_id)], args=self._args(seat, stream, now)))
@@ -119,14 +153,24 @@ class RedisPresence:
         async with self.client.pipeline(transaction=False) as pipe:
             for s in streams:
                 await self._renew(
-                    keys=[key(s.game_id)], args=self._args(s.seat, s.stream, now), client=pipe
+                    keys=[key(s.game_id)],
+                    args=self._args(s.seat, s.stream, now, s.since),
+                    client=pipe,
                 )
             await self._call(pipe.execute())
 
     async def seats(self, game_id: str, count: int, now: int) -> list[Seen]:
-        raw = await self._call(self.client.hgetall(key(game_id)))
+        """Read with the origin: a Redis that lost everything (restarted empty, flushed)
+        lost it too, and a lapse must pass after it is found missing before a seat with
+        nothing recorded is known away (every open stream is renewed by then)."""
+        async with self.client.pipeline(transaction=False) as pipe:
+            pipe.hgetall(key(game_id))
+            pipe.set(self.origin, now, nx=True)
+            pipe.get(self.origin)
+            raw, _, origin = await self._call(pipe.execute())
         entries = {k.decode(): int(v) for k, v in raw.items()}
-        return seen(entries, count, now, self.lapse)
+        settled = int(origin) + self.lapse
+        return seen(entries, count, now, self.lapse, settled if now < settled else None)
 
     async def _call(self, pending: Any) -> Any:
         try:

@@ -3,10 +3,13 @@ once: GETDEL reads and removes in one atomic step, and the key expires by itself
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any
 
 import redis.asyncio as redis
+from redis.exceptions import RedisError
 
+from infra.ports.tickets import TicketsUnavailable
 from infra.redis.connection import connect
 
 
@@ -20,11 +23,19 @@ class RedisStreamTickets:
         return cls(connect(url), prefix)
 
     async def issue(self, ticket_id: str, grant: bytes, ttl_seconds: float) -> None:
-        await self.client.set(self.prefix + ticket_id, grant, px=max(1, int(ttl_seconds * 1000)))
+        ttl = max(1, int(ttl_seconds * 1000))
+        await _call(self.client.set(self.prefix + ticket_id, grant, px=ttl))
 
     async def redeem(self, ticket_id: str) -> bytes | None:
-        found: Any = await self.client.getdel(self.prefix + ticket_id)
+        found: Any = await _call(self.client.getdel(self.prefix + ticket_id))
         return bytes(found) if found is not None else None
 
     async def close(self) -> None:
         await self.client.aclose()
+
+
+async def _call(pending: Awaitable[Any]) -> Any:
+    try:
+        return await pending
+    except (RedisError, OSError) as error:
+        raise TicketsUnavailable(f"redis: {error}") from error

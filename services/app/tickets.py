@@ -1,6 +1,8 @@
 """Stream tickets: a holder of a token (a seat's, the spectator's or the operator's) trades
 it for a ticket that opens one live stream of one game, as the same viewer, once, within a
-few seconds. Only the ticket's SHA-256 is stored, with the game and the viewer it grants."""
+few seconds. Only the ticket's SHA-256 is stored, with the game and the viewer it grants.
+A store that cannot be reached raises TicketsUnavailable (infra/ports/tickets.py), issuing
+or redeeming: the HTTP layer answers it 503 `stream_tickets_unavailable`, never a 500."""
 
 from __future__ import annotations
 

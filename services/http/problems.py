@@ -416,6 +416,16 @@ PROBLEMS: dict[str, Problem] = {
         "the event store cannot be reached (connection refused); nothing was written, send "
         "it again",
     ),
+    "stream_tickets_unavailable": Problem(
+        503,
+        "Stream tickets unavailable",
+        "The store of stream tickets (Redis) cannot be reached: no ticket was issued, or the "
+        "`ticket` given could not be checked (it may be spent). Ask for a new one after "
+        "`Retry-After` seconds, or open the stream with an `Authorization` header, which "
+        "needs no ticket.",
+        "stream tickets cannot be reached (redis: connection refused): ask for a ticket "
+        "again in a moment, or open the stream with an Authorization header",
+    ),
     "shutting_down": Problem(
         503,
         "Server shutting down",
@@ -521,7 +531,8 @@ _DESCRIPTIONS = {
     "game, the game's stored record no longer folds into a game (`record_broken`: changed "
     "outside the server; verify names it)",
     503: "The event store cannot be reached (`store_unavailable`: nothing was written), the "
-    "answer was lost (`outcome_unknown`: it may have been applied), or the server is stopping",
+    "answer was lost (`outcome_unknown`: it may have been applied), stream tickets cannot be "
+    "reached (`stream_tickets_unavailable`), or the server is stopping",
 }
 
 

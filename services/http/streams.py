@@ -3,20 +3,23 @@ that open a stream without an Authorization header (a browser's EventSource)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from litestar import Controller, Response, get, post
+from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.exceptions import ServiceUnavailableException, ValidationException
 from litestar.params import FromPath, HeaderParameter, Parameter
 from litestar.response import Stream
+from litestar.types import ExceptionHandlersMap
 
+from infra.ports.tickets import TicketsUnavailable
 from services.app.callers import Caller
 from services.app.games import GameService
 from services.app.tickets import StreamTicket, Tickets
 from services.http.created import created
 from services.http.deps import Watcher
-from services.http.errors import responses
+from services.http.errors import RETRY_AFTER, responses
+from services.http.problems import ProblemDetails, problem
 from services.http.schemas import LAST_VERSION
 from services.live.projector import Projector
 
@@ -35,6 +38,23 @@ def _resume_after(last_event_id: str | None, after: int | None) -> int | None:
     return last
 
 
+def _tickets_unavailable(
+    request: Request[Any, Any, Any], exc: TicketsUnavailable
+) -> Response[ProblemDetails]:
+    """Redis down is an outage, not a bug: a 503 the client retries (or it streams with
+    an Authorization header, which needs no ticket)."""
+    return problem(
+        "stream_tickets_unavailable",
+        f"stream tickets cannot be reached ({exc}): ask for a ticket again in a moment, or "
+        "open the stream with an Authorization header",
+        headers=RETRY_AFTER,
+        instance=str(request.scope.get("path", "")),
+    )
+
+
+OUTAGES: ExceptionHandlersMap = {TicketsUnavailable: _tickets_unavailable}
+
+
 class StreamController(Controller):
     path = "/games"
     tags = ("streams",)
@@ -45,6 +65,7 @@ class StreamController(Controller):
         responses=responses(400, 401, 403, 404, 413, 429, 500, 503),
         status_code=201,
         security=BEARER,
+        exception_handlers=OUTAGES,
         summary="A ticket that opens one stream once (any token of the game)",
     )
     async def create_ticket(
@@ -68,6 +89,7 @@ class StreamController(Controller):
         responses=responses(400, 401, 403, 404, 429, 500, 503),
         security=[*BEARER, {"ticket": []}],
         summary="Server-Sent Events of the caller's view",
+        exception_handlers=OUTAGES,  # a ticket is redeemed as the stream opens
         opt={"deadline": False},  # a stream lasts; each read it makes has the store's bound
         response_description="text/event-stream: `event: view` messages whose `id` is the game "
         "version and whose data is {version, event, view}; `event: presence` when a seat "

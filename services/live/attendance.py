@@ -4,7 +4,10 @@ Every seat's stream arrives on the presence board when it opens and leaves when 
 and this replica renews the streams it holds, so a replica that dies takes its streams'
 presence with it after LAPSE_MS. Presence is never a game event: views and stream messages
 show it, and the timers judge abandonment by it. When the board cannot be reached,
-presence is unknown: views show none and no abandonment is judged.
+presence is unknown: views show none and no abandonment is judged. When the board lost its
+entries (Redis restarted empty), the renewals write this replica's streams again, and until
+they all can have, a seat with nothing recorded is not counted away (`Seen.unknown_until`):
+the timers read it as away from then on, never from before.
 """
 
 from __future__ import annotations
@@ -33,6 +36,16 @@ def shown(seen: list[Seen] | None) -> tuple[Presence, ...] | None:
     return tuple(Presence(s.connected, s.since) for s in seen)
 
 
+def counted(seen: Seen) -> Seen:
+    """The seat's absence as it counts: from when it is known, if the board cannot know
+    since when (it lost its state), never from the clock's start."""
+    if seen.connected or seen.unknown_until is None:
+        return seen
+    if seen.since is not None and seen.since >= seen.unknown_until:
+        return seen
+    return Seen(False, seen.unknown_until)
+
+
 class Attendance:
     def __init__(self, board: PresenceBoard, now: Callable[[], int] = wall_clock) -> None:
         self.board = board
@@ -58,8 +71,9 @@ class Attendance:
     async def arrive(self, game_id: str, seat: int) -> str:
         """A stream of the seat opened here; the key it leaves with."""
         stream = uuid.uuid4().hex
-        self.open[stream] = OpenStream(game_id, seat, stream)
-        await self._write(self.board.arrive(game_id, seat, stream, self.now()))
+        now = self.now()
+        self.open[stream] = OpenStream(game_id, seat, stream, since=now)
+        await self._write(self.board.arrive(game_id, seat, stream, now))
         self._tell(game_id)
         return stream
 
@@ -71,17 +85,24 @@ class Attendance:
         self._tell(gone.game_id)
 
     async def seats(self, game_id: str, count: int, now: int | None = None) -> list[Seen] | None:
-        """Each seat's presence, or None while the board cannot be reached."""
+        """Each seat's presence as the timers judge it, or None while the board cannot be
+        reached: a seat whose absence is not known yet is away from when it will be."""
+        found = await self._read(game_id, count, now)
+        if found is None:
+            return None
+        return [counted(s) for s in found]
+
+    async def presence(
+        self, game_id: str, count: int, now: int | None = None
+    ) -> tuple[Presence, ...] | None:
+        return shown(await self._read(game_id, count, now))
+
+    async def _read(self, game_id: str, count: int, now: int | None) -> list[Seen] | None:
         try:
             return await self.board.seats(game_id, count, self.now() if now is None else now)
         except PresenceUnavailable as error:
             self._failed(error)
             return None
-
-    async def presence(
-        self, game_id: str, count: int, now: int | None = None
-    ) -> tuple[Presence, ...] | None:
-        return shown(await self.seats(game_id, count, now))
 
     async def _write(self, pending: Awaitable[None]) -> None:
         try:

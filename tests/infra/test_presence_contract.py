@@ -2,7 +2,9 @@
 module. Time is passed in (ms), so lapses are tested without waiting.
 
 `pair` is two replicas' boards: one board in-process (one process), two clients of the
-same Redis for Redis."""
+same Redis for Redis. Redis's origin (when its presence began: tests/infra/
+test_presence_after_loss.py) is a key of each test's own, set long before T, so only the
+cases here that lose a game's entries see a loss."""
 
 from __future__ import annotations
 
@@ -12,8 +14,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from infra.memory.presence import InProcessPresence
-from infra.ports.presence import LAPSE_MS, OpenStream, PresenceBoard, Seen
-from infra.redis.presence import RedisPresence
+from infra.ports.presence import LAPSE_MS, RENEW_MS, OpenStream, PresenceBoard, Seen
+from infra.redis.presence import RedisPresence, key
 
 T = 1_700_000_000_000
 
@@ -28,10 +30,26 @@ async def pair(
         await board.close()
         return
     url = request.getfixturevalue("redis_url")
-    one, two = await RedisPresence.open(url), await RedisPresence.open(url)
+    origin = f"presence-test-origin-{uuid.uuid4().hex}"
+    one, two = (
+        await RedisPresence.open(url, origin=origin),
+        await RedisPresence.open(url, origin=origin),
+    )
+    await one.client.set(origin, 0)  # this Redis's presence began long ago
     yield one, two
+    await one.client.delete(origin)
     await one.close()
     await two.close()
+
+
+async def lose(board: PresenceBoard, game_id: str) -> None:
+    """The board loses the game's entries while its streams stay open (Redis evicted or
+    lost the key; the in-process board forgot the game)."""
+    if isinstance(board, RedisPresence):
+        await board.client.delete(key(game_id))
+    else:
+        assert isinstance(board, InProcessPresence)
+        board._games.pop(game_id, None)
 
 
 def game() -> str:
@@ -98,3 +116,46 @@ async def test_each_game_and_seat_has_its_own_presence(
     assert [s.connected for s in await one.seats(h, 2, T + 1)] == [False, True]
     await one.leave(g, 0, "not-its-stream", T + 2)  # an unknown stream changes nothing
     assert (await two.seats(g, 2, T + 3))[0] == Seen(True, T, T + LAPSE_MS)
+
+
+async def test_a_renewal_writes_again_a_stream_the_board_lost_and_the_seat_was_never_away(
+    pair: tuple[PresenceBoard, PresenceBoard],
+) -> None:
+    one, two = pair
+    g = game()
+    await one.arrive(g, 0, "a", T)
+    await two.arrive(g, 1, "b", T + 100)
+    await lose(one, g)
+    renewed = T + RENEW_MS
+    await one.renew([OpenStream(g, 0, "a", since=T)], renewed)
+    # connected since its stream opened: it stayed open all along
+    assert (await two.seats(g, 2, renewed + 1))[0] == Seen(True, T, renewed + LAPSE_MS)
+    # seat 1's stream lives on a replica that has not renewed yet: nothing is known of it,
+    # and its absence is not known before every open stream can have been renewed
+    assert (await two.seats(g, 2, renewed + 1))[1] == Seen(False, unknown_until=renewed + LAPSE_MS)
+    await two.renew([OpenStream(g, 1, "b", since=T + 100)], renewed + 100)
+    assert await one.seats(g, 2, renewed + 200) == [
+        Seen(True, T, renewed + LAPSE_MS),
+        Seen(True, T + 100, renewed + 100 + LAPSE_MS),
+    ]
+    # once written again, a stream leaves as any other, and stays gone
+    await one.leave(g, 0, "a", renewed + 300)
+    await one.renew([OpenStream(g, 0, "a", since=T)], renewed + 400)
+    assert (await two.seats(g, 2, renewed + 500))[0] == Seen(False, renewed + 300)
+
+
+async def test_a_seat_never_seen_in_a_restored_game_is_away_from_a_lapse_after(
+    pair: tuple[PresenceBoard, PresenceBoard],
+) -> None:
+    one, two = pair
+    g = game()
+    await one.arrive(g, 0, "a", T)
+    await lose(one, g)
+    await one.renew([OpenStream(g, 0, "a", since=T)], T + 1_000)
+    later = T + 1_000 + LAPSE_MS
+    # no stream of seat 1 came back within a lapse: it has none, away from then at least
+    assert (await two.seats(g, 2, later + 60_000))[1] == Seen(False, unknown_until=later)
+    await two.arrive(g, 1, "b", later + 60_001)
+    assert (await one.seats(g, 2, later + 60_002))[1] == Seen(
+        True, later + 60_001, later + 60_001 + LAPSE_MS
+    )

@@ -1,0 +1,135 @@
+"""Redis lost or down, through the API (docs/deploy.md, "Clocks and presence").
+
+Lost: a Redis restarted empty (here its database emptied with FLUSHDB, the same thing)
+while the seats' streams stay open. Presence comes back at the next renewal, connected
+since the streams opened, and no seat is judged to have abandoned the game meanwhile.
+
+Down: every Redis adapter pointed at a port nobody listens on. Nothing a request reaches
+answers 500: stream tickets are a 503 `stream_tickets_unavailable`, views show no presence,
+streams open with a bearer, rate limits serve uncounted."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+from infra.ports.presence import RENEW_MS
+from infra.redis.limits import RedisRateCounters
+from infra.redis.presence import RedisPresence
+from infra.redis.tickets import RedisStreamTickets
+from services.bootstrap import Adapters
+from services.config import Settings
+from services.http.app import create_app
+from tests.api.conftest import OPERATOR, OPERATOR_KEY, THIRTY_ONE_GAME, Api, Table, app_on, serving
+
+pytestmark = pytest.mark.slow
+
+DB = 14  # this module's own database: emptied at will
+
+
+def on_db(url: str, db: int) -> str:
+    return urlunsplit(urlsplit(url)._replace(path=f"/{db}"))
+
+
+async def timeouts(api: Api, table: Table) -> list[object]:
+    return [e for e in await api.events(table) if e["event"]["type"] == "timed_out"]
+
+
+@pytest.fixture
+async def lossy(adapters: Adapters, redis_url: str) -> AsyncIterator[Api]:
+    """The app with its presence on a Redis database of this module's own."""
+    presence = await RedisPresence.open(on_db(redis_url, DB))
+    await presence.client.flushdb()
+    await adapters.presence.close()
+    adapters.presence = presence  # closed with the adapters
+    app = app_on(adapters)
+    async with serving(app) as client:
+        api = Api(client, app, adapters)
+        yield api
+        await api.end_clocked()
+    await presence.client.flushdb()
+
+
+async def test_streams_open_through_a_redis_restarted_empty_are_never_judged_away(
+    lossy: Api,
+) -> None:
+    api = lossy
+    table = await api.create(rules={"turn_seconds": 60, "abandon_seconds": 1})
+    attendance = api.runtime.attendance
+    streams = [await attendance.arrive(table.game_id, seat) for seat in (0, 1)]  # as streams do
+    before = (await api.view(table))["seats"]
+    assert [s["connected"] for s in before] == [True, True]
+    await asyncio.sleep(1.5)  # past abandon_seconds since the clock started
+
+    presence = api.adapters.presence
+    assert isinstance(presence, RedisPresence)
+    await presence.client.flushdb()  # Redis restarted empty; both streams stay open
+    api.runtime.timers.poke(table.game_id)  # the timer looks while nothing is known
+    await asyncio.sleep(1.5)
+    assert await timeouts(api, table) == []
+
+    # the next renewal writes both streams again, connected since they opened
+    async with asyncio.timeout(RENEW_MS / 1000 + 5):
+        while True:
+            shown = (await api.view(table))["seats"]
+            if all(s["connected"] for s in shown):
+                break
+            await asyncio.sleep(0.1)
+    assert [s["connected_since"] for s in shown] == [s["connected_since"] for s in before]
+    api.runtime.timers.poke(table.game_id)
+    await asyncio.sleep(1.5)
+    assert await timeouts(api, table) == []
+    assert (await api.view(table))["status"] != "finished"
+    for stream in streams:
+        await attendance.leave(stream)
+
+
+def nobody_listens() -> str:
+    """A Redis URL on a port nobody listens on: Redis down."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"redis://127.0.0.1:{port}/0"
+
+
+@pytest.fixture
+async def down(adapters: Adapters) -> AsyncIterator[Api]:
+    """The app with stream tickets, presence and rate counters on a Redis that is down."""
+    url = nobody_listens()
+    for old in (adapters.tickets, adapters.presence, adapters.counters):
+        await old.close()
+    adapters.tickets = await RedisStreamTickets.open(url)
+    adapters.presence = await RedisPresence.open(url)
+    adapters.counters = await RedisRateCounters.open(url)
+    app = create_app(Settings(operator_key=OPERATOR_KEY, rate_limits=True), adapters)
+    async with serving(app) as client:
+        yield Api(client, app, adapters)
+
+
+async def test_stream_tickets_while_redis_is_down_are_a_503_the_client_retries(
+    down: Api,
+) -> None:
+    api = down
+    table = await api.create()
+    for seat, command in THIRTY_ONE_GAME:
+        await api.play(table, seat, command)  # rate limits serve uncounted
+    asked = await api.client.post(f"/games/{table.game_id}/stream-tickets", headers=table.seat(0))
+    assert asked.status_code == 503, asked.text
+    assert asked.json()["code"] == "stream_tickets_unavailable"
+    assert asked.headers["retry-after"] == "1"
+    spent = await api.client.get(f"/games/{table.game_id}/stream", params={"ticket": "st_x"})
+    assert spent.status_code == 503, spent.text
+    assert spent.json()["code"] == "stream_tickets_unavailable"
+
+    # what needs no ticket goes on: a view (with no presence), a stream with a bearer
+    shown = await api.view(table)
+    assert shown["status"] == "finished"
+    assert all(s.get("connected") is None for s in shown["seats"])
+    streamed = await api.client.get(f"/games/{table.game_id}/stream", headers=table.seat(1))
+    assert streamed.status_code == 200 and "event: end" in streamed.text
+    listed = await api.client.get("/games", headers=OPERATOR)
+    assert listed.status_code == 200
