@@ -145,6 +145,17 @@ class WebhookStore(Protocol):
         their events), those whose next attempt is due, soonest first."""
         ...
 
+    async def claim(
+        self, name: str, holder: str, delivery_id: str, attempts: int, hold: float
+    ) -> bool:
+        """Take a delivery `due` listed for one attempt, if `holder` still holds the lease
+        `name` and the delivery is still as `due` read it: pending, due now, `attempts`
+        attempts recorded. Its next attempt then falls due `hold` seconds from now, so no
+        other sender takes it while this attempt is in flight (`record` sets it anew).
+        False, and nothing changed, if it was delivered, failed, cancelled, attempted or
+        taken since: a snapshot from `due` is never enough to send on."""
+        ...
+
     async def record(self, delivery_id: str, tried: Tried) -> int:
         """Log an attempt and what it came to (a retry falls due `tried.retry_in` seconds
         from now); its number. A delivery no longer pending (delivered by another attempt,

@@ -66,6 +66,15 @@ SELECT {_DELIVERY}, greatest(extract(epoch FROM next_attempt_at - now()), 0)::fl
  ORDER BY next_attempt_at, tx_id, position
  LIMIT $1
 """
+# One attempt's hold on a delivery, only as `due` read it and only under the lease; a
+# concurrent claim waits for the row and then finds next_attempt_at moved on.
+_CLAIM = """
+UPDATE webhook_deliveries
+   SET next_attempt_at = now() + make_interval(secs => $5)
+ WHERE id = $3 AND state = 'pending' AND attempts = $4 AND next_attempt_at <= now()
+   AND EXISTS (SELECT 1 FROM leases WHERE name = $1 AND holder = $2 AND expires_at > now())
+RETURNING id
+"""
 _RECORD = """
 UPDATE webhook_deliveries
    SET attempts = attempts + 1,
@@ -194,6 +203,15 @@ class PostgresWebhookStore:
         later = [r[19] for r in rows if r[19] > 0]
         wait = later[0] if later else (0.0 if len(rows) == limit else None)
         return Due(ready, wait)
+
+    async def claim(
+        self, name: str, holder: str, delivery_id: str, attempts: int, hold: float
+    ) -> bool:
+        with reachable():
+            taken = await self.pool.fetchval(
+                _CLAIM, name, holder, delivery_id, attempts, float(hold)
+            )
+        return taken is not None
 
     async def record(self, delivery_id: str, tried: Tried) -> int:
         t = tried

@@ -42,6 +42,15 @@ SELECT {_DELIVERY}, max(next_attempt_at - ?, 0) FROM (
  ORDER BY next_attempt_at, tx_id, position
  LIMIT ?
 """
+# One attempt's hold on a delivery, only as `due` read it and only under the lease.
+_CLAIM = """
+UPDATE webhook_deliveries
+   SET next_attempt_at = :now + :hold
+ WHERE id = :id AND state = 'pending' AND attempts = :attempts AND next_attempt_at <= :now
+   AND EXISTS (SELECT 1 FROM leases WHERE name = :name AND holder = :holder
+                                      AND expires_at > :now)
+RETURNING id
+"""
 _RECORD = """
 UPDATE webhook_deliveries
    SET attempts = attempts + 1,
@@ -205,6 +214,25 @@ class SqliteWebhookStore:
         later = [float(r[19]) for r in rows if r[19] > 0]
         wait = later[0] if later else (0.0 if len(rows) == limit else None)
         return Due(ready, wait)
+
+    async def claim(
+        self, name: str, holder: str, delivery_id: str, attempts: int, hold: float
+    ) -> bool:
+        def claim(db: sqlite3.Connection) -> bool:
+            taken = db.execute(
+                _CLAIM,
+                {
+                    "id": delivery_id,
+                    "attempts": attempts,
+                    "name": name,
+                    "holder": holder,
+                    "now": time.time(),
+                    "hold": float(hold),
+                },
+            ).fetchone()
+            return taken is not None
+
+        return await self.db.write(claim)
 
     async def record(self, delivery_id: str, tried: Tried) -> int:
         t = tried

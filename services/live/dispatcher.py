@@ -5,12 +5,18 @@ a webhook is for into one delivery per subscribed endpoint, and sends them.
 - At least once: a delivery is queued in the same transaction that moves the checkpoint
   past its event, and is marked delivered only after the receiver's 2xx; a replica that
   dies between the two leaves it pending, and the next holder sends it again under the
-  same id (receivers deduplicate by the Bura-Delivery header or the body's `id`).
+  same id once that attempt's claim has run out (receivers deduplicate by the
+  Bura-Delivery header or the body's `id`).
+- Never again once recorded: an attempt first claims its delivery in the store, which
+  refuses unless it is still pending, due and unattempted since `due` read it, and this
+  replica still holds the lease; the claim puts the next attempt BURA_WEBHOOK_TIMEOUT_SECONDS
+  off, so no other holder sends it while this attempt is in flight.
 - Ordered per game: only the oldest pending delivery of each endpoint and game is ever
   attempted, so a later event of a game never reaches an endpoint before an earlier one.
 - One at a time: a holder renews its lease every third of its term and stops sending
   once its own term is up without a renewal; the store takes nothing from a replica that
-  no longer holds it, so an old holder woken late cannot move the checkpoint.
+  no longer holds it, so an old holder woken late cannot move the checkpoint or start
+  an attempt.
 - Retries back off exponentially (BURA_WEBHOOK_RETRY_SECONDS doubling to
   BURA_WEBHOOK_RETRY_MAX_SECONDS, a little jitter) until BURA_WEBHOOK_MAX_ATTEMPTS,
   after which the delivery is failed (the log keeps it; POST .../retry queues it again)
@@ -313,6 +319,17 @@ class Dispatcher:
 
     async def _attempt(self, key: tuple[str, str], delivery: Delivery, endpoint: Endpoint) -> None:
         try:
+            # `due` is a snapshot: an attempt that was being recorded as it was read (this
+            # key's previous one, or another holder's) may have settled the delivery since.
+            # Only the store can say so, atomically with taking it for this attempt.
+            if not await self.webhooks.claim(
+                LEASE,
+                self.holder,
+                delivery.id,
+                delivery.attempts,
+                self.settings.webhook_timeout_seconds,
+            ):
+                return
             tried = await self._send(delivery, endpoint)
             await self.webhooks.record(delivery.id, tried)
             self.metrics.webhook_deliveries.labels(endpoint.id, tried.verdict).inc()

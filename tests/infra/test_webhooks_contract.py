@@ -228,6 +228,49 @@ async def test_an_attempt_is_logged_and_settles_the_delivery(adapters: Adapters)
     assert (await store.delivery(head.id)).state == "delivered"  # type: ignore[union-attr]
 
 
+async def test_an_attempt_claims_its_delivery_only_as_due_read_it_and_under_the_lease(
+    adapters: Adapters,
+) -> None:
+    """`due` is a snapshot: an attempt recorded after it was read (delivered, or to be
+    retried) or another sender's claim makes the snapshot's row unclaimable."""
+    store, leases = adapters.webhooks, adapters.leases
+    hook, game = await store.save_endpoint(endpoint()), unique("game")
+    lease = await queue(adapters, delivery(hook.id, game, 1, 1), delivery(hook.id, game, 2, 2))
+    (head,) = await due_of(store, hook.id)
+    assert head.attempts == 0
+
+    assert not await store.claim(lease, "someone-else", head.id, 0, 60)  # not the holder
+    assert not await store.claim(lease, "me", head.id, 1, 60)  # not as `due` read it
+    assert not await store.claim(lease, "me", unique("dlv"), 0, 60)
+    assert await store.claim(lease, "me", head.id, 0, 60)
+    assert not await store.claim(lease, "me", head.id, 0, 60)  # taken: in flight
+    held = await store.delivery(head.id)
+    assert held is not None and held.state == "pending" and held.attempts == 0
+    assert held.next_attempt_at is not None
+    assert held.next_attempt_at > datetime.now(UTC) + timedelta(seconds=50)
+    assert await due_of(store, hook.id) == []  # and the game's next waits behind it
+
+    # the attempt's answer comes: a retry due at once, then claimed again at its count
+    await store.record(head.id, tried("retry", 500, retry_in=0))
+    (again,) = await due_of(store, hook.id)
+    assert (again.id, again.attempts) == (head.id, 1)
+    assert not await store.claim(lease, "me", head.id, 0, 0)  # the snapshot before it
+    assert await store.claim(lease, "me", head.id, 1, 0)
+
+    # delivered: a snapshot read before the record can never be sent on
+    await store.record(head.id, tried("delivered", 200))
+    for attempts in (0, 1, 2):
+        assert not await store.claim(lease, "me", head.id, attempts, 0)
+    assert (await store.delivery(head.id)).state == "delivered"  # type: ignore[union-attr]
+
+    # the lease gone to another holder: the old one takes nothing
+    (later,) = await due_of(store, hook.id)
+    await leases.release(lease, "me")
+    assert await leases.hold(lease, "new", 30)
+    assert not await store.claim(lease, "me", later.id, 0, 0)
+    assert await store.claim(lease, "new", later.id, 0, 0)
+
+
 async def test_a_delivery_given_up_lets_the_game_go_on_and_may_be_sent_again(
     adapters: Adapters,
 ) -> None:
