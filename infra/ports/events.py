@@ -112,6 +112,17 @@ def parse_checkpoint(text: str) -> Checkpoint:
     return checkpoint
 
 
+class Touched(msgspec.Struct, frozen=True):
+    """A page of the global order told without its events (EventStore.touched): which
+    streams it touched, and where it ends."""
+
+    # (stream id, the stream's last version in the page): every stream the page touched,
+    # or only those with an event of the type asked for, in no particular order
+    streams: tuple[tuple[str, int], ...]
+    rows: int  # the events in the page: as many as the limit, and more may follow
+    checkpoint: Checkpoint  # the page's last event's place (the one given, for an empty page)
+
+
 class Conflict(Exception):
     """The stream is not at the expected version: another writer got there first."""
 
@@ -183,6 +194,16 @@ class EventStore(Protocol):
     async def read_all(self, after: Checkpoint, limit: int = 1000) -> list[RecordedEvent]:
         """Events of every stream after the checkpoint, in global order, never skipping one
         that a concurrent writer commits late."""
+        ...
+
+    async def touched(
+        self, after: Checkpoint, limit: int = 1000, kind: str | None = None
+    ) -> Touched:
+        """The page read_all(after, limit) would give, without its events: the streams it
+        touched (only those with an event of type `kind`, when given), each with its last
+        version in the page, and the page's last checkpoint, from which the next page
+        starts. For a follower that needs to know which games moved, not how: it reads
+        no payload, and on PostgreSQL one row per stream."""
         ...
 
     async def head(self) -> Checkpoint:

@@ -24,6 +24,7 @@ from infra.ports.events import (
     OutcomeUnknown,
     RecordedEvent,
     StoreUnavailable,
+    Touched,
     from_micros,
     micros,
 )
@@ -101,6 +102,23 @@ _READ_ALL = (
     " WHERE (tx_id, position) > ($1::xid8, $2::bigint)"
     " AND tx_id < pg_snapshot_xmin(pg_current_snapshot())"
     " ORDER BY tx_id, position LIMIT $3"
+)
+# read_all's page told without its events (EventStore.touched): one row per stream touched
+# (with an event of type $4, when given), each carrying the page's size and last place;
+# a page that touched none of those streams is one row of the size and place alone, an
+# empty page no row.
+_TOUCHED = (
+    "WITH page AS MATERIALIZED ("
+    " SELECT stream_id, version, type, tx_id, position FROM events"
+    " WHERE (tx_id, position) > ($1::xid8, $2::bigint)"
+    " AND tx_id < pg_snapshot_xmin(pg_current_snapshot())"
+    " ORDER BY tx_id, position LIMIT $3),"
+    " last AS (SELECT count(*) OVER () AS rows, tx_id, position FROM page"
+    " ORDER BY tx_id DESC, position DESC LIMIT 1),"
+    " streams AS (SELECT stream_id, max(version) AS version FROM page GROUP BY stream_id"
+    " HAVING $4::text IS NULL OR bool_or(type = $4::text))"
+    " SELECT s.stream_id, s.version, l.rows, l.tx_id, l.position"
+    " FROM last AS l LEFT JOIN streams AS s ON true"
 )
 # The newest event read_all can give now (the index on (tx_id, position), backwards).
 _HEAD = (
@@ -513,6 +531,19 @@ class PostgresEventStore:
         async with acquired(self.pool, self.command_timeout) as conn:
             rows = await conn.fetch(_READ_ALL, after[0], after[1], limit, timeout=self._budget())
         return [_recorded(r) for r in rows]
+
+    async def touched(
+        self, after: Checkpoint, limit: int = 1000, kind: str | None = None
+    ) -> Touched:
+        async with acquired(self.pool, self.command_timeout) as conn:
+            rows = await conn.fetch(
+                _TOUCHED, after[0], after[1], limit, kind, timeout=self._budget()
+            )
+        if not rows:  # an empty page
+            return Touched((), 0, after)
+        first = rows[0]
+        streams = tuple((r[0], int(r[1])) for r in rows if r[0] is not None)
+        return Touched(streams, int(first[2]), (int(first[3]), int(first[4])))
 
     async def head(self) -> Checkpoint:
         async with acquired(self.pool, self.command_timeout) as conn:

@@ -26,6 +26,7 @@ from infra.ports.events import (
     OutcomeUnknown,
     RecordedEvent,
     StoreUnavailable,
+    Touched,
     micros,
 )
 from infra.sqlite.database import SqliteDatabase, WorkUnfinished
@@ -176,6 +177,29 @@ class SqliteEventStore:
             ).fetchall()
         )
         return [_recorded(r) for r in rows]
+
+    async def touched(
+        self, after: Checkpoint, limit: int = 1000, kind: str | None = None
+    ) -> Touched:
+        if after[0] > 0:  # as read_all: nothing sorts after that checkpoint
+            return Touched((), 0, after)
+        rows = await self.db.run(
+            lambda db: db.execute(
+                "SELECT stream_id, version, type, position FROM events"
+                " WHERE position > ? ORDER BY position LIMIT ?",
+                (after[1], limit),
+            ).fetchall()
+        )
+        if not rows:
+            return Touched((), 0, after)
+        last: dict[str, int] = {}
+        wanted: set[str] = set()
+        for stream_id, version, type_, _ in rows:
+            last[stream_id] = max(version, last.get(stream_id, 0))
+            if kind is None or type_ == kind:
+                wanted.add(stream_id)
+        streams = tuple((s, v) for s, v in last.items() if s in wanted)
+        return Touched(streams, len(rows), (0, int(rows[-1][3])))
 
     async def head(self) -> Checkpoint:
         position = await self.db.run(

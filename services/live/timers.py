@@ -5,12 +5,21 @@ abandon_seconds), then timing it out through the game service.
 Every replica keeps a timer for every such game, and whichever wakes first appends the
 timeout after the version it judged; the store's version check turns every other attempt
 into nothing (GameService.time_out). A timer learns of new deadlines from this replica's
-own appends at once; another replica's acts only move a deadline later, so a timer that
+own appends at once; another replica's acts mostly move a deadline later, so a timer that
 wakes too early reads the game and sleeps again. Timers start from the games index (games
-in progress with a clock) and pick up new games from the hints; finished games and games
-without a clock are remembered as needing none, so nothing polls them. A hint that carries
-a game's start says whether its table has a clock: a game without one is known to need no
-timer without reading it (every replica hears of every new game).
+in progress with a clock) and pick up new games, and paused ones that play on, from the
+hints; finished games and games without a clock are remembered as needing none, so
+nothing polls them. A hint that carries a game's start says whether its table has a
+clock: a game without one is known to need no timer without reading it (every replica
+hears of every new game).
+
+A hint can be lost without a trace (its replica died between its commit and its publish;
+a retry answered `duplicate` publishes nothing), so the timers also follow the store
+itself: every poll interval (BURA_FEED_POLL_SECONDS), and at once after a gap in the
+hints, they ask which games started a clock since the last look (EventStore.touched: the
+global order from a checkpoint, stream ids and versions only) and start a timer for any
+that has none, or wake one that may now be due sooner than it sleeps. That costs one
+query per interval, whatever the number of commands, and no command anything.
 """
 
 from __future__ import annotations
@@ -23,12 +32,13 @@ from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from domain.clock import abandon_deadline
-from domain.events import GameStarted
+from domain.clock import abandon_deadline, ms
+from domain.events import ClockStarted, GameStarted
+from domain.naming import snake
 from domain.rules import clocked
 from domain.state import Game
 from infra.deadline import detached
-from infra.ports.events import StoreUnavailable
+from infra.ports.events import Checkpoint, StoreUnavailable
 from infra.ports.games import GameIndex
 from infra.ports.hints import Hint, HintBus
 from services.app.errors import GameNotFound
@@ -41,6 +51,8 @@ log = logging.getLogger("bura.timers")
 SETTLED = 100_000  # games remembered as needing no timer; the oldest is forgotten first
 LOADS = 8  # games read at once while timers start
 RETRY_SECONDS = 2.0  # after the store could not be reached
+SWEEP_PAGE = 1000  # events told per look at the store (stream ids and versions only)
+CLOCK_STARTED = snake(ClockStarted.__name__)  # the event that starts (or restarts) a clock
 # An index row with no game this old was a creation that never happened (a creation under
 # way writes its row a moment before its events).
 ORPHANED_AFTER = timedelta(minutes=10)
@@ -54,8 +66,12 @@ class Timers:
         index: GameIndex | None = None,
         attendance: Attendance | None = None,
         orphaned_after: timedelta = ORPHANED_AFTER,
+        poll_seconds: float | None = None,
     ) -> None:
         self.games = games
+        # how often the store is looked at for clocks no hint told of: the interval after
+        # which the game service reads a cached game again, hint or not
+        self.poll = poll_seconds if poll_seconds is not None else games.fresh_seconds
         self.orphaned_after = orphaned_after
         self.hints = hints
         self.index = index
@@ -64,6 +80,14 @@ class Timers:
         self._pokes: dict[str, asyncio.Event] = {}
         self._latest: dict[str, Game] = {}
         self._settled: OrderedDict[str, None] = OrderedDict()
+        # each sleeping timer's game: the version it judged, and whether a later act could
+        # make the game due before the timer wakes (a bank, or abandonment)
+        self._asleep: dict[str, tuple[int, bool]] = {}
+        # the version at which a game's timer ended with no clock running (a pause): an
+        # append the store shows up to it is nothing new
+        self._rested: OrderedDict[str, int] = OrderedDict()
+        self._sweeper: asyncio.Task[None] | None = None
+        self._look = asyncio.Event()  # hints may have been missed: look at the store now
         self._loads = asyncio.Semaphore(LOADS)
         self._background: set[asyncio.Task[None]] = set()
         self._stopped = False
@@ -82,6 +106,8 @@ class Timers:
             self._unlisten()
             self._unlisten = None
         tasks = [*self._background, *self.tasks.values()]
+        if self._sweeper is not None:
+            tasks.append(self._sweeper)
         for task in tasks:
             task.cancel()
         for task in tasks:
@@ -129,29 +155,39 @@ class Timers:
         while len(self._settled) > SETTLED:
             self._settled.popitem(last=False)
 
+    def _rest(self, game_id: str, version: int) -> None:
+        """The game's timer ends at `version` with no clock running (a pause)."""
+        self._rested[game_id] = version
+        self._rested.move_to_end(game_id)
+        while len(self._rested) > SETTLED:
+            self._rested.popitem(last=False)
+
     def _forget(self, game_id: str, task: asyncio.Task[None]) -> None:
         if self.tasks.get(game_id) is task:
             del self.tasks[game_id]
             self._pokes.pop(game_id, None)
+            self._asleep.pop(game_id, None)
         self.games.metrics.timers.set(len(self.tasks))
 
     # --- start-up and new games --------------------------------------------------------
 
-    async def _start_up(self, repair: bool = True) -> None:
+    async def _start_up(self) -> None:
         """Repair what a crash left in the index, then a timer for every game in progress
-        with a clock. Retried while the store cannot be reached."""
-        if self.index is None:
-            return
+        with a clock, then follow the store from where it stood before the index was read
+        (nothing appended meanwhile is missed). Retried while the store cannot be reached."""
         while True:
             try:
-                if repair:
+                checkpoint = await self.games.store.head()
+                if self.index is not None:
                     await self.repair()
-                for game_id in await self.index.clocked_in_progress():
-                    self.watch(game_id)
-                return
+                    for game_id in await self.index.clocked_in_progress():
+                        self.watch(game_id)
+                break
             except StoreUnavailable as error:
                 log.warning("timers not started yet: %s; retrying", error)
                 await asyncio.sleep(RETRY_SECONDS)
+        if not self._stopped:
+            self._sweeper = detached(self._follow(checkpoint))
 
     async def repair(self) -> None:
         """The index after a crash: a game that finished is marked so, a row whose game was
@@ -185,17 +221,64 @@ class Timers:
             )
 
     def _heard(self, hint: Hint | None) -> None:
-        """New games from the hints; after a gap in them, the index again."""
+        """New games from the hints; after a gap in them, the store at once."""
         if self._stopped:
             return
-        if hint is None:  # hints may have been missed: the index again
-            self._spawn(self._start_up(repair=False))
+        if hint is None:  # hints may have been missed: what they said is in the store
+            self._look.set()
         elif hint.game_id in self.tasks or hint.game_id in self._settled:
             return
         elif unclocked_start(hint):
             self._settle(hint.game_id)
         else:
             self.watch(hint.game_id)
+
+    # --- the store, for what no hint said ----------------------------------------------
+
+    async def _follow(self, checkpoint: Checkpoint) -> None:
+        """Look at the store every poll interval (and after a gap in the hints) for clocks
+        started since the last look."""
+        while not self._stopped:
+            self._look.clear()  # a gap from now on is looked at again
+            try:
+                checkpoint = await self._sweep(checkpoint)
+            except StoreUnavailable as error:
+                log.warning("timers could not look at the store: %s; again soon", error)
+            except Exception:
+                log.exception("timers: looking at the store failed; again soon")
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.poll):
+                    await self._look.wait()
+
+    async def _sweep(self, checkpoint: Checkpoint) -> Checkpoint:
+        """Every game whose clock started after the checkpoint, page by page; the
+        checkpoint after them."""
+        while True:
+            page = await self.games.store.touched(checkpoint, SWEEP_PAGE, CLOCK_STARTED)
+            for game_id, version in page.streams:
+                self._moved(game_id, version)
+            checkpoint = page.checkpoint
+            if page.rows < SWEEP_PAGE:
+                return checkpoint
+
+    def _moved(self, game_id: str, version: int) -> None:
+        """The store holds a clock started in the game, at `version` or before it. A timer
+        that knows of it, or that no act can make due sooner, is left alone; any other
+        game is read again and timed (the hint of it never came, or has not yet)."""
+        if self._stopped or game_id in self._settled:
+            return
+        running = self.tasks.get(game_id)
+        if running is not None and not running.done():
+            asleep = self._asleep.get(game_id)
+            if asleep is not None and (asleep[0] >= version or asleep[1]):
+                return
+        elif self._rested.get(game_id, -1) >= version:
+            return  # paused at or after it: a clock already seen and stopped
+        # no cached copy short of the version counts as current any longer (not even one
+        # confirmed a moment ago): the read below is the store's
+        self.games.heard(Hint(game_id, version))
+        log.debug("game %s: a clock found in the store, not in the hints", game_id)
+        self.poke(game_id)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = detached(work)
@@ -219,12 +302,17 @@ class Timers:
                 return
             clock = state.clock
             if clock is None or clock.paused:
-                return  # nothing runs; an act or the operator's ruling comes with a hint
+                # nothing runs: an act or the operator's ruling starts it again, told by
+                # its hint or found in the store (_moved)
+                self._rest(game_id, state.version)
+                return
             now = self.games.now()
             wake, away_since = await self._due(game_id, state, now)
             if wake > now:
+                self._asleep[game_id] = (state.version, wake <= soonest(state))
                 await self._sleep(game_id, (wake - now) / 1000)
                 continue
+            self._asleep.pop(game_id, None)
             if fired_at == state.version:
                 # timed out this very table already and it has not moved: wait for the store
                 await self._sleep(game_id, RETRY_SECONDS)
@@ -272,6 +360,18 @@ class Timers:
             async with asyncio.timeout(seconds):
                 await poke.wait()
         poke.clear()
+
+
+def soonest(state: Game) -> int:
+    """The soonest any act after `state` can make the game due: an act comes no earlier
+    than the running clock started, and gives the seat then due its whole turn time (and
+    its abandon_seconds, when it is away)."""
+    clock = state.clock
+    assert clock is not None and state.rules.turn_seconds is not None
+    allowed = ms(state.rules.turn_seconds)
+    if state.rules.abandon_seconds is not None:
+        allowed = min(allowed, ms(state.rules.abandon_seconds))
+    return clock.started + allowed
 
 
 def unclocked_start(hint: Hint) -> bool:

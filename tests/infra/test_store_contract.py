@@ -21,6 +21,7 @@ from infra.ports.events import (
     NewEvent,
     RecordedEvent,
     StoreUnavailable,
+    Touched,
 )
 from tests.tampering import rehashed
 
@@ -432,6 +433,42 @@ async def test_the_head_is_where_a_reader_that_read_everything_would_stand(
     later, _ = await read_along(store, head, {stream}, count=1)
     assert [(e.stream_id, e.version) for e in later] == [(stream, 3)]
     assert await store.head() == (later[0].tx_id, later[0].position)
+
+
+async def test_touched_tells_the_page_read_all_would_give_without_its_events(
+    store: EventStore,
+) -> None:
+    """touched(after, limit, kind) describes exactly the page read_all(after, limit) gives:
+    its size, its last place (where the next page starts), and the streams it touched,
+    each with its last version there, only those with an event of `kind` when asked."""
+    checkpoint = await caught_up(store)
+    one, two, three = game(), game(), game()
+    await store.append(one, 0, [event("CardsLed"), event("ClockStarted")])
+    await store.append(two, 0, [event("CardsLed")])
+    await store.append(one, 2, [event("CardsLed")])
+    await store.append(three, 0, [event("ClockStarted"), event("CardsLed"), event("CardsLed")])
+    await read_along(store, checkpoint, {one, two, three}, count=7)  # all of them visible
+    for limit in (1, 2, 3, 4, 6, 1000):
+        after = checkpoint
+        while page := await store.read_all(after, limit):
+            told = await store.touched(after, limit)
+            assert told.rows == len(page)
+            assert told.checkpoint == (page[-1].tx_id, page[-1].position)
+            last: dict[str, int] = {}
+            for row in page:
+                last[row.stream_id] = max(row.version, last.get(row.stream_id, 0))
+            assert dict(told.streams) == last and len(told.streams) == len(last)
+            clocked = await store.touched(after, limit, kind="ClockStarted")
+            assert (clocked.rows, clocked.checkpoint) == (told.rows, told.checkpoint)
+            assert dict(clocked.streams) == {
+                s: v
+                for s, v in last.items()
+                if any(r.stream_id == s and r.type == "ClockStarted" for r in page)
+            }
+            after = told.checkpoint
+        assert await store.touched(after, limit) == Touched((), 0, after)
+    whole = await store.touched(checkpoint, 1000, kind="ClockStarted")
+    assert {s: v for s, v in whole.streams if s in (one, two, three)} == {one: 3, three: 3}
 
 
 async def test_a_checkpoint_is_issued_only_where_an_event_is(store: EventStore) -> None:
