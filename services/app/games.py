@@ -438,7 +438,9 @@ class GameService:
         source = self.store if state.version - after <= NEAR_HEAD else self.record
         rows = await source.read(game_id, after=after)
         shown = [recorded(r.version, redact(from_recorded(r), viewer, state.rules)) for r in rows]
-        return EventPage(state.version, shown)
+        # the rows may run past the copy held here (another replica appended since): the
+        # page's version is never older than the last event it lists
+        return EventPage(max(state.version, rows[-1].version if rows else 0), shown)
 
     async def execute(
         self,

@@ -423,3 +423,31 @@ async def test_a_follower_that_took_the_hint_appends_its_next_command_as_one_ins
     assert isinstance(store, PostgresEventStore)
     rows = await store.read(table.game_id)
     assert [r.hash for r in rows] == rehashed(rows)
+
+
+async def test_an_events_page_is_never_older_than_the_last_event_it_lists(
+    replicas: tuple[Replica, Replica],
+) -> None:
+    """A page read from the store on a replica whose copy is behind (its hint not heard
+    yet) lists the newer rows; its `version` is theirs, so a client that polls with
+    `after=version` never reads them twice (it was the copy's older version)."""
+    one, two = replicas
+    table = await one.api.create()
+    await two.api.view(table)
+    steps = iter(THIRTY_ONE_GAME)
+    seat, command = next(steps)
+    answer = await one.api.play(table, seat, command)
+    await until(lambda: two.api.service.known(table.game_id) == answer["version"])
+
+    service = one.api.service
+    state = await service.load(table.game_id)
+    seat, command = next(steps)
+    missed = decide(state, command_of(command), seat, service.now())
+    await one.counted.store.append(table.game_id, state.version, [to_new(e) for e in missed])
+    assert two.api.service.known(table.game_id) == answer["version"]
+
+    page = await two.api.get(f"/games/{table.game_id}/events", after=0)
+
+    listed = [e["version"] for e in page["events"]]
+    assert listed[-1] == answer["version"] + len(missed)
+    assert page["version"] == listed[-1]
