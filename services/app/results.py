@@ -128,15 +128,26 @@ class Audit(msgspec.Struct, frozen=True):
     findings: list[AuditFinding]
 
 
+class PlaybackCheck(msgspec.Struct, frozen=True, kw_only=True):
+    """The record played back from its first row by the rules: every dealt, drawn and
+    played card must be the one the table then held (a record whose hashes were all
+    rewritten after an edit still fails here)."""
+
+    ok: bool
+    first_bad_version: int | None = None  # the first event that cannot apply
+    problem: str | None = None  # why it cannot
+
+
 class Verification(msgspec.Struct, frozen=True):
-    """The record checked: its hash chain row by row, and every deal against its
-    commitments (docs/fairness.md). `ok` when both hold."""
+    """The record checked: its hash chain row by row, every deal against its commitments
+    (docs/fairness.md), and the record played back by the rules. `ok` when all hold."""
 
     game_id: str
     ok: bool
     deals: list[DealCheck]
     chain: ChainCheck
     unreadable_version: int | None = None  # the first row whose payload is no event
+    playback: PlaybackCheck = PlaybackCheck(ok=True)
 
 
 class GameSummary(msgspec.Struct, frozen=True, kw_only=True):

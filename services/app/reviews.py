@@ -12,6 +12,7 @@ import msgspec
 from domain.audit import audit
 from domain.chain import check_chain
 from domain.events import Event, GameStarted
+from domain.evolve import RecordBroken, replay
 from domain.fairness import verify_deals
 from domain.views import ARBITER, Viewer, disclosed_to, review
 from infra.ports.events import RecordedEvent
@@ -20,15 +21,30 @@ from services.app.callers import Caller
 from services.app.codec import Unreadable, chain_row, from_recorded
 from services.app.errors import VersionNotFound
 from services.app.games import GameService
-from services.app.results import Audit, AuditFinding, Replay, Verification, with_head
+from services.app.results import (
+    Audit,
+    AuditFinding,
+    PlaybackCheck,
+    Replay,
+    Verification,
+    with_head,
+)
 
 
 def check_record(
-    game_id: str, rows: Sequence[RecordedEvent], indexed_finished: bool = False
+    game_id: str,
+    rows: Sequence[RecordedEvent],
+    indexed_finished: bool = False,
+    *,
+    whole: bool = True,
 ) -> Verification:
-    """The chain recomputed from the rows as stored, and every deal checked with the game's
-    seed. Nothing is folded, so a record too damaged to be played back is still checked;
-    the report holds no secret (flags, commitments, published seeds).
+    """The chain recomputed from the rows as stored, every deal checked with the game's
+    seed, and the record played back by the rules (a forger who rewrote every hash after
+    changing a dealt or drawn card meets the chain, and the commitments of the deals as
+    they were published, but not the table: the card is not the one the stock held). The
+    chain and the deals are checked whether or not the record plays back; the report holds
+    no secret (flags, commitments, published seeds, and of a row that cannot apply only its
+    version and kind, unless `whole`: the operator's, which says why).
 
     Rows removed from the end of a record leave a valid chain; the games index, written
     apart from the rows, shows it when it holds the game finished (`indexed_finished`) and
@@ -50,7 +66,18 @@ def check_record(
             return Verification(game_id, False, [], chain, unreadable_version=row.version)
     seed = next((e.seed for e in events if isinstance(e, GameStarted)), None)
     checks = verify_deals(events, seed)
-    return Verification(game_id, chain.ok and all(c.ok for c in checks), checks, chain)
+    playback = _played_back(events, whole)
+    ok = chain.ok and playback.ok and all(c.ok for c in checks)
+    return Verification(game_id, ok, checks, chain, playback=playback)
+
+
+def _played_back(events: Sequence[Event], whole: bool) -> PlaybackCheck:
+    try:
+        replay(events)
+    except RecordBroken as broken:
+        why = str(broken) if whole else f"event {broken.version} ({broken.event_type}) {broken.why}"
+        return PlaybackCheck(ok=False, first_bad_version=broken.version, problem=why)
+    return PlaybackCheck(ok=True)
 
 
 def audited(rows: Sequence[RecordedEvent], viewer: Viewer = ARBITER) -> list[AuditFinding]:
@@ -96,8 +123,10 @@ class Reviews:
         current = await self.games.load(game_id)
         caller.review(current)
         rows = await self.games.rows(game_id)
-        verification = check_record(game_id, rows, await self._indexed_finished(game_id))
-        if disclosed_to(current, caller.viewer) != ARBITER:
+        whole = disclosed_to(current, caller.viewer) == ARBITER
+        finished = await self._indexed_finished(game_id)
+        verification = check_record(game_id, rows, finished, whole=whole)
+        if not whole:
             # a closed-discard record hides cards from this viewer for ever: no raw hash
             chain = msgspec.structs.replace(verification.chain, head=None)
             verification = msgspec.structs.replace(verification, chain=chain)

@@ -158,6 +158,13 @@ def verification_lines(verification: Verification) -> list[str]:
         lines = [f"chain: BROKEN at version {chain.first_bad_version}: {chain.problem}"]
     if verification.unreadable_version is not None:
         lines.append(f"version {verification.unreadable_version}: its payload is no event")
+    playback = verification.playback
+    if not playback.ok:
+        lines.append(
+            f"playback: BROKEN at version {playback.first_bad_version}: {playback.problem}"
+        )
+    elif verification.unreadable_version is None:
+        lines.append("playback: every event applies to the table before it")
     for c in verification.deals:
         seats = ""
         if c.shuffle == "seats":

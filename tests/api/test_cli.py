@@ -248,6 +248,19 @@ def test_a_record_that_no_longer_folds_is_one_line_naming_the_event(
     code, printed, _ = bura_said(monkeypatch, capsys, full, "verify", game)
     assert code == 1 and f"BROKEN at version {dealt}" in printed
 
+    async def rechain() -> None:  # the forger rewrites every hash after the edit
+        adapters = await opened(full)
+        try:
+            await Tables(adapters.store).rechain(game)
+        finally:
+            await adapters.close()
+
+    servers.run_async(rechain)
+    code, printed, _ = bura_said(monkeypatch, capsys, full, "verify", game)
+    assert code == 1 and "rows rehashed" in printed  # the chain holds: the table does not
+    assert f"playback: BROKEN at version {dealt}: event {dealt} (card_dealt) cannot" in printed
+    assert printed.strip().endswith("VERIFICATION FAILED")
+
 
 def test_migrate_applies_once_and_then_reports_up_to_date(
     postgres_admin_url: str,

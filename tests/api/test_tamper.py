@@ -129,6 +129,30 @@ async def test_a_changed_game_seed_is_found(api: Api, forger: str) -> None:
         assert report["chain"]["ok"] and [d["ok"] for d in report["deals"]] == [False]
 
 
+@pytest.mark.parametrize("kind", ["trump_turned", "card_drawn"])
+async def test_a_card_changed_and_every_hash_rewritten_is_found_by_playing_the_record_back(
+    api: Api, kind: str
+) -> None:
+    """The forger changes a card the table turned or a seat drew and rewrites every hash:
+    the chain holds, and the deal's commitment (to the deck) too, but the card is not the
+    one the stock held there. Verify plays the record back and names that row."""
+    table = await played(api)
+    rows = await api.store.read(table.game_id)
+    row = next(r for r in rows if r.type == kind)
+    card = json.loads(row.data)["card"]
+    tables = Tables(api.store)
+    await tables.rewrite(table.game_id, kind, card="AC" if card != "AC" else "AD")
+    await tables.rechain(table.game_id)
+
+    report = await verified(api, table)
+
+    assert report["chain"]["ok"] and all(d["ok"] for d in report["deals"])
+    assert not report["ok"]
+    playback = report["playback"]
+    assert not playback["ok"] and playback["first_bad_version"] == row.version
+    assert f"event {row.version} ({kind}) cannot apply" in playback["problem"]
+
+
 async def test_a_record_that_no_longer_folds_is_named_on_every_read_and_command(
     api: Api,
 ) -> None:
