@@ -17,6 +17,7 @@ from domain.events import (
     DealLost,
     Declared,
     Event,
+    GameFinished,
     GameStarted,
     PauseEnded,
     PenaltyApplied,
@@ -32,6 +33,7 @@ from services.app.codec import Unreadable, from_recorded
 from services.app.jsontext import named_twice
 
 _decode = msgspec.json.Decoder(Bundle).decode
+_spelled = msgspec.json.Encoder().encode
 
 
 class Problem(msgspec.Struct, frozen=True):
@@ -120,6 +122,9 @@ def check_bundle(raw: bytes) -> BundleReport:
             "against the rows it names"
         )
         _check_findings(bundle, events, problems)
+        ended = any(isinstance(e, GameFinished) for e in events)
+        if bundle.finished != ended:  # the rows say whether the game ended, hidden or not
+            problems.append(Problem("finished", f"the rows say {ended}"))
     else:
         try:
             state = replay(events)
@@ -133,6 +138,7 @@ def check_bundle(raw: bytes) -> BundleReport:
             problems.append(Problem("finished", f"the replay says {state.finished}"))
         _same("findings", audit(events, bundle.viewer), bundle.findings, problems)
         replayed = True
+    _check_spelling(raw, bundle, problems)
     return _report(
         bundle,
         chain=chain,
@@ -140,6 +146,25 @@ def check_bundle(raw: bytes) -> BundleReport:
         replayed=replayed,
         unchecked=unchecked,
         problems=problems,
+    )
+
+
+def _check_spelling(raw: bytes, bundle: Bundle, problems: list[Problem]) -> None:
+    """The file is the one spelling of its record, as the server wrote it: compact JSON,
+    the fields in their order, each string written one way. Another spelling of the same
+    values (spaces, a final line feed, fields reordered, `\u0036` for `6`) holds the same
+    record but not its bytes, so a digest of the file would not name the bundle exported."""
+    ours = _spelled(bundle)
+    if ours == raw:
+        return
+    at = next((i for i, (a, b) in enumerate(zip(ours, raw, strict=False)) if a != b), None)
+    problems.append(
+        Problem(
+            f"byte {min(len(ours), len(raw)) if at is None else at}",
+            "the file is not the bundle as the server wrote it (compact JSON, fields in "
+            "their order, each string spelled one way): it was re-formatted or re-written, "
+            "so its bytes are not the exported record's; verify the file as exported",
+        )
     )
 
 

@@ -182,6 +182,60 @@ async def test_a_seats_bundle_of_a_closed_discard_game_keeps_what_it_may_not_see
     assert "is seat 0's bundle, redacted" in said.out + said.err
 
 
+async def test_a_redacted_bundle_that_says_its_game_is_not_over_after_its_end_fails(
+    api: Api,
+) -> None:
+    """A seat's redacted bundle has no chain, but its rows still say whether the game
+    ended: `finished` is held to them (it was taken as the file said)."""
+    game_id = await record(api.store, "closed_discard")
+    tokens, _ = await api.service.seating.issue(game_id, 2)
+    raw = await bundle_of(api, game_id, bearer(tokens[0]))
+    assert b',"finished":true,' in raw and check_bundle(raw).ok
+
+    report = check_bundle(raw.replace(b',"finished":true,', b',"finished":false,', 1))
+
+    assert not report.ok
+    assert [(p.where, p.what) for p in report.problems] == [("finished", "the rows say True")]
+
+
+@pytest.mark.parametrize(
+    "respell",
+    [
+        pytest.param(lambda raw: raw.replace(b'{"format"', b'{ "format"', 1), id="a space"),
+        pytest.param(lambda raw: raw + b"\n", id="a final line feed"),
+        pytest.param(
+            lambda raw: msgspec.json.encode(dict(reversed(msgspec.json.decode(raw).items()))),
+            id="fields reordered",
+        ),
+        pytest.param(
+            lambda raw: raw.replace(b"bura-audit-bundle/1", b"bura-audit-bundle\\/1"),
+            id="an escaped slash",
+        ),
+    ],
+)
+async def test_another_spelling_of_the_same_bundle_is_not_the_exported_file(
+    api: Api, respell: Callable[[bytes], bytes]
+) -> None:
+    """The bundle is one spelling of its record: a file re-formatted or re-escaped holds the
+    same values but not the exported bytes (a digest of it names another file), and fails
+    at the first byte that differs."""
+    table = await api.create()
+    for seat, command in THIRTY_ONE_GAME:
+        await api.play(table, seat, command)
+    raw = await bundle_of(api, table.game_id)
+    assert check_bundle(raw).ok
+    other = respell(raw)
+    assert other != raw and msgspec.json.decode(other) == msgspec.json.decode(raw)
+
+    report = check_bundle(other)
+
+    assert not report.ok and len(report.problems) == 1
+    [problem] = report.problems
+    assert problem.where.startswith("byte ") and "not the bundle as the server wrote it" in (
+        problem.what
+    )
+
+
 def _rows_with(rows: list[BundleRow], field: str) -> list[BundleRow]:
     """Rows whose payload shows a value (not null) for `field`."""
     return [r for r in rows if msgspec.json.decode(bytes(r.data)).get(field) is not None]
