@@ -120,7 +120,10 @@ def _check_compensations(rules: Rules, seats: int) -> None:
         raise BadOption("compensation", "is paid to open seats: name them in open_seats")
     if rules.compensation and len(rules.open_seats) == seats:
         raise BadOption("compensation", "every seat plays open: no closed side is left to pay it")
-    # a side that starts a deal with its target in compensation would win every deal unplayed
+    # a side that starts a deal with its target in compensation would win every deal
+    # unplayed; in Kozel 31 wins nothing (every deal is played out and counted)
+    if rules.game == "kozel":
+        return
     for side in rules.teams or tuple((s,) for s in range(seats)):
         given = rules.compensation * sum(1 for s in side if s in rules.open_seats)
         if given + rules.first_lead_compensation >= rules.target_points:

@@ -124,3 +124,32 @@ def test_a_bad_kozel_table_is_refused_naming_the_option(options, seats, option):
     with pytest.raises(BadOption) as refusal:
         check(Rules(game="kozel", **options), seats)
     assert refusal.value.option == option
+
+
+@pytest.mark.parametrize(
+    ("options", "seats"),
+    [
+        (
+            {"open_seats": (0,), "compensation": 30, "trumps": False, "first_lead_compensation": 1},
+            2,
+        ),
+        (
+            {
+                "open_seats": (0,),
+                "compensation": 16,
+                "trumps": False,
+                "first_lead_compensation": 15,
+            },
+            3,
+        ),
+    ],
+)
+def test_compensation_up_to_31_is_taken_in_kozel_where_31_wins_nothing(options, seats):
+    """§8.2 refuses compensation that reaches a side's 31 before a card is played, since no
+    deal would be played; in Kozel 31 wins nothing and every deal is played out and counted,
+    so such a table is taken (it was refused, naming a target Kozel does not have)."""
+    rules = check(Rules(game="kozel", **options), seats)
+    assert rules.compensation == options["compensation"]
+    with pytest.raises(BadOption) as refusal:  # the same in Bura: no deal would be played
+        check(Rules(**options), seats)
+    assert refusal.value.option == "compensation"
