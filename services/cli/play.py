@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import httpx
 import msgspec
-from bura_client import ApiError, Client, Refused, Seat
+from bura_client import ApiError, Client, Refused, Seat, StreamEnded
 from bura_client.models import JSON
 
 from domain.bots import greedy_bot, random_bot
@@ -185,6 +185,8 @@ def main(url: str, game_id: str, token: str, bot: str, seed: int, seen: bool) ->
         last = play(url, game_id, token, bot=bot, seed=seed, seen=seen)
     except NoSeat as e:
         raise CliError(str(e), USAGE) from None
+    except StreamEnded as e:  # a stream that kept closing before the game's end
+        raise CliError(f"the stream ended before the game did ({e})", FAILED) from None
     except (httpx.UnsupportedProtocol, httpx.InvalidURL) as e:
         raise CliError(
             f"--url {url} is no server address ({e}); give one such as http://127.0.0.1:8000",

@@ -1,7 +1,7 @@
 """The Bura server's public API from Python: games, commands, views, live streams."""
 
 from bura_client.client import Client, Seat
-from bura_client.errors import ApiError, RateLimited, Refused, Unavailable
+from bura_client.errors import ApiError, RateLimited, Refused, StreamEnded, Unavailable
 from bura_client.models import CreatedGame, Outcome, SeatToken, StreamMessage, StreamTicket
 from bura_client.retries import Retries
 
@@ -15,6 +15,7 @@ __all__ = [
     "Retries",
     "Seat",
     "SeatToken",
+    "StreamEnded",
     "StreamMessage",
     "StreamTicket",
     "Unavailable",

@@ -3,7 +3,6 @@ and one token that sends its commands and follows its live view."""
 
 from __future__ import annotations
 
-import contextlib
 import time
 import uuid
 from collections import OrderedDict
@@ -13,26 +12,32 @@ from typing import Any
 
 import httpx
 
-from bura_client.errors import ApiError, error_of
+from bura_client.errors import ApiError, StreamEnded, error_of
 from bura_client.models import JSON, CreatedGame, Outcome, Recorded, StreamMessage, StreamTicket
-from bura_client.retries import Retries, retried, transient
+from bura_client.retries import Retries, retried, retry_after, transient
 from bura_client.sse import messages
 
 KEPT_BODIES = 256  # keys whose first body a retry repeats
+# A stream with nothing to read for this long is taken as dropped (a half-open connection)
+# and resumed: well above the server's keep-alive (BURA_SSE_KEEPALIVE_SECONDS, 15 s).
+STREAM_READ_TIMEOUT = 45.0
 
 
 class Client:
-    """`Client(base_url)`; use it as a context manager or close() it."""
+    """`Client(base_url)`; use it as a context manager or close() it. `retries` is a
+    Retries, or the number of sends in all (`retries=4`: the first and three retries)."""
 
     def __init__(
         self,
         base_url: str,
         *,
         timeout: float = 10.0,
-        retries: Retries | None = None,
+        retries: Retries | int | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        if isinstance(retries, int):
+            retries = Retries(attempts=max(1, retries))
         self.retries = retries or Retries()
         self.http = httpx.Client(base_url=self.base_url, timeout=timeout, transport=transport)
 
@@ -61,9 +66,12 @@ class Client:
         json: Any = None,
         params: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
+        once: bool = False,
     ) -> JSON:
         """Send, retrying what is safe (bura_client.retries); the JSON answer, or ApiError.
-        A command's Idempotency-Key is in `headers`, so every retry carries the same one."""
+        A command's Idempotency-Key is in `headers`, so every retry carries the same one.
+        `once`: a request without one, sent again only when it cannot have been done (no
+        connection was made, or a 429 or 503 that says nothing was done)."""
         sent = dict(headers or {})
         if token is not None:
             sent["Authorization"] = f"Bearer {token}"
@@ -72,7 +80,7 @@ class Client:
             try:
                 answer = self.http.request(method, path, json=json, params=params, headers=sent)
             except httpx.TransportError as error:
-                if not transient(error) or attempt + 1 >= self.retries.attempts:
+                if not transient(error, once=once) or attempt + 1 >= self.retries.attempts:
                     raise
                 time.sleep(self.retries.delay(attempt))
                 attempt += 1
@@ -81,12 +89,12 @@ class Client:
                 body: JSON = answer.json()
                 return body
             problem = _problem(answer)
-            if not retried(answer.status_code, problem.get("code")) or (
+            if not retried(answer.status_code, problem.get("code"), once=once) or (
                 attempt + 1 >= self.retries.attempts
             ):
                 raise error_of(answer.status_code, problem, dict(answer.headers))
-            after = answer.headers.get("retry-after")
-            time.sleep(self.retries.delay(attempt, float(after) if after else None))
+            after = retry_after(answer.headers.get("retry-after"))
+            time.sleep(self.retries.delay(attempt, after))
             attempt += 1
 
     # --- the operator ------------------------------------------------------------------
@@ -101,14 +109,16 @@ class Client:
         dealer: int | None = None,
         deck: Sequence[str] | None = None,
     ) -> CreatedGame:
-        """A new game (the operator key as `token`): one token per seat and a spectator's."""
+        """A new game (the operator key as `token`): one token per seat and a spectator's.
+        POST /games takes no Idempotency-Key, so it is sent again only when it cannot have
+        made a game: a connection never made, a 429, or a 503 saying nothing was written."""
         body: JSON = {"seats": [{"name": name} for name in seats]}
         for key, value in (("rules", rules), ("seed", seed), ("dealer", dealer)):
             if value is not None:
                 body[key] = value
         if deck is not None:
             body["deck"] = list(deck)
-        return CreatedGame.of(self.request("POST", "/games", token=token, json=body))
+        return CreatedGame.of(self.request("POST", "/games", token=token, json=body, once=True))
 
     def seat(self, game_id: str, token: str, *, seen: bool = True) -> Seat:
         """A viewer of one game: a seat's token (which may send commands), the spectator's
@@ -225,12 +235,20 @@ class Seat:
     # --- the live view -----------------------------------------------------------------
 
     def follow(
-        self, last_event_id: int | None = None, *, reconnects: int = 20
+        self,
+        last_event_id: int | None = None,
+        *,
+        reconnects: int = 20,
+        read_timeout: float = STREAM_READ_TIMEOUT,
     ) -> Iterator[StreamMessage]:
         """The seat's live view as it changes: the current view first (or, given
         `last_event_id`, every version after it), then one message per version, until the
-        game ends. A dropped connection or a server's `shutdown` reconnects with
-        Last-Event-ID, so no version is missed and none comes twice."""
+        game ends. A dropped connection (nothing read for `read_timeout` seconds included,
+        keep-alives count), a stream that closes before `end`, or a server's `shutdown`
+        reconnects with Last-Event-ID, so no version is missed and none comes twice.
+        Failures in a row past `reconnects`, with backoff between them, raise: ApiError
+        (RateLimited, Unavailable) for the last error answer, StreamEnded for a stream that
+        kept closing early, the transport error for a connection."""
         last = last_event_id
         failures = 0
         while True:
@@ -242,17 +260,16 @@ class Seat:
                     "GET",
                     f"{self.path}/stream",
                     headers=headers,
-                    timeout=httpx.Timeout(10.0, read=None),
+                    timeout=httpx.Timeout(10.0, read=read_timeout),
                 ) as answer:
                     if answer.status_code >= 400:
                         answer.read()
                         problem = _problem(answer)
                         if not retried(answer.status_code, problem.get("code")):
                             raise error_of(answer.status_code, problem, dict(answer.headers))
-                        raise _Retry(answer.headers.get("retry-after"))
+                        raise _Retry(error_of(answer.status_code, problem, dict(answer.headers)))
                     first = True
                     for message in messages(answer.iter_lines()):
-                        failures = 0
                         if message.id is not None:
                             # the server starts over with the table as it is now when the
                             # id resumed from is past the game's version (a store restored
@@ -265,26 +282,46 @@ class Seat:
                             if restarted:
                                 self.version = message.id
                             self._saw(message.id)
+                        failures = 0  # something new came: the stream works
                         yield message
                         if message.event == "end":
                             return
                         if message.event == "shutdown":
                             break
-            except (httpx.TransportError, _Retry) as error:
-                failures += 1
-                if failures > reconnects or not (isinstance(error, _Retry) or transient(error)):
+                    else:  # closed with neither `end` nor `shutdown`: a failure
+                        raise _Ended
+            except (httpx.TransportError, _Retry, _Ended) as error:
+                if isinstance(error, httpx.TransportError) and not transient(error):
                     raise
-                after = error.after if isinstance(error, _Retry) else None
+                failures += 1
+                if failures > reconnects:
+                    if isinstance(error, _Retry):
+                        raise error.error from None
+                    if isinstance(error, _Ended):
+                        raise StreamEnded(
+                            f"the stream of game {self.game_id} closed before the game's "
+                            f"end {failures} times in a row"
+                        ) from None
+                    raise
+                after = error.retry_after if isinstance(error, _Retry) else None
                 time.sleep(self.client.retries.delay(min(failures, 6), after))
                 continue
 
 
 class _Retry(Exception):
-    def __init__(self, after: str | None) -> None:
+    """An error answer worth another try; `error` is raised if none is left."""
+
+    def __init__(self, error: ApiError) -> None:
         super().__init__("retry")
-        self.after: float | None = None
-        with contextlib.suppress(TypeError, ValueError):
-            self.after = float(after)  # type: ignore[arg-type]
+        self.error = error
+
+    @property
+    def retry_after(self) -> float | None:
+        return retry_after(self.error.headers.get("retry-after"))
+
+
+class _Ended(Exception):
+    """A stream's body that ended with neither `end` nor `shutdown`."""
 
 
 def _unseen(body: JSON) -> JSON:

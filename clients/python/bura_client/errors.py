@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bura_client.retries import retry_after
+
 
 class ApiError(Exception):
     """An error answer. `code` names it (the server's /problems/<code> documents it)."""
@@ -30,14 +32,17 @@ class RateLimited(ApiError):
 
     @property
     def retry_after(self) -> float:
-        try:
-            return float(self.headers.get("retry-after", "1"))
-        except ValueError:
-            return 1.0
+        seconds = retry_after(self.headers.get("retry-after"))
+        return 1.0 if seconds is None else seconds
 
 
 class Unavailable(ApiError):
     """503: the event store or the server is not available now."""
+
+
+class StreamEnded(Exception):
+    """A live stream that kept closing before the game's end (and not for a server's
+    `shutdown`), to the end of its reconnects: a proxy that cuts it, say."""
 
 
 def error_of(status: int, body: dict[str, Any], headers: dict[str, str]) -> ApiError:
