@@ -8,10 +8,12 @@ at all: its script reads the seat's own view from the API."""
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, Response, Router, get, post
+from litestar.datastructures import CacheControlHeader
 from litestar.di import NamedDependency
 from litestar.enums import MediaType
 from litestar.params import FromPath, QueryParameter
@@ -28,10 +30,11 @@ from services.app.results import AuditFinding
 from services.app.reviews import audited, check_record
 from services.bootstrap import Runtime
 from services.http.deps import bearer
+from services.http.schemas import invalid
 from services.pages import STATIC
 from services.pages.arbiter import Record, Shown, Step, printable, shell, whole
 from services.pages.html import CSP
-from services.pages.table import table_page
+from services.pages.table import IN_A_LINK, NEEDS_SCRIPT, table_page
 from services.pages.words import describe
 
 HEADERS = {
@@ -48,8 +51,31 @@ def _html(body: str) -> Response[str]:
     return Response(body, media_type=MediaType.HTML, headers=HEADERS)
 
 
+# ASCII digits only, and few: `str.isdigit` takes "²", which `int` refuses, and `int` of
+# thousands of digits costs time, then raises.
+_NUMBER = re.compile(r"[0-9]{1,9}")
+
+
+def _number(raw: object, key: str) -> int | None:
+    """A form's whole number, or None when absent; anything else is a 400."""
+    if raw is None or raw == "":
+        return None
+    if isinstance(raw, str) and _NUMBER.fullmatch(raw):
+        return int(raw)
+    raise invalid(key, "must be a whole number (digits 0-9, at most 9 of them)", "body")
+
+
+def _perspective(raw: object, key: str, source: str) -> str | None:
+    """`arbiter`, a seat's number, or None when absent; anything else is a 400."""
+    if raw is None or raw == "":
+        return None
+    if isinstance(raw, str) and (raw == ARBITER or _NUMBER.fullmatch(raw)):
+        return raw
+    raise invalid(key, "must be 'arbiter' or a seat's number", source)
+
+
 def _viewer(raw: str | None, seats: int) -> Viewer:
-    if raw is not None and raw.isdigit() and int(raw) < seats:
+    if raw is not None and _NUMBER.fullmatch(raw) and int(raw) < seats:
         return int(raw)
     return ARBITER
 
@@ -137,10 +163,25 @@ class PagesController(Controller):
 
     @get("/play/{game_id:str}", media_type=MediaType.HTML)
     async def table(
+        self,
+        request: Request[Any, Any, Any],
+        game_id: FromPath[str],
+        games: NamedDependency[GameService],
+    ) -> Response[str]:
+        """A token in the query (a link made by hand, or the form submitted the old way) is
+        never echoed: the page says to keep tokens out of links."""
+        await games.load(game_id)  # 404 for no such game
+        leaked = "token" in request.query_params or "seat" in request.query_params
+        return _html(table_page(game_id, IN_A_LINK if leaked else None))
+
+    @post("/play/{game_id:str}", media_type=MediaType.HTML, status_code=200)
+    async def table_form(
         self, game_id: FromPath[str], games: NamedDependency[GameService]
     ) -> Response[str]:
-        await games.load(game_id)  # 404 for no such game
-        return _html(table_page(game_id))
+        """The token's form posted before (or without) table.js: the token came in the body,
+        out of every URL, and goes nowhere; the table itself needs the script."""
+        await games.load(game_id)
+        return _html(table_page(game_id, NEEDS_SCRIPT))
 
     @get("/arbiter/games/{game_id:str}", media_type=MediaType.HTML)
     async def arbiter(
@@ -154,6 +195,7 @@ class PagesController(Controller):
     ) -> Response[str]:
         """Without a key: the key's form. With the operator key in the Authorization header
         (arbiter.js sends the one kept in sessionStorage): the whole record."""
+        perspective = _perspective(perspective, "as", "query")
         await games.load(game_id)
         key = bearer(request)
         if key is None:
@@ -181,17 +223,27 @@ class PagesController(Controller):
         refused = await _operator(_runtime(request).seating, key)
         if refused is not None:
             return _html(shell(game_id, refused))
-        asked = form.get("slider") if form.get("show") else form.get("version")
-        version = int(asked) if isinstance(asked, str) and asked.isdigit() else None
-        perspective = form.get("perspective") or form.get("as")
-        shown = await record(
-            games, game_id, version, perspective if isinstance(perspective, str) else None
+        slider = _number(form.get("slider"), "slider")
+        stepped = _number(form.get("version"), "version")
+        version = slider if form.get("show") else stepped
+        perspective = _perspective(form.get("perspective"), "perspective", "body") or _perspective(
+            form.get("as"), "as", "body"
         )
+        chosen = _number(form.get("print"), "print")
+        shown = await record(games, game_id, version, perspective)
         shown = Record(**{**shown.__dict__, "key": key})
-        chosen = form.get("print")
-        if isinstance(chosen, str) and chosen.isdigit() and int(chosen) < len(shown.findings):
-            return _html(printable(shown, int(chosen)))
+        if chosen is not None and chosen < len(shown.findings):
+            return _html(printable(shown, chosen))
         return _html(whole(shown))
+
+
+def _asset_headers(response: Response[Any]) -> Response[Any]:
+    """The page's files are never sniffed into another type, and are checked with the server
+    before each use (`no-cache`), so an upgrade's script is never mixed with an old page."""
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Content-Security-Policy"] = CSP
+    response.headers["Referrer-Policy"] = "no-referrer"
+    return response
 
 
 def static() -> Router:
@@ -200,4 +252,6 @@ def static() -> Router:
         directories=[STATIC],
         include_in_schema=False,
         name="page-assets",
+        cache_control=CacheControlHeader(no_cache=True),
+        after_request=_asset_headers,
     )

@@ -6,14 +6,26 @@ from __future__ import annotations
 
 from services.pages.html import page, text
 
+# What the page says when a token reached the server (it is never echoed back).
+NEEDS_SCRIPT = (
+    "This table needs JavaScript: allow this page's script, reload, and enter the token again."
+)
+IN_A_LINK = (
+    "A seat token does not belong in a link: anyone who sees the address, the history or a "
+    "log has it. Share /play/{id}#seat=<token> instead, and treat this token as seen."
+)
 
-def table_page(game_id: str) -> str:
+
+def table_page(game_id: str, said: str | None = None) -> str:
+    """`said`: a note for the status line; never anything the request carried. The form
+    posts (body, not URL) when table.js has not taken it over."""
     body = (
         f"<header><h1>Bura · game <code>{text(game_id)}</code></h1></header>"
-        '<form id="token-form"><label>Your seat token <input type="password" name="token" '
-        'autocomplete="off" required></label> <button type="submit">Sit down</button>'
+        '<form id="token-form" method="post"><label>Your seat token '
+        '<input type="password" name="token" autocomplete="off" required></label> '
+        '<button type="submit">Sit down</button>'
         '<p class="note">Kept in this tab only (sessionStorage).</p></form>'
-        '<p id="status" role="status" aria-live="polite"></p>'
+        f'<p id="status" role="status" aria-live="polite">{text(said or "")}</p>'
         '<main id="table" data-status="" data-version="0"></main>'
     )
     return page(f"Bura · {game_id}", body, script="table.js", kind="play", game_id=game_id)

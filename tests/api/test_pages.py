@@ -186,3 +186,72 @@ async def test_the_fairness_of_a_seat_shuffled_deal_names_the_seeds(api: Api) ->
     fairness = page.text[page.text.index('id="fairness"') :]
     assert "seed-of-p0" in fairness and "seed-of-p1" in fairness
     assert "server seed verified" in fairness and "MISMATCH" not in fairness
+
+
+async def test_the_token_form_never_puts_the_token_in_a_url(api: Api) -> None:
+    """Before (or without) table.js the form posts: the token travels in the body, and the
+    answer holds it nowhere. A token that came in the query anyway is not echoed either."""
+    table = await with_findings(api)
+    token = "tok-" + "s3cr3t" * 4
+    page = (await api.client.get(f"/play/{table.game_id}")).text
+    form = page[page.index('<form id="token-form"') :]
+    assert form.startswith('<form id="token-form" method="post"')
+    assert "action=" not in form[: form.index(">")]  # posts back to the page itself
+    posted = await api.client.post(f"/play/{table.game_id}", data={"token": token})
+    assert posted.status_code == 200 and token not in posted.text
+    assert "needs JavaScript" in posted.text and 'id="token-form"' in posted.text
+    assert posted.headers["cache-control"] == "no-store"
+    linked = await api.client.get(f"/play/{table.game_id}", params={"token": token})
+    assert linked.status_code == 200 and token not in linked.text
+    assert "does not belong in a link" in linked.text and "#seat=" in html.unescape(linked.text)
+    assert "does not belong" not in page  # the page itself says nothing of the kind
+    gone = await api.client.post("/play/no-such-game", data={"token": token})
+    assert gone.status_code == 404 and token not in gone.text
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("version", "²"),
+        ("version", "9" * 5000),
+        ("version", "1.5"),
+        ("perspective", "²"),
+        ("perspective", "nobody"),
+        ("as", "²"),
+        ("print", "²"),
+        ("slider", "³"),
+    ],
+)
+async def test_a_posted_number_that_is_no_number_is_a_400(api: Api, field: str, value: str) -> None:
+    table = await with_findings(api)
+    form = {"key": OPERATOR_KEY, field: value} | ({"show": "1"} if field == "slider" else {})
+    answer = await api.client.post(f"/arbiter/games/{table.game_id}", data=form)
+    assert answer.status_code == 400, answer.text
+    assert answer.headers["content-type"].startswith("application/problem+json")
+    assert field in answer.json()["detail"]
+
+
+@pytest.mark.parametrize("params", [{"as": "²"}, {"as": "nobody"}, {"version": "9" * 5000}])
+async def test_a_queried_perspective_or_version_that_is_no_number_is_a_400(
+    api: Api, params: dict[str, str]
+) -> None:
+    table = await with_findings(api)
+    answer = await api.client.get(
+        f"/arbiter/games/{table.game_id}", params=params, headers=OPERATOR
+    )
+    assert answer.status_code == 400, answer.text
+    # the good values still answer
+    for good in ({"as": "0"}, {"as": "arbiter"}, {"version": "1"}):
+        shown = await api.client.get(
+            f"/arbiter/games/{table.game_id}", params=good, headers=OPERATOR
+        )
+        assert shown.status_code == 200
+
+
+async def test_the_pages_files_are_not_sniffed_and_are_revalidated(api: Api) -> None:
+    for name in ("table.js", "arbiter.js", "pages.css"):
+        served = await api.client.get(f"/pages/static/{name}")
+        assert served.status_code == 200
+        assert served.headers["x-content-type-options"] == "nosniff"
+        assert served.headers["cache-control"] == "no-cache"
+        assert "script-src 'self'" in served.headers["content-security-policy"]
