@@ -317,3 +317,36 @@ async def test_the_arbiter_page_reads_without_javascript(
     assert "out_of_turn_draw" in await page.inner_text("#printable")
     await page.screenshot(path=shot("arbiter-print-no-js"), full_page=True)
     await context.close()
+
+
+async def test_a_seat_sees_an_open_hand_and_counts_down_on_the_servers_clock(
+    start_service: StartService, client: httpx.AsyncClient, browser: Any
+) -> None:
+    """«На открытых»: the open seat's hand is on the table for everyone, and the page draws
+    it (it showed only a count). The deadline counts down on the server's time: a browser
+    whose clock runs two minutes fast still shows the turn's time left (it showed 0 s)."""
+    service = await start_service()
+    body = {
+        "seats": [{"name": "ann"}, {"name": "bob"}],
+        "deck": THIRTY_ONE_DECK,
+        "dealer": 1,
+        "rules": {"open_seats": [1], "compensation": 5, "turn_seconds": 60},
+    }
+    created = (await client.post(f"{service.url}/games", json=body, headers=OPERATOR)).json()
+    game_id, tokens = created["game_id"], [s["token"] for s in created["seats"]]
+    seen = (await client.get(f"{service.url}/games/{game_id}", headers=bearer(tokens[0]))).json()
+    bobs = seen["seats"][1]["hand"]
+    assert bobs and seen["seats"][1]["open"]
+
+    page = await browser.new_page()
+    await page.clock.set_system_time(time.time() + 120)  # this browser's clock runs fast
+    await page.goto(f"{service.url}/play/{game_id}#seat={tokens[0]}")
+    await until(page, "document.querySelector('#table').dataset.version !== '0'")
+
+    seats = await page.inner_html("#seats")
+    assert "plays open" in seats
+    for card in bobs:
+        assert f'data-card="{card}"' in seats, card
+    left = await page.inner_text("#deadline")
+    seconds = int(left.rsplit("(", 1)[1].split(" s left", 1)[0])
+    assert 30 <= seconds <= 60, left

@@ -111,8 +111,12 @@
     if (shown) render(shown);
   }
 
+  // the server's clock less this browser's, as of the last view with a clock: deadlines
+  // are counted down on the server's time, not on a browser clock set wrong
+  let skew = 0;
+
   function left(deadline) {
-    const seconds = Math.max(0, Math.round((deadline - Date.now()) / 1000));
+    const seconds = Math.max(0, Math.round((deadline - (Date.now() + skew)) / 1000));
     return `${new Date(deadline).toLocaleTimeString()} (${seconds} s left)`;
   }
 
@@ -121,6 +125,7 @@
     // views that offer none (the other seat's turn) until some come again
     const held = refocus || document.activeElement?.closest?.("#moves") != null;
     shown = view;
+    if (typeof view.now === "number") skew = view.now - Date.now();
     main.dataset.version = String(view.version);
     main.dataset.status = view.status;
     main.replaceChildren();
@@ -182,8 +187,14 @@
     const seats = el("ul", null, { id: "seats" });
     for (const s of view.seats) {
       const mine = s.seat === view.seat;
-      seats.append(el("li", `${s.name}${mine ? " (you)" : ""}: ${s.cards} card(s), ${s.tricks} trick(s), ` +
-        `score ${s.score}`, mine ? { class: "mine" } : {}));
+      const line = el("li", `${s.name}${mine ? " (you)" : ""}: ${s.cards} card(s), ${s.tricks} trick(s), ` +
+        `score ${s.score}`, mine ? { class: "mine" } : {});
+      if (!mine && s.hand) {  // an open seat: its hand is on the table for everyone
+        const open = el("span", " · plays open: ", { class: "open-hand" });
+        open.append(...s.hand.map(cardOf));
+        line.append(open);
+      }
+      seats.append(line);
     }
     main.append(seats);
 
