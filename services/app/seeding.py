@@ -62,6 +62,10 @@ class SeedingTimers:
         delay = max(0.0, (deadline - self._now()) / 1000)
         self._timers[game_id] = (deadline, loop.call_later(delay, self._start, game_id))
 
+    def watching(self, game_id: str) -> bool:
+        """A timer is set here for the game's seeding."""
+        return game_id in self._timers
+
     def _start(self, game_id: str) -> None:
         self._timers.pop(game_id, None)
         # the timer was set within the request that created the game (call_later runs it

@@ -18,8 +18,10 @@ a retry answered `duplicate` publishes nothing), so the timers also follow the s
 itself: every poll interval (BURA_FEED_POLL_SECONDS), and at once after a gap in the
 hints, they ask which games started a clock since the last look (EventStore.touched: the
 global order from a checkpoint, stream ids and versions only) and start a timer for any
-that has none, or wake one that may now be due sooner than it sleeps. That costs one
-query per interval, whatever the number of commands, and no command anything.
+that has none, or wake one that may now be due sooner than it sleeps. They ask the same
+of seedings opened (a seats' shuffle), and read each such game once, which arms its
+seeding's timer here (services/app/seeding.py) or closes it if overdue. That costs two
+queries per interval, whatever the number of commands, and no command anything.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from domain.clock import abandon_deadline, ms
-from domain.events import ClockStarted, GameStarted
+from domain.events import ClockStarted, GameStarted, SeedingOpened
 from domain.naming import snake
 from domain.rules import clocked
 from domain.state import Game
@@ -53,6 +55,7 @@ LOADS = 8  # games read at once while timers start
 RETRY_SECONDS = 2.0  # after the store could not be reached
 SWEEP_PAGE = 1000  # events told per look at the store (stream ids and versions only)
 CLOCK_STARTED = snake(ClockStarted.__name__)  # the event that starts (or restarts) a clock
+SEEDING_OPENED = snake(SeedingOpened.__name__)  # a deal that waits for seeds to a deadline
 # An index row with no game this old was a creation that never happened (a creation under
 # way writes its row a moment before its events).
 ORPHANED_AFTER = timedelta(minutes=10)
@@ -257,6 +260,9 @@ class Timers:
             page = await self.games.store.touched(checkpoint, SWEEP_PAGE, CLOCK_STARTED)
             for game_id, version in page.streams:
                 self._moved(game_id, version)
+            seedings = await self.games.store.touched(checkpoint, SWEEP_PAGE, SEEDING_OPENED)
+            for game_id, version in seedings.streams:
+                self._seeding(game_id, version)
             checkpoint = page.checkpoint
             if page.rows < SWEEP_PAGE:
                 return checkpoint
@@ -279,6 +285,21 @@ class Timers:
         self.games.heard(Hint(game_id, version))
         log.debug("game %s: a clock found in the store, not in the hints", game_id)
         self.poke(game_id)
+
+    def _seeding(self, game_id: str, version: int) -> None:
+        """The store holds a seeding opened in the game: unless its timer is set here, the
+        game is read once (from the store), which sets it, or closes the seeding if its
+        deadline has passed. The replica that opened it may have died before its hint."""
+        if self._stopped or self.games.seeding.watching(game_id):
+            return
+        self.games.heard(Hint(game_id, version))
+        self._spawn(self._arm_seeding(game_id))
+
+    async def _arm_seeding(self, game_id: str) -> None:
+        try:
+            await self.games.current(game_id)
+        except Exception:  # the store is down, or the record broken: the next load does it
+            log.warning("game %s: its seeding could not be read", game_id, exc_info=True)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = detached(work)

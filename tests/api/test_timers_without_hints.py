@@ -156,3 +156,19 @@ async def test_a_clock_its_timer_already_knows_costs_no_read_when_found_in_the_s
     await asyncio.sleep(5 * POLL)
     assert replica.service.reads == reads
     assert timers.tasks[table.game_id] is not None
+
+
+async def test_a_seeding_opened_by_a_replica_that_died_before_its_hint_is_closed(
+    replica: Api,
+) -> None:
+    """A seats' shuffle: the replica that opened the seeding (and only it set its timer)
+    dies before its hint. Nobody reads the game; the live replica's timers find the
+    seeding in the store and close it at its deadline, the seeds missing counted empty."""
+    dead = dead_replica(replica)
+    created = await dead.create(["p0", "p1"], Rules(shuffle="seats", seeding_seconds=1), dealer=1)
+    await dead.seeding.stop()  # its process is gone, and its timer with it
+    assert not replica.service.seeding.watching(created.game_id)
+
+    assert await recorded(replica, created.game_id, "seeding_closed") == ["seeding"]
+    rows = await replica.store.read(created.game_id)
+    assert [r.type for r in rows].count("seeding_closed") == 1
