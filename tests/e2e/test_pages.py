@@ -350,3 +350,54 @@ async def test_a_seat_sees_an_open_hand_and_counts_down_on_the_servers_clock(
     left = await page.inner_text("#deadline")
     seconds = int(left.rsplit("(", 1)[1].split(" s left", 1)[0])
     assert 30 <= seconds <= 60, left
+
+
+async def test_the_arbiter_steps_by_keyboard_and_after_a_late_script(
+    start_service: StartService, client: httpx.AsyncClient, browser: Any
+) -> None:
+    """Enter on a step button steps again and again: the focus stays on that control of the
+    new record (it fell to the body at every step). And a page whose script came after its
+    key's form had posted (the record rendered with the key carried in its form) steps on
+    once the script runs (every button did nothing: the tab held no key)."""
+    service = await start_service()
+    game_id, _ = await record_with_findings(client, service.url)
+    page = await browser.new_page()
+    script = asyncio.Event()
+
+    async def late(route: Any) -> None:
+        await script.wait()
+        await route.continue_()
+
+    await page.route("**/pages/static/arbiter.js", late)
+    await page.goto(f"{service.url}/arbiter/games/{game_id}", wait_until="commit")
+    await page.fill("#key-form input[name=key]", OPERATOR_KEY)
+    async with page.expect_navigation(wait_until="commit"):
+        await page.click("#key-form button", no_wait_after=True)  # no script: the form posts
+    await page.wait_for_selector("#steps")
+    shown = int(await page.get_attribute("#arbiter", "data-version") or 0)
+    script.set()
+    await until(page, "document.querySelector('#steps input[name=key]') === null")
+    assert OPERATOR_KEY not in page.url
+
+    await page.focus("#previous")
+    for step in (1, 2, 3):
+        await page.keyboard.press("Enter")
+        await until(
+            page, f"document.querySelector('#arbiter').dataset.version === '{shown - step}'"
+        )
+        assert await page.evaluate("document.activeElement.id") == "previous"
+
+
+async def test_a_token_no_header_can_carry_is_refused_in_the_page(
+    start_service: StartService, client: httpx.AsyncClient, browser: Any
+) -> None:
+    """A token typed in another keyboard layout is not a token: the page says so and asks
+    again (it was sent, failed as a dropped connection, and retried for ever)."""
+    service = await start_service()
+    body = {"seats": [{"name": "ann"}, {"name": "bob"}], "deck": THIRTY_ONE_DECK, "dealer": 1}
+    created = (await client.post(f"{service.url}/games", json=body, headers=OPERATOR)).json()
+    page = await browser.new_page()
+    await page.goto(f"{service.url}/play/{created['game_id']}#seat=токен")
+    await until(page, "!document.getElementById('token-form').hidden")
+    assert "not a seat's token" in await page.inner_text("#status")
+    assert await page.evaluate(f"sessionStorage.getItem('bura-seat-{created['game_id']}')") is None

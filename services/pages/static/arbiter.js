@@ -19,13 +19,35 @@
     box.textContent = text;
   };
 
+  // The key: this tab's, or the one a page rendered without this script carries on in its
+  // form (the script came late, after the key's form had posted): kept in the tab from then.
+  function keyOf() {
+    const carried = document.querySelector("#steps input[name=key]");
+    if (!sessionStorage.getItem(store) && carried && carried.value) {
+      sessionStorage.setItem(store, carried.value);
+    }
+    if (carried) carried.remove();
+    return sessionStorage.getItem(store);
+  }
+
   async function show(version, viewer) {
-    const key = sessionStorage.getItem(store);
+    const key = keyOf();
     if (!key) return;
     const query = new URLSearchParams();
     if (version) query.set("version", String(version));
     if (viewer !== undefined && viewer !== null) query.set("as", String(viewer));
-    const answer = await fetch(`${page}?${query}`, { headers: { Authorization: `Bearer ${key}` } });
+    let answer;
+    try {
+      answer = await fetch(`${page}?${query}`, { headers: { Authorization: `Bearer ${key}` } });
+    } catch (error) {
+      if (!/^[\x20-\x7e]*$/.test(key)) {  // no header can carry it: ask for the key again
+        sessionStorage.removeItem(store);
+        say("That key cannot be right: a key is letters, digits and signs of the Latin alphabet. Reload and type it again.");
+      } else {
+        say("The server could not be reached; try again.");
+      }
+      return;
+    }
     const html = await answer.text();
     const fresh = new DOMParser().parseFromString(html, "text/html");
     if (answer.ok && !fresh.getElementById("steps")) { // the key was refused: its form again
@@ -39,8 +61,27 @@
     if (!answer.ok) { say(`The server answered ${answer.status}.`); return; }
     document.getElementById("key-form")?.remove();
     document.getElementById("problem")?.remove();
+    const focus = focused();
     document.getElementById("arbiter").replaceWith(fresh.getElementById("arbiter"));
     bindRecord();
+    focus();
+  }
+
+  // Where the keyboard was in the record (the step button, the slider, the perspective):
+  // the record is replaced whole at every step, and the focus goes back to the same control
+  // of the new one, so that Enter steps on and on.
+  function focused() {
+    const now = document.activeElement;
+    const main = document.getElementById("arbiter");
+    if (!now || !main || !main.contains(now)) return () => {};
+    if (now.id) return () => document.getElementById(now.id)?.focus();
+    const name = now.getAttribute("name");
+    if (!name) return () => {};
+    const at = [...main.querySelectorAll(`[name="${CSS.escape(name)}"]`)].indexOf(now);
+    return () => {
+      const same = document.getElementById("arbiter")?.querySelectorAll(`[name="${CSS.escape(name)}"]`);
+      same?.[at]?.focus();
+    };
   }
 
   function bindKeyForm() {
@@ -85,6 +126,7 @@
     });
   }
 
+  keyOf();
   bindKeyForm();
   bindRecord();
   if (!document.getElementById("steps") && sessionStorage.getItem(store)) show();

@@ -246,7 +246,17 @@
     source.addEventListener("error", () => { source.close(); reconnect(); });
   }
 
+  // a token is printable ASCII (what an Authorization header carries): anything else, a
+  // word typed in another keyboard layout say, is refused here, not sent and retried for ever
+  const TOKEN = /^[\x21-\x7e]+$/;
+
   function sit(given) {
+    if (!TOKEN.test(given)) {
+      sessionStorage.removeItem(store);
+      document.getElementById("token-form").hidden = false;
+      say("That is not a seat's token: a token is letters, digits and signs of the Latin alphabet, no spaces.");
+      return;
+    }
     token = given;
     sessionStorage.setItem(store, token);
     document.getElementById("token-form").hidden = true;
