@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 
 from domain.audit import audit
-from domain.chain import HASH_HEX, ChainCheck, Row, check_chain
+from domain.chain import HASH_HEX, ChainCheck, Row, check_chain, receipt, receipt_key
 from domain.events import (
     DealLost,
     Declared,
@@ -41,6 +41,18 @@ class Problem(msgspec.Struct, frozen=True):
     what: str
 
 
+class Kept(msgspec.Struct, frozen=True):
+    """What a seat or platform kept from an answer of the server: the record's version then,
+    and its chain head (`hash`, the arbiter's) or its `receipt` (everyone's)."""
+
+    version: int
+    hash: str | None = None
+    receipt: str | None = None
+
+    def __str__(self) -> str:
+        return f"kept {'head' if self.hash is not None else 'receipt'} of version {self.version}"
+
+
 class BundleReport(msgspec.Struct, frozen=True, kw_only=True):
     ok: bool
     game_id: str | None = None
@@ -50,14 +62,17 @@ class BundleReport(msgspec.Struct, frozen=True, kw_only=True):
     deals: list[DealCheck] = []
     findings: int = 0
     replayed: bool = False  # a full replay was made and its findings compared
+    kept: int = 0  # heads and receipts kept from the server's answers that the bundle holds
     unchecked: list[str] = []  # what this bundle's viewer could not check, and why
     problems: list[Problem] = []
 
 
-def check_bundle(raw: bytes) -> BundleReport:
+def check_bundle(raw: bytes, kept: Sequence[Kept] = ()) -> BundleReport:
     """Everything in the bundle, checked against the record it holds: the format, the chain
     row by row, every deal against its commitments and seeds, and a full replay whose
-    findings must be the bundle's. Problems name where they are."""
+    findings must be the bundle's; and each head or receipt `kept` from an answer of the
+    server must be the bundle's at its version (rows cut from the end, or a record
+    rewritten with every hash, show only so). Problems name where they are."""
     twice = named_twice(raw)
     if twice is not None:  # one reader keeps the first, another the last: two bundles
         return BundleReport(
@@ -139,13 +154,61 @@ def check_bundle(raw: bytes) -> BundleReport:
         _same("findings", audit(events, bundle.viewer), bundle.findings, problems)
         replayed = True
     _check_spelling(raw, bundle, problems)
+    held = _check_kept(bundle, kept, problems, unchecked)
     return _report(
         bundle,
         chain=chain,
         deals=checks,
         replayed=replayed,
+        kept=held,
         unchecked=unchecked,
         problems=problems,
+    )
+
+
+def _check_kept(
+    bundle: Bundle, kept: Sequence[Kept], problems: list[Problem], unchecked: list[str]
+) -> int:
+    """Each head or receipt kept against the bundle's row at its version; how many hold."""
+    rows = {r.version: r for r in bundle.events}
+    last = bundle.events[-1].version if bundle.events else 0
+    held = 0
+    for k in kept:
+        row = rows.get(k.version)
+        if row is None:
+            problems.append(
+                Problem(
+                    str(k),
+                    f"the bundle ends at version {last}: the record held version "
+                    f"{k.version} when the server gave this, so rows were removed from its end"
+                    if k.version > last
+                    else "no such version",
+                )
+            )
+            continue
+        if row.hash is None:
+            unchecked.append(f"{k}: this bundle holds no hash (it is redacted)")
+            continue
+        if k.hash is not None:
+            if row.hash != k.hash.lower():
+                problems.append(Problem(str(k), _rewritten("head", row.hash, k.hash)))
+                continue
+        elif k.receipt is not None:
+            if bundle.seed is None:
+                unchecked.append(f"{k}: the game's seed, the receipts' key, is not in the bundle")
+                continue
+            ours = receipt(receipt_key(bundle.seed), bytes.fromhex(row.hash))
+            if ours != k.receipt.lower():
+                problems.append(Problem(str(k), _rewritten("receipt", ours, k.receipt)))
+                continue
+        held += 1
+    return held
+
+
+def _rewritten(what: str, ours: str, theirs: str) -> str:
+    return (
+        f"the bundle's {what} at that version is {ours}, not the {theirs} the server gave: "
+        "the record was changed after it was given"
     )
 
 

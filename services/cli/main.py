@@ -14,9 +14,28 @@ import msgspec
 from domain.evolve import RecordBroken
 from infra.ports.events import Conflict, StoreUnavailable
 from services import config
+from services.app.bundle_check import Kept
 from services.cli import records
 from services.cli.errors import FAILED, NOT_FOUND, UNAVAILABLE, USAGE, CliError
 from services.cli.progress import Progress
+
+
+def _kept(field: str) -> Callable[[str], Kept]:
+    """VERSION:HEX, as an answer of the server gave a version and its head or receipt."""
+
+    def read(text: str) -> Kept:
+        version, _, value = text.partition(":")
+        if not (version.isascii() and version.isdigit() and 0 < len(version) <= 15):
+            raise argparse.ArgumentTypeError(f"{text!r}: VERSION is a whole number above 0")
+        if int(version) == 0:
+            raise argparse.ArgumentTypeError(f"{text!r}: VERSION is a whole number above 0")
+        if len(value) != 64 or not all(c in "0123456789abcdefABCDEF" for c in value):
+            raise argparse.ArgumentTypeError(f"{text!r}: after VERSION:, 64 hex digits")
+        if field == "hash":
+            return Kept(int(version), hash=value)
+        return Kept(int(version), receipt=value)
+
+    return read
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -54,6 +73,23 @@ def _parser() -> argparse.ArgumentParser:
         "verify-bundle", help="check an audit bundle offline: chain, deals, replay, findings"
     )
     vb.add_argument("file")
+    vb.add_argument(
+        "--head",
+        action="append",
+        default=[],
+        type=_kept("hash"),
+        metavar="VERSION:HASH",
+        help="a chain head kept from an answer (the arbiter's `chain_head`): the bundle's row "
+        "at VERSION must have that hash (repeatable)",
+    )
+    vb.add_argument(
+        "--receipt",
+        action="append",
+        default=[],
+        type=_kept("receipt"),
+        metavar="VERSION:RECEIPT",
+        help="a `receipt` kept from an answer at VERSION: it must be the bundle's (repeatable)",
+    )
     imp = sub.add_parser("import", help="load an audit bundle or a JSON Lines export")
     imp.add_argument("file")
     imp.add_argument(
@@ -157,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "verify-bundle":  # the file alone: no setting, no store
-            return records.cmd_verify_bundle(args.file)
+            return records.cmd_verify_bundle(args.file, [*args.head, *args.receipt])
         settings = config.load()
         from services.bootstrap import check_stores
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from typing import BinaryIO
 
 import msgspec
@@ -18,7 +19,7 @@ from infra.ports.events import Conflict, EventStore, OutcomeUnknown, RecordedEve
 from infra.ports.games import AlreadyRematched
 from services import bootstrap, config
 from services.app.bundle import Bundle, make_bundle
-from services.app.bundle_check import BundleReport, check_bundle, whom
+from services.app.bundle_check import BundleReport, Kept, check_bundle, whom
 from services.app.codec import from_recorded
 from services.app.results import AuditFinding, Verification
 from services.app.reviews import audited, check_record
@@ -239,9 +240,10 @@ def _written(path: str) -> BinaryIO:
         ) from None
 
 
-def cmd_verify_bundle(path: str) -> int:
-    """An audit bundle checked with nothing but the file: no store, no server."""
-    report = check_bundle(read_file(path))
+def cmd_verify_bundle(path: str, kept: Sequence[Kept] = ()) -> int:
+    """An audit bundle checked with nothing but the file (no store, no server), and with
+    the heads and receipts kept from the server's answers, if any are given."""
+    report = check_bundle(read_file(path), kept)
     for line in bundle_lines(report):
         print(line)
     if report.ok:
@@ -269,6 +271,8 @@ def bundle_lines(report: BundleReport) -> list[str]:
         lines.append(
             f"replay: the record plays back; its {report.findings} finding(s) are the bundle's"
         )
+    if report.kept:
+        lines.append(f"kept: {report.kept} head(s) or receipt(s) given, each the bundle's")
     lines += [f"not checked: {u}" for u in report.unchecked]
     lines += [f"problem at {p.where}: {p.what}" for p in report.problems]
     return lines

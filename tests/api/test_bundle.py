@@ -16,10 +16,11 @@ from domain.chain import GENESIS, canonical, link
 from domain.events import CardsResponded, DealStarted, Event
 from services import cli
 from services.app.bundle import Bundle, BundleRow
-from services.app.bundle_check import check_bundle
+from services.app.bundle_check import Kept, check_bundle
 from services.app.codec import from_recorded
 from tests.api.bundles import VARIANTS, record
 from tests.api.conftest import OPERATOR, THIRTY_ONE_GAME, Api, bearer
+from tests.tampering import Tables
 
 # Real receivers, timers, documents or whole games per case: left out of make test-fast.
 pytestmark = pytest.mark.slow
@@ -404,3 +405,52 @@ async def test_a_seats_bundle_holds_its_findings_to_the_rows_they_name(api: Api)
     report = check_bundle(dropped)
     assert not report.ok and report.problems[0].where == "findings"
     assert "has no finding" in report.problems[0].what
+
+
+async def test_heads_and_receipts_kept_from_answers_find_a_record_cut_or_rewritten(
+    api: Api, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A record cut at its end, or rewritten with every hash recomputed, still verifies by
+    itself (docs/fairness.md §4); what a seat or platform kept from the server's answers
+    shows it: `bura verify-bundle --receipt VERSION:RECEIPT --head VERSION:HASH`."""
+    table = await api.create()
+    kept: list[Kept] = []
+    for seat, command in THIRTY_ONE_GAME:
+        answer = await api.play(table, seat, command)
+        kept.append(Kept(answer["version"], receipt=answer["receipt"]))
+    head = (await api.get(f"/games/{table.game_id}"))["chain_head"]
+    last = kept[-1].version
+    kept.append(Kept(last, hash=head))
+    whole = await bundle_of(api, table.game_id)
+    report = check_bundle(whole, kept)
+    assert report.ok and report.kept == len(kept)
+    path = tmp_path / "whole.bura.json"
+    path.write_bytes(whole)
+    capsys.readouterr()
+    argv = ["verify-bundle", str(path), "--receipt", f"{last}:{kept[-2].receipt}"]
+    assert cli.main([*argv, "--head", f"{last}:{head}"]) == 0
+    assert "kept: 2 head(s) or receipt(s) given, each the bundle's" in capsys.readouterr().out
+
+    tables = Tables(api.store)  # the end of the game removed, as a forger would
+    for version in range(last, last - 3, -1):
+        await tables.delete(table.game_id, version)
+    cut = await bundle_of(api, table.game_id)
+    assert check_bundle(cut).ok  # by itself, the shorter record holds
+    report = check_bundle(cut, [kept[-1]])
+    assert not report.ok
+    [problem] = report.problems
+    assert problem.where == f"kept head of version {last}"
+    assert f"the bundle ends at version {last - 3}" in problem.what
+    path.write_bytes(cut)
+    capsys.readouterr()
+    assert cli.main(argv) == 1
+    assert "rows were removed from its end" in capsys.readouterr().out
+
+    # a seat's name rewritten in the first row, and every hash after it
+    await tables.rewrite(table.game_id, "game_started", seats=["ann", "eve"])
+    await tables.rechain(table.game_id)
+    rewritten = await bundle_of(api, table.game_id)
+    early = kept[0]
+    assert check_bundle(rewritten).ok
+    report = check_bundle(rewritten, [early])
+    assert not report.ok and "changed after it was given" in report.problems[0].what
