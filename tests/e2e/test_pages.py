@@ -401,3 +401,38 @@ async def test_a_token_no_header_can_carry_is_refused_in_the_page(
     await until(page, "!document.getElementById('token-form').hidden")
     assert "not a seat's token" in await page.inner_text("#status")
     assert await page.evaluate(f"sessionStorage.getItem('bura-seat-{created['game_id']}')") is None
+
+
+async def test_the_table_tells_a_dave_offered_and_how_the_last_deal_ended(
+    start_service: StartService, client: httpx.AsyncClient, browser: Any
+) -> None:
+    """The page said only "answer the dave", and jumped to the next deal without a word on
+    the last one: it now says who offers the dave and what the deal counts, and how the
+    last deal ended."""
+    service = await start_service()
+    body = {
+        "seats": [{"name": "ann"}, {"name": "bob"}],
+        "deck": THIRTY_ONE_DECK,
+        "dealer": 1,
+        "rules": {"match_target": 2},
+    }
+    created = (await client.post(f"{service.url}/games", json=body, headers=OPERATOR)).json()
+    game_id, tokens = created["game_id"], [s["token"] for s in created["seats"]]
+    page = await browser.new_page()
+    await page.goto(f"{service.url}/play/{game_id}#seat={tokens[1]}")
+    await until(page, "document.querySelector('#table').dataset.version !== '0'")
+
+    url = f"{service.url}/games/{game_id}/commands"
+    offered = await client.post(url, json={"type": "dave"}, headers=bearer(tokens[0]))
+    assert offered.status_code == 200, offered.text
+    await until(page, "document.getElementById('dave') !== null")
+    assert "ann offers to double it" in await page.inner_text("#dave")
+    assert "×1" in await page.inner_text("#dave")
+
+    declined = await client.post(
+        url, json={"type": "dave_answer", "accept": False}, headers=bearer(tokens[1])
+    )
+    assert declined.status_code == 200, declined.text
+    await until(page, "document.getElementById('last-deal') !== null")
+    said = await page.inner_text("#last-deal")
+    assert said.startswith("Deal 1: won by ann") and "stake 1" in said, said

@@ -155,6 +155,19 @@
     }
     main.append(turn);
 
+    // how the last deal ended (a deal lost to a false 31 moves straight on to the next)
+    const past = view.deals && view.deals.length ? view.deals[view.deals.length - 1] : null;
+    if (past) {
+      const who = past.winners.length ? past.winners.map((w) => seatName(view, w)).join(", ") : "nobody";
+      main.append(el("p", `Deal ${past.number}: won by ${who} (${past.reason.replaceAll("_", " ")}), ` +
+        `stake ${past.stake}.`, { id: "last-deal" }));
+    }
+    if (view.dave && view.dave.enabled && (view.dave.multiplier > 1 || view.dave.offered_by !== null)) {
+      const offered = view.dave.offered_by !== null
+        ? ` ${seatName(view, view.dave.offered_by)} offers to double it.` : "";
+      main.append(el("p", `Dave: the deal counts ×${view.dave.multiplier}.${offered}`, { id: "dave" }));
+    }
+
     const trump = el("p", "Trump: ", { id: "trump" });
     trump.append(view.trump ? cardOf(view.trump) : (view.trump_suit ? SUITS[view.trump_suit][0] : "none"));
     trump.append(` · stock: ${view.stock_count} card${view.stock_count === 1 ? "" : "s"}`);
