@@ -174,6 +174,12 @@ def _has_game(url: str, game_id: str) -> bool | None:
 def main(url: str, game_id: str, token: str, bot: str, seed: int, seen: bool) -> int:
     if not token.strip():
         raise CliError("--token is empty: give a seat's token", USAGE)
+    if token != token.strip():  # no header can carry it, and the server issues none such
+        raise CliError(
+            "--token has a space at either end, which no token has: give the seat's token "
+            "as the server issued it",
+            USAGE,
+        )
     owner = _token_game(token)
     if owner is not None and owner != game_id:  # the server would only answer 403
         raise CliError(
@@ -190,6 +196,13 @@ def main(url: str, game_id: str, token: str, bot: str, seed: int, seen: bool) ->
     except (httpx.UnsupportedProtocol, httpx.InvalidURL) as e:
         raise CliError(
             f"--url {url} is no server address ({e}); give one such as http://127.0.0.1:8000",
+            USAGE,
+        ) from None
+    except httpx.LocalProtocolError:  # the request cannot be written: the token's header
+        # (the value is not echoed: it is a secret)
+        raise CliError(
+            "--token holds a character no HTTP header may carry (a line break, or a space at "
+            "either end): give the seat's token as the server issued it",
             USAGE,
         ) from None
     except httpx.TransportError as e:

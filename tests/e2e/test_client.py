@@ -11,9 +11,10 @@ import asyncio
 import subprocess
 import sys
 import threading
+from dataclasses import fields
 
 import pytest
-from bura_client import Client, Refused
+from bura_client import Client, CreatedGame, Outcome, Refused
 from bura_client.client import Seat
 
 from harness.databases import free_port
@@ -55,6 +56,49 @@ async def test_the_client_plays_a_whole_game_and_retries_safely(
             final = seats[0].view()
             assert final["status"] == "finished" and final["result"]["winners"] == [0]
             assert seats[1].verify()["ok"] is True
+
+    await asyncio.to_thread(game)
+
+
+async def test_the_clients_models_keep_what_the_server_answers(
+    start_service: StartService,
+) -> None:
+    """A created game and a command's answer keep the record's receipt (README: "every
+    command answer carries the record's receipt"), every field the server sends is read,
+    and a command's key looks it up (GET /games/{id}/commands/{key})."""
+    service = await start_service()
+
+    def game() -> None:
+        with Client(service.url) as api:
+            answer = api.request(
+                "POST", "/games", token=OPERATOR_KEY, json={"seats": [{"name": "a"}, {"name": "b"}]}
+            )
+            created = CreatedGame.of(answer)
+            assert set(answer) <= {f.name for f in fields(CreatedGame)}, answer
+            assert created.receipt and created.chain_head and created.commitment
+            again = api.create_game(
+                ["ann", "bob"], token=OPERATOR_KEY, deck=THIRTY_ONE_DECK, dealer=1
+            )
+            assert again.receipt and again.rematch_of is None
+            ann = api.seat(again.game_id, again.seats[0].token, seen=SEEN)
+            ann.view()
+            outcome = ann.send(THIRTY_ONE_GAME[0][1], key="ann 1")
+            assert outcome.command_id == "ann 1" and outcome.receipt
+            assert outcome.chain_head is None  # hidden cards: the raw head is the arbiter's
+            raw = api.request(
+                "POST",
+                f"/games/{again.game_id}/commands",
+                token=again.seats[0].token,
+                json=ann._sent["ann 1"],
+                headers={"Idempotency-Key": "ann 1"},
+            )
+            assert set(raw) <= {f.name for f in fields(Outcome)}, raw
+            found = ann.lookup("ann 1")
+            assert found.applied and (found.seat, found.version) == (0, outcome.version)
+            assert found.events == outcome.events and found.recorded_at
+            assert not ann.lookup("never sent").applied
+            arbiter = api.seat(again.game_id, OPERATOR_KEY).lookup("ann 1")
+            assert arbiter.applied and arbiter.command_id == "ann 1"
 
     await asyncio.to_thread(game)
 
@@ -184,6 +228,9 @@ async def test_bura_play_fails_in_one_line_with_the_exit_code_that_says_why(
         (service.url, created.game_id, created.spectator_token, 2, "no seat's"),
         (service.url, created.game_id, OPERATOR_KEY, 2, "no seat's"),
         (service.url, created.game_id, "", 2, "--token is empty"),
+        # a token no header can carry: a bad argument, not an unreachable server
+        (service.url, created.game_id, f"{token} ", 2, "--token has a space at either end"),
+        (service.url, created.game_id, f"{token[:4]}\n{token[4:]}", 2, "no HTTP header may carry"),
     ]
     for url, game, given, code, said in cases:
         exit_code, stderr = await asyncio.to_thread(bura_play, url, game, given)

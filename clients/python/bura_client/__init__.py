@@ -1,15 +1,31 @@
 """The Bura server's public API from Python: games, commands, views, live streams."""
 
 from bura_client.client import Client, Seat
-from bura_client.errors import ApiError, RateLimited, Refused, StreamEnded, Unavailable
-from bura_client.models import CreatedGame, Outcome, SeatToken, StreamMessage, StreamTicket
+from bura_client.errors import (
+    ApiError,
+    OutcomeUnknown,
+    RateLimited,
+    Refused,
+    StreamEnded,
+    Unavailable,
+)
+from bura_client.models import (
+    CommandStatus,
+    CreatedGame,
+    Outcome,
+    SeatToken,
+    StreamMessage,
+    StreamTicket,
+)
 from bura_client.retries import Retries
 
 __all__ = [
     "ApiError",
     "Client",
+    "CommandStatus",
     "CreatedGame",
     "Outcome",
+    "OutcomeUnknown",
     "RateLimited",
     "Refused",
     "Retries",

@@ -9,11 +9,20 @@ from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
-from bura_client.errors import ApiError, StreamEnded, error_of
-from bura_client.models import JSON, CreatedGame, Outcome, Recorded, StreamMessage, StreamTicket
+from bura_client.errors import ApiError, OutcomeUnknown, StreamEnded, error_of
+from bura_client.models import (
+    JSON,
+    CommandStatus,
+    CreatedGame,
+    Outcome,
+    Recorded,
+    StreamMessage,
+    StreamTicket,
+)
 from bura_client.retries import Retries, retried, retry_after, transient
 from bura_client.sse import messages
 
@@ -181,20 +190,44 @@ class Seat:
 
     def send(self, command: JSON, *, key: str | None = None, seen: bool | None = None) -> Outcome:
         """Send one command (`{"type": "lead", "cards": [...]}`). The Idempotency-Key is
-        made here once (or given) and kept for every retry, so a retry is never a second
-        move."""
+        `key`, or one made here, and is kept for every retry, so a retry is never a second
+        move. Once the retries are spent the error carries the key: OutcomeUnknown
+        (no answer came) or ApiError, each with `command_id`; send the command again with
+        `key=command_id` (the same body is sent again, its `seen` included), or ask
+        `lookup(command_id)`."""
         key = key or f"{uuid.uuid4().hex}"
         body = self._body(command, key, self.seen if seen is None else seen)
-        answer = self.client.request(
-            "POST",
-            f"{self.path}/commands",
-            token=self.token,
-            json=body,
-            headers={"Idempotency-Key": key},
-        )
+        try:
+            answer = self.client.request(
+                "POST",
+                f"{self.path}/commands",
+                token=self.token,
+                json=body,
+                headers={"Idempotency-Key": key},
+            )
+        except ApiError as error:
+            error.command_id = error.command_id or key
+            raise
+        except httpx.TransportError as error:
+            if not transient(error):
+                raise  # a request that cannot be sent as it is: nothing reached the server
+            raise OutcomeUnknown(key, error) from error
         outcome = Outcome.of(answer, key)
         self._saw(outcome.version)
         return outcome
+
+    def lookup(self, key: str) -> CommandStatus:
+        """What became of the command sent under `key` (GET /games/{id}/commands/{key}):
+        `applied` with its version and events, or `unknown`. The seat that sent it and the
+        operator may ask."""
+        status = CommandStatus.of(
+            self.client.request(
+                "GET", f"{self.path}/commands/{quote(key, safe='')}", token=self.token
+            )
+        )
+        if status.version is not None:
+            self._saw(status.version)
+        return status
 
     def _body(self, command: JSON, key: str, seen: bool) -> JSON:
         first = self._sent.get(key)

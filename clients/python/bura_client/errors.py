@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
+
 from bura_client.retries import retry_after
 
 
 class ApiError(Exception):
-    """An error answer. `code` names it (the server's /problems/<code> documents it)."""
+    """An error answer. `code` names it (the server's /problems/<code> documents it).
+    `command_id`: for a command's answer, the Idempotency-Key it was sent with (after a
+    503 `outcome_unknown`, a 500 or a 502/504, send it again with that key, or look it up:
+    Seat.lookup); None for any other request."""
 
     def __init__(self, status: int, body: dict[str, Any], headers: dict[str, str]) -> None:
         self.status = status
@@ -20,6 +25,8 @@ class ApiError(Exception):
         self.title: str = str(body.get("title", ""))
         version = body.get("version")
         self.version: int | None = version if isinstance(version, int) else None
+        command_id = body.get("command_id")
+        self.command_id: str | None = command_id if isinstance(command_id, str) else None
         super().__init__(f"{status} {self.code}: {self.detail}")
 
 
@@ -38,6 +45,27 @@ class RateLimited(ApiError):
 
 class Unavailable(ApiError):
     """503: the event store or the server is not available now."""
+
+
+class OutcomeUnknown(httpx.TransportError):
+    """A command that got no answer (a connection lost or refused, a timeout) to the end of
+    its retries: it may have been applied. `command_id` is the Idempotency-Key it was sent
+    with: send it again with `key=command_id` (applied at most once; an applied one answers
+    `duplicate`), or ask Seat.lookup(command_id). `error` is the last httpx error (also its
+    `__cause__`). A TransportError, so code that catches httpx's errors still does."""
+
+    def __init__(self, command_id: str, error: httpx.TransportError) -> None:
+        try:
+            request: httpx.Request | None = error.request
+        except RuntimeError:  # an error raised without its request
+            request = None
+        super().__init__(
+            f"no answer to command {command_id!r} ({type(error).__name__}: {error}); "
+            "it may have been applied: send it again with this key, or look it up",
+            request=request,
+        )
+        self.command_id = command_id
+        self.error = error
 
 
 class StreamEnded(Exception):

@@ -23,10 +23,22 @@ class SeatToken:
 
 @dataclass(frozen=True)
 class CreatedGame:
+    """A new game: its tokens, and the record at its first version. `receipt` (and
+    `chain_head`, the record's hash) can be kept and checked against the record later
+    (the server's docs/fairness.md); `commitment` is the first deal's shuffle commitment
+    (a table the server shuffles), `shuffle` the server's commitment and the seeding
+    deadline (`"shuffle": "seats"`), `rematch_of` the finished game a rematch follows.
+    Each is None when the server leaves it out."""
+
     game_id: str
     version: int
     seats: list[SeatToken]
     spectator_token: str
+    chain_head: str | None = None
+    receipt: str | None = None
+    commitment: str | None = None
+    shuffle: JSON | None = None
+    rematch_of: str | None = None
 
     @classmethod
     def of(cls, body: JSON) -> CreatedGame:
@@ -35,22 +47,72 @@ class CreatedGame:
             body["version"],
             [SeatToken(s["seat"], s["name"], s["token"]) for s in body["seats"]],
             body["spectator_token"],
+            chain_head=body.get("chain_head"),
+            receipt=body.get("receipt"),
+            commitment=body.get("commitment"),
+            shuffle=body.get("shuffle"),
+            rematch_of=body.get("rematch_of"),
         )
 
 
 @dataclass(frozen=True)
 class Outcome:
     """What a command did: the version after it and its events as the seat may see them;
-    `duplicate` when the key had been used and this is the first answer again."""
+    `duplicate` when the key had been used and this is the first answer again.
+    `command_id` is the server's name for the command (the key), `receipt` the record's
+    receipt at `version`, a player's to keep and check against the record once the seed
+    is out, and `chain_head` the record's raw hash there, given only to whoever may see
+    the whole record; each None when the server leaves it out."""
 
     version: int
     duplicate: bool
     events: list[Recorded]
     key: str  # the Idempotency-Key it was sent with
+    command_id: str | None = None
+    receipt: str | None = None
+    chain_head: str | None = None
 
     @classmethod
     def of(cls, body: JSON, key: str) -> Outcome:
-        return cls(body["version"], body["duplicate"], body["events"], key)
+        return cls(
+            body["version"],
+            body["duplicate"],
+            body["events"],
+            key,
+            command_id=body.get("command_id"),
+            receipt=body.get("receipt"),
+            chain_head=body.get("chain_head"),
+        )
+
+
+@dataclass(frozen=True)
+class CommandStatus:
+    """What became of a command (GET /games/{id}/commands/{key}): `applied` by `seat`,
+    bringing the game to `version`, with its `events` as the caller may see them, recorded
+    at `recorded_at` (ISO 8601); or `unknown`: nothing was applied under the key by the
+    caller (one still in flight may yet be: sending it again with the key is safe)."""
+
+    command_id: str
+    status: str  # "applied" or "unknown"
+    seat: int | None = None
+    version: int | None = None
+    events: list[Recorded] = field(default_factory=list)
+    recorded_at: str | None = None
+
+    @property
+    def applied(self) -> bool:
+        return self.status == "applied"
+
+    @classmethod
+    def of(cls, body: JSON) -> CommandStatus:
+        return cls(
+            body["command_id"],
+            body["status"],
+            seat=body.get("seat"),
+            version=body.get("version"),
+            events=body.get("events") or [],
+            recorded_at=body.get("recorded_at"),
+        )
 
 
 @dataclass(frozen=True)

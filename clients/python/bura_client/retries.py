@@ -11,14 +11,17 @@ from email.utils import parsedate_to_datetime
 import httpx
 
 # Answers after which the same request (with the same Idempotency-Key) is safe and useful
-# to send again: the server was busy or down, or it failed before it could answer.
-RETRIED_STATUSES = {429, 500, 502, 503, 504}
+# to send again: the server was busy or down, or it failed before it could answer, or the
+# request did not arrive whole (408 request_timeout).
+RETRIED_STATUSES = {408, 429, 500, 502, 503, 504}
 RETRIED_CODES = {"busy"}  # 409 busy: the game changed too often while deciding
 
 # Answers that say nothing was done (the server's README, "Errors"): the only ones after
 # which a request without an Idempotency-Key (POST /games) is sent again. A 500, a 502 or
 # 504 from a proxy, or a 503 `outcome_unknown` may come after the request was carried out.
-UNDONE_STATUSES = {429}  # rate_limited: refused before anything was done
+# rate_limited: refused before anything was done; request_timeout: the request did not
+# arrive whole, so nothing was done with it
+UNDONE_STATUSES = {408, 429}
 UNDONE_CODES = {"store_unavailable", "shutting_down"}  # 503: nothing was written
 # Failures before the request could be sent: no connection, so nothing reached the server.
 UNSENT_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
@@ -67,10 +70,12 @@ def retry_after(value: str | None, now: float | None = None) -> float | None:
 
 
 def transient(error: Exception, *, once: bool = False) -> bool:
-    """No answer came (a connection refused or dropped, a timeout): send it again. A URL
-    no request can be sent to (no http:// or https://) never will be."""
+    """No answer came (a connection refused or dropped, a timeout): send it again. A
+    request that cannot be sent as it is never will be: a URL without http:// or https://,
+    or a header value HTTP does not allow (a token with a space at either end: httpx's
+    LocalProtocolError)."""
     if once:  # no Idempotency-Key: only when the request cannot have reached the server
         return isinstance(error, UNSENT_ERRORS)
     return isinstance(error, httpx.TransportError) and not isinstance(
-        error, httpx.UnsupportedProtocol
+        error, httpx.UnsupportedProtocol | httpx.LocalProtocolError
     )

@@ -1,0 +1,201 @@
+"""The Python client and the command contract (README: The command contract), against
+answers made here (httpx's MockTransport): a command whose retries run out without an
+answer says the key it was sent under, and the key looks it up; a command answer and a
+created game keep the record's receipt; a 408 is sent again; and a token no header can
+carry is a bad argument, never a network error."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+from bura_client import (
+    ApiError,
+    Client,
+    CommandStatus,
+    OutcomeUnknown,
+    Unavailable,
+)
+
+from services.cli import play as bura_play
+from services.cli.errors import USAGE, CliError
+
+COMMAND = {"type": "draw"}
+ANSWER = {
+    "version": 8,
+    "duplicate": False,
+    "events": [{"version": 8, "event": {"type": "card_drawn", "seat": 0, "count": 1}}],
+    "chain_head": None,
+    "receipt": "r" * 64,
+    "command_id": "k-1",
+}
+
+
+@pytest.fixture
+def slept(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    waits: list[float] = []
+    monkeypatch.setattr("bura_client.client.time.sleep", waits.append)
+    return waits
+
+
+def _client(handler: Any, **options: Any) -> Client:
+    return Client("http://bura.test", transport=httpx.MockTransport(handler), **options)
+
+
+def test_a_command_without_an_answer_to_the_end_says_its_key_and_is_settled_by_it(
+    slept: list[float],
+) -> None:
+    sent: list[tuple[str | None, Any]] = []
+    lost = True
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            assert request.url.raw_path == b"/games/g1/commands/my%2Fkey%20%2B1"
+            return httpx.Response(
+                200,
+                json={
+                    "command_id": "my/key +1",
+                    "status": "applied",
+                    "seat": 0,
+                    "version": 8,
+                    "events": ANSWER["events"],
+                    "recorded_at": "2025-01-01T00:00:00Z",
+                },
+            )
+        sent.append((request.headers.get("idempotency-key"), json.loads(request.content)))
+        if lost:
+            raise httpx.ReadTimeout("the answer was lost", request=request)
+        return httpx.Response(200, json={**ANSWER, "duplicate": True, "command_id": "my/key +1"})
+
+    with _client(answer, retries=3) as client:
+        seat = client.seat("g1", "g1.a")
+        seat.version = 7
+        with pytest.raises(OutcomeUnknown) as raised:
+            seat.send(COMMAND, key="my/key +1")
+        unknown = raised.value
+        assert unknown.command_id == "my/key +1"
+        assert isinstance(unknown, httpx.TransportError)  # still caught as a network error
+        assert isinstance(unknown.error, httpx.ReadTimeout) and unknown.__cause__ is unknown.error
+        assert len(sent) == 3 and {key for key, _ in sent} == {"my/key +1"}
+        # the contract's two ways on: the lookup ...
+        found = seat.lookup(unknown.command_id)
+        assert isinstance(found, CommandStatus) and found.applied
+        assert (found.seat, found.version, found.recorded_at) == (0, 8, "2025-01-01T00:00:00Z")
+        # ... or the same command again under the same key: the same body, `seen` included
+        seat.version = 8
+        lost = False
+        again = seat.send(COMMAND, key=unknown.command_id)
+        assert again.duplicate and again.key == again.command_id == "my/key +1"
+        assert sent[-1] == ("my/key +1", {"type": "draw", "seen": 7})
+
+
+def test_an_unknown_command_is_looked_up_as_unknown(slept: list[float]) -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        body = {"command_id": "k", "status": "unknown", "seat": None, "version": None}
+        return httpx.Response(200, json={**body, "recorded_at": None})
+
+    with _client(answer) as client:
+        found = client.seat("g1", "g1.a").lookup("k")
+    assert not found.applied and found.events == [] and found.version is None
+
+
+def test_a_command_error_after_its_retries_names_its_key(slept: list[float]) -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(503, json={"code": "outcome_unknown", "detail": "lost"})
+
+    with _client(answer, retries=2) as client, pytest.raises(Unavailable) as raised:
+        client.seat("g1", "g1.a").send(COMMAND, key="k-9")
+    assert raised.value.command_id == "k-9" and raised.value.code == "outcome_unknown"
+
+
+def test_a_command_answer_keeps_the_receipt_and_a_created_game_its_record() -> None:
+    created = {
+        "game_id": "g1",
+        "version": 1,
+        "seats": [{"seat": 0, "name": "ann", "token": "g1.a"}],
+        "spectator_token": "g1.s",
+        "chain_head": "c" * 64,
+        "receipt": "r" * 64,
+        "commitment": "d" * 64,
+        "shuffle": None,
+        "rematch_of": "g0",
+    }
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/games":
+            return httpx.Response(201, json=created)
+        return httpx.Response(200, json=ANSWER)
+
+    with _client(answer) as client:
+        game = client.create_game(["ann"], token="operator")
+        outcome = client.seat("g1", "g1.a").send(COMMAND, key="k-1")
+    assert (game.chain_head, game.receipt, game.commitment) == ("c" * 64, "r" * 64, "d" * 64)
+    assert (game.shuffle, game.rematch_of) == (None, "g0")
+    assert (outcome.command_id, outcome.receipt, outcome.chain_head) == ("k-1", "r" * 64, None)
+
+
+@pytest.mark.parametrize("what", ["command", "create_game", "view"])
+def test_a_408_is_sent_again(slept: list[float], what: str) -> None:
+    keys: list[str | None] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        keys.append(request.headers.get("idempotency-key"))
+        if len(keys) == 1:
+            return httpx.Response(408, json={"code": "request_timeout", "detail": "slow"})
+        if request.url.path == "/games":
+            body = {"game_id": "g1", "version": 1, "seats": [], "spectator_token": "g1.s"}
+            return httpx.Response(201, json=body)
+        return httpx.Response(200, json=ANSWER)
+
+    with _client(answer) as client:
+        if what == "command":
+            client.seat("g1", "g1.a").send(COMMAND)
+        elif what == "create_game":
+            client.create_game(["ann"], token="operator")
+        else:
+            client.seat("g1", "g1.a").view()
+    assert len(keys) == 2 and keys[0] == keys[1]
+
+
+@pytest.mark.parametrize("call", ["send", "view", "follow", "create_game"])
+def test_a_header_that_cannot_be_written_is_never_sent_again(slept: list[float], call: str) -> None:
+    asked = 0
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        nonlocal asked
+        asked += 1
+        raise httpx.LocalProtocolError("Illegal header value", request=request)
+
+    with _client(answer) as client, pytest.raises(httpx.LocalProtocolError) as raised:
+        seat = client.seat("g1", "g1.a ")
+        if call == "send":
+            seat.send(COMMAND)
+        elif call == "view":
+            seat.view()
+        elif call == "follow":
+            list(seat.follow())
+        else:
+            client.create_game(["ann"], token="operator ")
+    assert type(raised.value) is httpx.LocalProtocolError
+    assert not isinstance(raised.value, ApiError)
+    assert asked == 1 and slept == []
+
+
+@pytest.mark.parametrize("token", ["g1.secret ", " g1.secret", "g1.sec\nret"])
+def test_bura_play_with_a_token_no_header_can_carry_is_a_bad_argument(
+    monkeypatch: pytest.MonkeyPatch, slept: list[float], token: str
+) -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        raise httpx.LocalProtocolError("Illegal header value", request=request)
+
+    monkeypatch.setattr(
+        bura_play, "Client", lambda url: Client(url, transport=httpx.MockTransport(answer))
+    )
+    with pytest.raises(CliError) as raised:
+        bura_play.main("http://bura.test", "g1", token, "greedy", 1, True)
+    said = str(raised.value)
+    assert raised.value.exit_code == USAGE, said
+    assert said.startswith("--token") and "\n" not in said
+    assert "secret" not in said  # the token itself is not echoed
