@@ -31,14 +31,12 @@ def card(c: Card) -> str:
     )
 
 
+BACK = '<span class="card back" role="img" aria-label="a hidden card">🂠</span>'
+
+
 def cards(cs: Sequence[Card] | None, hidden: int = 0) -> str:
     if cs is None:
-        return (
-            " ".join(
-                '<span class="card back" aria-label="a hidden card">🂠</span>' for _ in range(hidden)
-            )
-            or "—"
-        )
+        return " ".join(BACK for _ in range(hidden)) or "—"
     return " ".join(card(c) for c in cs) or "—"
 
 

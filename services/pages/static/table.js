@@ -11,7 +11,7 @@
     7: "seven", 6: "six", 5: "five", 4: "four", 3: "three", 2: "two" };
   const SUITS = { S: ["spades", "♠"], H: ["hearts", "♥"], D: ["diamonds", "♦"], C: ["clubs", "♣"] };
   const VERBS = { lead: "lead", respond: "respond", draw: "draw", dave_answer: "answer the dave",
-    seeding: "send seeds", dealing: "deal" };
+    seeding: "send seeds", seed: "send your seed", dealing: "deal" };
   const CLAIMS = { thirty_one: "31", bura: "bura", four_aces: "four aces" };
   let token = null;
   let last = 0; // the last version this page has: a reconnect resumes after it
@@ -134,7 +134,7 @@
     main.append(el("h2", me ? `You are ${me.name}, seat ${view.seat}. Deal ${view.deal}.`
       : `Watching as the ${view.viewer}. Deal ${view.deal}.`));
 
-    const turn = el("p", null, { id: "turn" });
+    const turn = el("p", null, { id: "turn", "aria-live": "polite" });
     if (view.status === "finished") {
       const winners = view.result ? view.result.winners : [];
       const told = !me ? `${winners.map((w) => view.seats[w].name).join(", ")} won`
@@ -143,6 +143,8 @@
         (view.result ? ` (${view.result.reason}).` : ".");
     } else if (view.due) {
       turn.textContent = `Your turn: ${VERBS[view.due] || view.due}.`;
+    } else if (view.turn !== null && view.turn === view.seat) {  // dealing: the server deals
+      turn.textContent = `Waiting (${(VERBS[view.phase] || view.phase)}ing: nothing is yours to do).`;
     } else if (view.turn !== null) {
       turn.textContent = `Waiting for ${seatName(view, view.turn)} to ${VERBS[view.phase] || view.phase}.`;
     } else {
@@ -173,7 +175,7 @@
     trump.append(` · stock: ${view.stock_count} card${view.stock_count === 1 ? "" : "s"}`);
     main.append(trump);
 
-    const trick = el("div", null, { id: "trick", "aria-label": "the trick on the table" });
+    const trick = el("div", null, { id: "trick", role: "region", "aria-label": "the trick on the table" });
     trick.append(el("h3", "On the table"));
     if (view.trick) {
       const led = el("p", `${seatName(view, view.trick.leader)} led `);
