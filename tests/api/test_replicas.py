@@ -33,7 +33,7 @@ from services.bootstrap import Adapters
 from services.config import Settings
 from services.http.app import create_app
 from tests import servers
-from tests.api.conftest import OPERATOR_KEY, THIRTY_ONE_GAME, Api, serving
+from tests.api.conftest import OPERATOR_KEY, THIRTY_ONE_GAME, Api, Table, serving
 from tests.infra.test_store_contract import rehashed
 
 
@@ -199,6 +199,15 @@ async def test_a_missed_hint_is_caught_up_from_the_store_and_no_version_is_skipp
     await asyncio.gather(watching, return_exceptions=True)
 
 
+async def unheard(replica: Replica, table: Table, seat: int, command: dict[str, Any]) -> list[Any]:
+    """The command appended straight to the store, with no hint: the events it recorded."""
+    service = replica.api.service
+    state = await service.load(table.game_id)
+    events = decide(state, command_of(command), seat, service.now())
+    await replica.counted.store.append(table.game_id, state.version, [to_new(e) for e in events])
+    return events
+
+
 def command_of(body: dict[str, Any]) -> Any:
     import msgspec
 
@@ -254,11 +263,7 @@ async def test_a_copy_trusted_as_current_but_behind_is_read_again_before_judging
     await until(lambda: two.api.service.known(table.game_id) == answer["version"])
 
     # An append whose hint the follower never hears: its copy still looks current.
-    service = one.api.service
-    state = await service.load(table.game_id)
-    seat, command = next(steps)
-    missed = decide(state, command_of(command), seat, service.now())
-    await one.counted.store.append(table.game_id, state.version, [to_new(e) for e in missed])
+    missed = await unheard(one, table, *next(steps))
     assert two.api.service.known(table.game_id) == answer["version"]
 
     seat, command = next(steps)
@@ -439,11 +444,7 @@ async def test_an_events_page_is_never_older_than_the_last_event_it_lists(
     answer = await one.api.play(table, seat, command)
     await until(lambda: two.api.service.known(table.game_id) == answer["version"])
 
-    service = one.api.service
-    state = await service.load(table.game_id)
-    seat, command = next(steps)
-    missed = decide(state, command_of(command), seat, service.now())
-    await one.counted.store.append(table.game_id, state.version, [to_new(e) for e in missed])
+    missed = await unheard(one, table, *next(steps))
     assert two.api.service.known(table.game_id) == answer["version"]
 
     page = await two.api.get(f"/games/{table.game_id}/events", after=0)

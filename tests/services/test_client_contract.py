@@ -33,13 +33,6 @@ ANSWER = {
 }
 
 
-@pytest.fixture
-def slept(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    waits: list[float] = []
-    monkeypatch.setattr("bura_client.client.time.sleep", waits.append)
-    return waits
-
-
 def _client(handler: Any, **options: Any) -> Client:
     return Client("http://bura.test", transport=httpx.MockTransport(handler), **options)
 

@@ -31,14 +31,6 @@ CREATED = {
 }
 
 
-@pytest.fixture
-def slept(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """The client's waits, recorded instead of slept."""
-    waits: list[float] = []
-    monkeypatch.setattr("bura_client.client.time.sleep", waits.append)
-    return waits
-
-
 def _frame(version: int) -> str:
     view = {"version": version, "status": "in_progress", "due": None, "seat": 0}
     return f"id: {version}\nevent: view\ndata: {json.dumps({'version': version, 'view': view})}\n\n"
@@ -203,6 +195,20 @@ def test_retry_after_reads_seconds_dates_and_nonsense() -> None:
     assert limited.retry_after == 1.0
 
 
+def _failing_once(failure: httpx.Response | Exception, asked: list[httpx.Request]) -> Handler:
+    """A server whose first answer to the creation is `failure`, then the game."""
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        asked.append(request)
+        if len(asked) == 1:
+            if isinstance(failure, Exception):
+                raise failure
+            return failure
+        return httpx.Response(201, json=CREATED)
+
+    return answer
+
+
 @pytest.mark.parametrize(
     "failure",
     [
@@ -216,20 +222,14 @@ def test_retry_after_reads_seconds_dates_and_nonsense() -> None:
 def test_a_game_is_not_created_again_after_the_request_may_have_reached_the_server(
     slept: list[float], failure: httpx.Response | Exception
 ) -> None:
-    asked = 0
 
-    def answer(request: httpx.Request) -> httpx.Response:
-        nonlocal asked
-        asked += 1
-        if asked == 1:
-            if isinstance(failure, Exception):
-                raise failure
-            return failure
-        return httpx.Response(201, json=CREATED)
-
-    with _client(answer) as client, pytest.raises((ApiError, httpx.TransportError)):
+    asked: list[httpx.Request] = []
+    with (
+        _client(_failing_once(failure, asked)) as client,
+        pytest.raises((ApiError, httpx.TransportError)),
+    ):
         client.create_game(["ann", "bob"], token="operator")
-    assert asked == 1
+    assert len(asked) == 1
 
 
 @pytest.mark.parametrize(
@@ -244,17 +244,8 @@ def test_a_game_is_not_created_again_after_the_request_may_have_reached_the_serv
 def test_a_game_is_created_again_when_nothing_was_done(
     slept: list[float], failure: httpx.Response | Exception
 ) -> None:
-    asked = 0
 
-    def answer(request: httpx.Request) -> httpx.Response:
-        nonlocal asked
-        asked += 1
-        if asked == 1:
-            if isinstance(failure, Exception):
-                raise failure
-            return failure
-        return httpx.Response(201, json=CREATED)
-
-    with _client(answer) as client:
+    asked: list[httpx.Request] = []
+    with _client(_failing_once(failure, asked)) as client:
         assert client.create_game(["ann", "bob"], token="operator").game_id == "g1"
-    assert asked == 2
+    assert len(asked) == 2
