@@ -25,9 +25,8 @@ def _kept(field: str) -> Callable[[str], Kept]:
 
     def read(text: str) -> Kept:
         version, _, value = text.partition(":")
-        if not (version.isascii() and version.isdigit() and 0 < len(version) <= 15):
-            raise argparse.ArgumentTypeError(f"{text!r}: VERSION is a whole number above 0")
-        if int(version) == 0:
+        whole = version.isascii() and version.isdigit() and 0 < len(version) <= 15
+        if not whole or int(version) == 0:
             raise argparse.ArgumentTypeError(f"{text!r}: VERSION is a whole number above 0")
         if len(value) != 64 or not all(c in "0123456789abcdefABCDEF" for c in value):
             raise argparse.ArgumentTypeError(f"{text!r}: after VERSION:, 64 hex digits")
