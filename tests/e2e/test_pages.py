@@ -51,6 +51,20 @@ async def dom_and_version(page: Any, root: str) -> tuple[str, int]:
     return html, version
 
 
+async def walk_through(
+    client: httpx.AsyncClient, base: str, rules: dict[str, Any] | None = None
+) -> tuple[dict[str, Any], str, list[str]]:
+    """A game of ann and bob on the walk-through's deck, bob dealing, with these rules: its
+    creation answer, its id and the seats' tokens."""
+    body = {"seats": [{"name": "ann"}, {"name": "bob"}], "deck": THIRTY_ONE_DECK, "dealer": 1}
+    answer = await client.post(
+        f"{base}/games", json={**body, "rules": rules or {}}, headers=OPERATOR
+    )
+    assert answer.status_code == 201, answer.text
+    created: dict[str, Any] = answer.json()
+    return created, created["game_id"], [s["token"] for s in created["seats"]]
+
+
 async def hides_the_bot(page: Any, client: httpx.AsyncClient, game_id: str) -> Any:
     """The seat's page holds no card of the bot's hand nor of the stock (but the turned
     trump) at the version it shows, read back from the operator's replay of it."""
@@ -127,14 +141,8 @@ async def test_the_table_resumes_after_its_stream_drops(
     start_service: StartService, client: httpx.AsyncClient, browser: Any
 ) -> None:
     service = await start_service()
-    body = {
-        "seats": [{"name": "ann"}, {"name": "bob"}],
-        "deck": THIRTY_ONE_DECK,
-        "dealer": 1,
-        "rules": {"turn_seconds": 3600},  # a clock, for the deadline; no turn runs out here
-    }
-    created = (await client.post(f"{service.url}/games", json=body, headers=OPERATOR)).json()
-    game_id, tokens = created["game_id"], [s["token"] for s in created["seats"]]
+    # a clock, for the deadline; no turn runs out here
+    created, game_id, tokens = await walk_through(client, service.url, {"turn_seconds": 3600})
     page = await browser.new_page()
     await page.goto(f"{service.url}/play/{game_id}")
     await page.fill("#token-form input[name=token]", tokens[0])  # the token entered in the page
@@ -189,14 +197,7 @@ async def test_the_table_resumes_after_its_stream_drops(
 async def record_with_findings(client: httpx.AsyncClient, base: str) -> tuple[str, list[str]]:
     """A game of two deals: seat 1 draws out of turn in the first, and the leader of the
     second declares 31 with no trick taken; every command names the version it saw."""
-    body = {
-        "seats": [{"name": "ann"}, {"name": "bob"}],
-        "deck": THIRTY_ONE_DECK,
-        "dealer": 1,
-        "rules": {"match_target": 2},
-    }
-    created = (await client.post(f"{base}/games", json=body, headers=OPERATOR)).json()
-    game_id, tokens = created["game_id"], [s["token"] for s in created["seats"]]
+    _, game_id, tokens = await walk_through(client, base, {"match_target": 2})
 
     async def play(seat: int, command: dict[str, Any], request: str) -> None:
         seen = (await client.get(f"{base}/games/{game_id}", headers=bearer(tokens[seat]))).json()
@@ -326,14 +327,9 @@ async def test_a_seat_sees_an_open_hand_and_counts_down_on_the_servers_clock(
     it (it showed only a count). The deadline counts down on the server's time: a browser
     whose clock runs two minutes fast still shows the turn's time left (it showed 0 s)."""
     service = await start_service()
-    body = {
-        "seats": [{"name": "ann"}, {"name": "bob"}],
-        "deck": THIRTY_ONE_DECK,
-        "dealer": 1,
-        "rules": {"open_seats": [1], "compensation": 5, "turn_seconds": 60},
-    }
-    created = (await client.post(f"{service.url}/games", json=body, headers=OPERATOR)).json()
-    game_id, tokens = created["game_id"], [s["token"] for s in created["seats"]]
+    _, game_id, tokens = await walk_through(
+        client, service.url, {"open_seats": [1], "compensation": 5, "turn_seconds": 60}
+    )
     seen = (await client.get(f"{service.url}/games/{game_id}", headers=bearer(tokens[0]))).json()
     bobs = seen["seats"][1]["hand"]
     assert bobs and seen["seats"][1]["open"]
@@ -394,8 +390,7 @@ async def test_a_token_no_header_can_carry_is_refused_in_the_page(
     """A token typed in another keyboard layout is not a token: the page says so and asks
     again (it was sent, failed as a dropped connection, and retried for ever)."""
     service = await start_service()
-    body = {"seats": [{"name": "ann"}, {"name": "bob"}], "deck": THIRTY_ONE_DECK, "dealer": 1}
-    created = (await client.post(f"{service.url}/games", json=body, headers=OPERATOR)).json()
+    created, _, _ = await walk_through(client, service.url)
     page = await browser.new_page()
     await page.goto(f"{service.url}/play/{created['game_id']}#seat=токен")
     await until(page, "!document.getElementById('token-form').hidden")
@@ -410,14 +405,7 @@ async def test_the_table_tells_a_dave_offered_and_how_the_last_deal_ended(
     the last one: it now says who offers the dave and what the deal counts, and how the
     last deal ended."""
     service = await start_service()
-    body = {
-        "seats": [{"name": "ann"}, {"name": "bob"}],
-        "deck": THIRTY_ONE_DECK,
-        "dealer": 1,
-        "rules": {"match_target": 2},
-    }
-    created = (await client.post(f"{service.url}/games", json=body, headers=OPERATOR)).json()
-    game_id, tokens = created["game_id"], [s["token"] for s in created["seats"]]
+    _, game_id, tokens = await walk_through(client, service.url, {"match_target": 2})
     page = await browser.new_page()
     await page.goto(f"{service.url}/play/{game_id}#seat={tokens[1]}")
     await until(page, "document.querySelector('#table').dataset.version !== '0'")
