@@ -112,13 +112,22 @@ def parse_checkpoint(text: str) -> Checkpoint:
     return checkpoint
 
 
+class TouchedStream(msgspec.Struct, frozen=True):
+    """One stream a page touched: its last version in the page, and which of the event
+    types asked for it holds there (sorted; none when no type was asked for)."""
+
+    stream_id: str
+    version: int
+    kinds: tuple[str, ...] = ()
+
+
 class Touched(msgspec.Struct, frozen=True):
     """A page of the global order told without its events (EventStore.touched): which
     streams it touched, and where it ends."""
 
-    # (stream id, the stream's last version in the page): every stream the page touched,
-    # or only those with an event of the type asked for, in no particular order
-    streams: tuple[tuple[str, int], ...]
+    # every stream the page touched, or only those with an event of a type asked for, in
+    # no particular order
+    streams: tuple[TouchedStream, ...]
     rows: int  # the events in the page: as many as the limit, and more may follow
     checkpoint: Checkpoint  # the page's last event's place (the one given, for an empty page)
 
@@ -197,13 +206,14 @@ class EventStore(Protocol):
         ...
 
     async def touched(
-        self, after: Checkpoint, limit: int = 1000, kind: str | None = None
+        self, after: Checkpoint, limit: int = 1000, kinds: tuple[str, ...] = ()
     ) -> Touched:
         """The page read_all(after, limit) would give, without its events: the streams it
-        touched (only those with an event of type `kind`, when given), each with its last
-        version in the page, and the page's last checkpoint, from which the next page
-        starts. For a follower that needs to know which games moved, not how: it reads
-        no payload, and on PostgreSQL one row per stream."""
+        touched (only those with an event of one of the types `kinds`, when given), each
+        with its last version in the page and the types of `kinds` it holds there, and
+        the page's last checkpoint, from which the next page starts. For a follower that
+        needs to know which games moved, not how: one query however many types are
+        asked for, no payload read, and on PostgreSQL one row per stream."""
         ...
 
     async def head(self) -> Checkpoint:

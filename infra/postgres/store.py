@@ -25,6 +25,7 @@ from infra.ports.events import (
     RecordedEvent,
     StoreUnavailable,
     Touched,
+    TouchedStream,
     from_micros,
     micros,
 )
@@ -104,7 +105,8 @@ _READ_ALL = (
     " ORDER BY tx_id, position LIMIT $3"
 )
 # read_all's page told without its events (EventStore.touched): one row per stream touched
-# (with an event of type $4, when given), each carrying the page's size and last place;
+# (with an event of a type in $4, when not empty), each carrying the types of $4 it holds
+# and the page's size and last place;
 # a page that touched none of those streams is one row of the size and place alone, an
 # empty page no row.
 _TOUCHED = (
@@ -115,9 +117,11 @@ _TOUCHED = (
     " ORDER BY tx_id, position LIMIT $3),"
     " last AS (SELECT count(*) OVER () AS rows, tx_id, position FROM page"
     " ORDER BY tx_id DESC, position DESC LIMIT 1),"
-    " streams AS (SELECT stream_id, max(version) AS version FROM page GROUP BY stream_id"
-    " HAVING $4::text IS NULL OR bool_or(type = $4::text))"
-    " SELECT s.stream_id, s.version, l.rows, l.tx_id, l.position"
+    " streams AS (SELECT stream_id, max(version) AS version,"
+    " array_agg(DISTINCT type) FILTER (WHERE type = ANY($4::text[])) AS kinds"
+    " FROM page GROUP BY stream_id"
+    " HAVING cardinality($4::text[]) = 0 OR bool_or(type = ANY($4::text[])))"
+    " SELECT s.stream_id, s.version, s.kinds, l.rows, l.tx_id, l.position"
     " FROM last AS l LEFT JOIN streams AS s ON true"
 )
 # The newest event read_all can give now (the index on (tx_id, position), backwards).
@@ -533,17 +537,21 @@ class PostgresEventStore:
         return [_recorded(r) for r in rows]
 
     async def touched(
-        self, after: Checkpoint, limit: int = 1000, kind: str | None = None
+        self, after: Checkpoint, limit: int = 1000, kinds: tuple[str, ...] = ()
     ) -> Touched:
         async with acquired(self.pool, self.command_timeout) as conn:
             rows = await conn.fetch(
-                _TOUCHED, after[0], after[1], limit, kind, timeout=self._budget()
+                _TOUCHED, after[0], after[1], limit, list(kinds), timeout=self._budget()
             )
         if not rows:  # an empty page
             return Touched((), 0, after)
         first = rows[0]
-        streams = tuple((r[0], int(r[1])) for r in rows if r[0] is not None)
-        return Touched(streams, int(first[2]), (int(first[3]), int(first[4])))
+        streams = tuple(
+            TouchedStream(r[0], int(r[1]), tuple(sorted(r[2] or ())))
+            for r in rows
+            if r[0] is not None
+        )
+        return Touched(streams, int(first[3]), (int(first[4]), int(first[5])))
 
     async def head(self) -> Checkpoint:
         async with acquired(self.pool, self.command_timeout) as conn:

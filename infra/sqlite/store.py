@@ -27,6 +27,7 @@ from infra.ports.events import (
     RecordedEvent,
     StoreUnavailable,
     Touched,
+    TouchedStream,
     micros,
 )
 from infra.sqlite.database import SqliteDatabase, WorkUnfinished
@@ -179,7 +180,7 @@ class SqliteEventStore:
         return [_recorded(r) for r in rows]
 
     async def touched(
-        self, after: Checkpoint, limit: int = 1000, kind: str | None = None
+        self, after: Checkpoint, limit: int = 1000, kinds: tuple[str, ...] = ()
     ) -> Touched:
         if after[0] > 0:  # as read_all: nothing sorts after that checkpoint
             return Touched((), 0, after)
@@ -193,12 +194,14 @@ class SqliteEventStore:
         if not rows:
             return Touched((), 0, after)
         last: dict[str, int] = {}
-        wanted: set[str] = set()
+        found: dict[str, set[str]] = {}
         for stream_id, version, type_, _ in rows:
             last[stream_id] = max(version, last.get(stream_id, 0))
-            if kind is None or type_ == kind:
-                wanted.add(stream_id)
-        streams = tuple((s, v) for s, v in last.items() if s in wanted)
+            if not kinds or type_ in kinds:
+                found.setdefault(stream_id, set()).update([type_] if kinds else [])
+        streams = tuple(
+            TouchedStream(s, v, tuple(sorted(found[s]))) for s, v in last.items() if s in found
+        )
         return Touched(streams, len(rows), (0, int(rows[-1][3])))
 
     async def head(self) -> Checkpoint:

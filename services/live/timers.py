@@ -56,6 +56,7 @@ RETRY_SECONDS = 2.0  # after the store could not be reached
 SWEEP_PAGE = 1000  # events told per look at the store (stream ids and versions only)
 CLOCK_STARTED = snake(ClockStarted.__name__)  # the event that starts (or restarts) a clock
 SEEDING_OPENED = snake(SeedingOpened.__name__)  # a deal that waits for seeds to a deadline
+SWEPT = (CLOCK_STARTED, SEEDING_OPENED)  # what a look at the store asks for, in one query
 # An index row with no game this old was a creation that never happened (a creation under
 # way writes its row a moment before its events).
 ORPHANED_AFTER = timedelta(minutes=10)
@@ -257,12 +258,12 @@ class Timers:
         """Every game whose clock started after the checkpoint, page by page; the
         checkpoint after them."""
         while True:
-            page = await self.games.store.touched(checkpoint, SWEEP_PAGE, CLOCK_STARTED)
-            for game_id, version in page.streams:
-                self._moved(game_id, version)
-            seedings = await self.games.store.touched(checkpoint, SWEEP_PAGE, SEEDING_OPENED)
-            for game_id, version in seedings.streams:
-                self._seeding(game_id, version)
+            page = await self.games.store.touched(checkpoint, SWEEP_PAGE, SWEPT)
+            for stream in page.streams:
+                if CLOCK_STARTED in stream.kinds:
+                    self._moved(stream.stream_id, stream.version)
+                if SEEDING_OPENED in stream.kinds:
+                    self._seeding(stream.stream_id, stream.version)
             checkpoint = page.checkpoint
             if page.rows < SWEEP_PAGE:
                 return checkpoint

@@ -438,16 +438,18 @@ async def test_the_head_is_where_a_reader_that_read_everything_would_stand(
 async def test_touched_tells_the_page_read_all_would_give_without_its_events(
     store: EventStore,
 ) -> None:
-    """touched(after, limit, kind) describes exactly the page read_all(after, limit) gives:
+    """touched(after, limit, kinds) describes exactly the page read_all(after, limit) gives:
     its size, its last place (where the next page starts), and the streams it touched,
-    each with its last version there, only those with an event of `kind` when asked."""
+    each with its last version there; asked for some types, only the streams holding one
+    of them there, each with the ones it holds."""
     checkpoint = await caught_up(store)
     one, two, three = game(), game(), game()
     await store.append(one, 0, [event("CardsLed"), event("ClockStarted")])
-    await store.append(two, 0, [event("CardsLed")])
-    await store.append(one, 2, [event("CardsLed")])
+    await store.append(two, 0, [event("CardsLed"), event("SeedingOpened")])
+    await store.append(one, 2, [event("CardsLed"), event("SeedingOpened")])
     await store.append(three, 0, [event("ClockStarted"), event("CardsLed"), event("CardsLed")])
-    await read_along(store, checkpoint, {one, two, three}, count=7)  # all of them visible
+    await read_along(store, checkpoint, {one, two, three}, count=9)  # all of them visible
+    asked = ("ClockStarted", "SeedingOpened")
     for limit in (1, 2, 3, 4, 6, 1000):
         after = checkpoint
         while page := await store.read_all(after, limit):
@@ -457,18 +459,30 @@ async def test_touched_tells_the_page_read_all_would_give_without_its_events(
             last: dict[str, int] = {}
             for row in page:
                 last[row.stream_id] = max(row.version, last.get(row.stream_id, 0))
-            assert dict(told.streams) == last and len(told.streams) == len(last)
-            clocked = await store.touched(after, limit, kind="ClockStarted")
-            assert (clocked.rows, clocked.checkpoint) == (told.rows, told.checkpoint)
-            assert dict(clocked.streams) == {
-                s: v
-                for s, v in last.items()
-                if any(r.stream_id == s and r.type == "ClockStarted" for r in page)
-            }
+            assert {s.stream_id: s.version for s in told.streams} == last
+            assert len(told.streams) == len(last)
+            assert all(s.kinds == () for s in told.streams)
+            for kinds in (("ClockStarted",), asked):
+                some = await store.touched(after, limit, kinds)
+                assert (some.rows, some.checkpoint) == (told.rows, told.checkpoint)
+                held = {
+                    s: tuple(sorted({r.type for r in page if r.stream_id == s} & set(kinds)))
+                    for s in last
+                }
+                assert {(s.stream_id, s.version, s.kinds) for s in some.streams} == {
+                    (s, v, held[s]) for s, v in last.items() if held[s]
+                }
             after = told.checkpoint
         assert await store.touched(after, limit) == Touched((), 0, after)
-    whole = await store.touched(checkpoint, 1000, kind="ClockStarted")
-    assert {s: v for s, v in whole.streams if s in (one, two, three)} == {one: 3, three: 3}
+        assert await store.touched(after, limit, asked) == Touched((), 0, after)
+    whole = await store.touched(checkpoint, 1000, asked)
+    assert {
+        s.stream_id: (s.version, s.kinds) for s in whole.streams if s.stream_id in (one, two, three)
+    } == {
+        one: (4, asked),
+        two: (2, ("SeedingOpened",)),
+        three: (3, ("ClockStarted",)),
+    }
 
 
 async def test_a_checkpoint_is_issued_only_where_an_event_is(store: EventStore) -> None:
