@@ -13,7 +13,7 @@ import msgspec
 
 from domain.chain import HASH_HEX
 from domain.events import Event, GameFinished, GameStarted
-from domain.evolve import RecordBroken, replay
+from domain.evolve import replay
 from domain.views import ARBITER, View, view
 from infra.ports.events import Conflict, EventStore, OutcomeUnknown, RecordedEvent
 from infra.ports.games import AlreadyRematched
@@ -393,12 +393,18 @@ def _check_lines(path: str, rows: list[ExportedEvent], unverified: bool) -> None
                 "same)",
                 FAILED,
             )
-    try:
-        replay([from_recorded(r) for r in recorded])
-    except RecordBroken as broken:
+    if verification.unreadable_version is not None:  # parse_export has read every row
         raise CliError(
-            f"{path} does not verify, at version {broken.version}: {broken}", FAILED
-        ) from None
+            f"{path} does not verify, at version {verification.unreadable_version}: the row "
+            "is no event this server reads",
+            FAILED,
+        )
+    if not verification.playback.ok:  # check_record has played the record back
+        raise CliError(
+            f"{path} does not verify, at version {verification.playback.first_bad_version}: "
+            f"{verification.playback.problem}",
+            FAILED,
+        )
     if hashless:
         print(
             f"{path} holds no hashes (an export older than them): its deals and replay were "

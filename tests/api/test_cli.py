@@ -864,6 +864,15 @@ def test_an_edited_json_lines_export_is_refused_as_the_store_would_be(
     code, _, said = bura_said(monkeypatch, capsys, empty, "import", str(stripped))
     assert code == 1 and "holds no hashes" in said and said.count("\n") == 1, said
     refused(b"".join(old(line) for line in spliced(edited)), led + 1, "--unverified")
+    # a row whose data is no event at all: named, with what it is not
+    shapeless = json.loads(raw[led])
+    shapeless["data"] = {"type": "cards_led", "what": "no such field"}
+    spoiled = tmp_path / "shapeless.jsonl"
+    spoiled.write_bytes(b"".join(spliced(msgspec.json.encode(shapeless) + b"\n")))
+    code, _, said = bura_said(monkeypatch, capsys, empty, "import", str(spoiled))
+    assert code == 1 and said.count("\n") == 1, said
+    assert f"version {led + 1} is unreadable" in said and "no event this server reads" in said
+    assert rows(empty, game) == []
     # and the same file unedited imports when asked, saying on stderr what it could not check
     code, out, said = bura_said(monkeypatch, capsys, empty, "import", str(stripped), "--unverified")
     assert code == 0, said
