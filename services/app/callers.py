@@ -3,6 +3,7 @@ secret tokens that say so. Only SHA-256 hashes of the tokens are stored."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import re
@@ -64,15 +65,40 @@ class Seating:
         self._cache: OrderedDict[str, list[bytes]] = OrderedDict()
         self._cache_size = cache
 
-    async def issue(self, game_id: str, seats: int) -> tuple[list[str], str]:
+    def game_for(self, key: str) -> str:
+        """The id of the game the operator creates under an Idempotency-Key: the same for
+        every retry of it, on every replica, for as long as the operator key is the same;
+        and nothing of the key can be read from it."""
+        return self._keyed(b"game", key.encode())[:16].hex()
+
+    def _keyed(self, purpose: bytes, *parts: bytes) -> bytes:
+        message = b"\0".join((b"bura", purpose, *parts))
+        return hmac.new(self.operator_key.encode(), message, hashlib.sha256).digest()
+
+    async def issue(
+        self, game_id: str, seats: int, *, keyed: bool = False
+    ) -> tuple[list[str], str]:
         """One token per seat and the spectator's, each prefixed with the game id (so that
-        a token used on the wrong game can be told from a bad one)."""
-        tokens = [f"{game_id}.{secrets.token_urlsafe(24)}" for _ in range(seats + 1)]
+        a token used on the wrong game can be told from a bad one). Random; or, for a game
+        created under an Idempotency-Key (`keyed`), derived from the operator key and the
+        game id, so that a retry answers with the same tokens while the store still holds
+        nothing but their hashes."""
+        if keyed:
+            tokens = [self.keyed_token(game_id, seat) for seat in range(seats + 1)]
+        else:
+            tokens = [f"{game_id}.{secrets.token_urlsafe(24)}" for _ in range(seats + 1)]
         hashes = [token_hash(t) for t in tokens]
         await self.tokens.save(game_id, hashes)
         # as stored: the game's first commands here need not read them back
         self._keep(game_id, hashes)
         return tokens[:-1], tokens[-1]
+
+    def keyed_token(self, game_id: str, seat: int) -> str:
+        """Seat `seat`'s token (the spectator's after the last seat) of a game created
+        under an Idempotency-Key: as long and as unguessable as a random one to anyone
+        without the operator key, who has every seat's token from the creation anyway."""
+        secret = self._keyed(b"token", game_id.encode(), str(seat).encode())[:24]
+        return f"{game_id}.{base64.urlsafe_b64encode(secret).decode()}"
 
     def _keep(self, game_id: str, hashes: list[bytes]) -> None:
         self._cache[game_id] = hashes

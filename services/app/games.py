@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import secrets
 import time
@@ -77,6 +78,14 @@ log = logging.getLogger("bura.games")
 NEAR_HEAD = 64
 
 
+class _Turn:
+    """Tries under one Idempotency-Key in this process, one at a time."""
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.waiting = 0
+
+
 def _named(game_id: str) -> None:
     if not GAME_ID.fullmatch(game_id):
         raise GameNotFound(game_id)
@@ -142,6 +151,8 @@ class GameService:
         self.fresh_seconds = fresh_seconds
         self._hinted: OrderedDict[str, int] = OrderedDict()  # the newest version hinted
         self.arrivals = Arrivals()  # commands waiting for the hint of what their seat saw
+        # creations under way, by Idempotency-Key: tries at once here take turns
+        self._creating: dict[str, _Turn] = {}
         self._background: set[asyncio.Task[None]] = set()
         self._cold_loads: dict[str, asyncio.Future[tuple[Game, bytes]]] = {}
         self.reads = 0  # store reads made to bring a copy up to date (tests, metrics)
@@ -161,9 +172,49 @@ class GameService:
         deck: Sequence[str] | None = None,
         correlation_id: str | None = None,
         rematch_of: str | None = None,
+        key: str | None = None,
+        said: str | None = None,
     ) -> CreatedGame:
         """Deal a new game. Its row in the games index is written first, so a game never
-        exists unlisted (a row whose game was never appended is repaired at start-up)."""
+        exists unlisted (a row whose game was never appended is repaired at start-up).
+
+        Under the operator's Idempotency-Key `key` (with `said`, the creation's
+        fingerprint), the game's id and tokens are the key's (Seating.game_for): a retry
+        finds the game the first try made and answers as it did, `duplicate` set, and the
+        same key with other options is KeyReused."""
+        if key is None:
+            return await self._create(
+                uuid.uuid4().hex, names, rules, seed, dealer, deck, correlation_id, rematch_of
+            )
+        turn = self._creating.setdefault(key, _Turn())
+        turn.waiting += 1
+        try:
+            async with turn.lock:
+                game_id = self.seating.game_for(key)
+                again = await self._created_before(game_id, key, said)
+                if again is not None:
+                    return again
+                return await self._create(
+                    game_id, names, rules, seed, dealer, deck, correlation_id, rematch_of, key, said
+                )
+        finally:
+            turn.waiting -= 1
+            if not turn.waiting:
+                del self._creating[key]
+
+    async def _create(
+        self,
+        game_id: str,
+        names: Sequence[str],
+        rules: Rules,
+        seed: str | None,
+        dealer: int | None,
+        deck: Sequence[str] | None,
+        correlation_id: str | None,
+        rematch_of: str | None,
+        key: str | None = None,
+        said: str | None = None,
+    ) -> CreatedGame:
         start = StartGame(
             seats=tuple(names),
             rules=rules,
@@ -175,13 +226,27 @@ class GameService:
         events = decide(NEW_GAME, start, None, self.now())
         started = events[0]
         assert isinstance(started, GameStarted)
-        game_id = uuid.uuid4().hex
         if self.index is not None:
-            await self.index.add(game_id, names, started.rules, rematch_of=rematch_of)
+            if key is not None:  # a row left by a try whose append never happened
+                await self.index.remove(game_id)
+            try:
+                await self.index.add(game_id, names, started.rules, rematch_of=rematch_of)
+            except StoreUnavailable:
+                raise
+            except Exception:
+                # another replica's try under the key, between its row and its append
+                again = await self._created_before(game_id, key, said) if key else None
+                if again is None:
+                    raise
+                return again
         try:
-            tokens, spectator = await self.seating.issue(game_id, len(names))
+            tokens, spectator = await self.seating.issue(game_id, len(names), keyed=key is not None)
             # an id of its own, so that an answer lost on the way back can still be found
-            created = Metadata(command_id=f"bura-{uuid.uuid4().hex}", correlation_id=correlation_id)
+            created = Metadata(
+                command_id=key if key is not None else f"bura-{uuid.uuid4().hex}",
+                correlation_id=correlation_id,
+                fingerprint=said if key is not None else None,
+            )
             result = await self.store.append(game_id, 0, [to_new(e) for e in events], created)
         except StoreUnavailable:
             # certainly nothing was written (an unknown outcome is OutcomeUnknown): the row
@@ -190,32 +255,88 @@ class GameService:
                 with contextlib.suppress(Exception):
                     await self.index.remove(game_id)
             raise
+        if key is not None and result.duplicate:
+            # a try under the same key got there first; or this one's answer was lost and
+            # the store found the key (this very append, if the request id is ours)
+            again = await self._created_before(
+                game_id, key, said, correlation_id if result.recovered else None
+            )
+            if again is not None:
+                if result.recovered:  # what follows an append, as for any other
+                    await self._told(game_id, await self.load(game_id), [], again.version)
+                return again
         state = fold(NEW_GAME, events)
         self.metrics.games_created.inc()
         await self._appended(game_id, state, events, result)
         seats = [SeatToken(i, n, t) for i, (n, t) in enumerate(zip(names, tokens, strict=True))]
+        return self._creation(
+            game_id, state, result.last_version, result.last_hash, seats, spectator
+        )
+
+    def _creation(
+        self,
+        game_id: str,
+        state: Game,
+        version: int,
+        head: bytes,
+        seats: list[SeatToken],
+        spectator: str | None = None,
+        duplicate: bool = False,
+    ) -> CreatedGame:
         shown = view(state, ARBITER)
-        _, sealed = heads(state, ARBITER, result.last_hash)
+        _, sealed = heads(state, ARBITER, head)
         return CreatedGame(
             game_id,
-            result.last_version,
+            version,
             seats,
-            spectator,
-            chain_head=result.last_hash.hex(),
+            spectator if spectator is not None else self.seating.keyed_token(game_id, len(seats)),
+            chain_head=head.hex(),
             receipt=sealed,
             commitment=shown.commitment,
             shuffle=shown.shuffle,
-            rematch_of=rematch_of,
+            rematch_of=state.rematch_of,
+            duplicate=duplicate,
+        )
+
+    async def _created_before(
+        self, game_id: str, key: str, said: str | None, mine: str | None = None
+    ) -> CreatedGame | None:
+        """The answer a creation under `key` was given, if the store holds it: the game
+        as it was dealt (whatever was played since), with its tokens derived again; a
+        duplicate unless it came in the request `mine`."""
+        found = await self.store.find_command(game_id, key)
+        if found is None:
+            return None
+        if found.fingerprint != said:
+            raise KeyReused(
+                "this Idempotency-Key created another game (other options): create a new "
+                "game under a new key (a retry repeats the first body)"
+            )
+        rows = await self.store.read(game_id, until=found.last_version)
+        state = fold(NEW_GAME, [from_recorded(r) for r in rows])
+        tokens = [
+            SeatToken(i, n, self.seating.keyed_token(game_id, i)) for i, n in enumerate(state.seats)
+        ]
+        ours = mine is not None and rows[0].metadata.correlation_id == mine
+        return self._creation(
+            game_id, state, found.last_version, rows[-1].hash, tokens, duplicate=not ours
         )
 
     async def rematch(
-        self, game_id: str, *, seed: str | None = None, correlation_id: str | None = None
+        self,
+        game_id: str,
+        *,
+        seed: str | None = None,
+        correlation_id: str | None = None,
+        key: str | None = None,
     ) -> CreatedGame:
         """A new game with the finished game's seats and rules, dealt by its winner
-        (docs/rules.md §14), linked both ways; a game has one rematch at most."""
+        (docs/rules.md §14), linked both ways; a game has one rematch at most. Under the
+        operator's Idempotency-Key `key`, a retry answers with the rematch it made."""
         old = await self.load(game_id)
         if not old.finished:
             raise RuleViolation("game_not_finished", "a rematch follows a finished game")
+        asked = f"rematch\0{game_id}\0{seed if seed is not None else ''}"
         try:
             return await self.create(
                 old.seats,
@@ -224,6 +345,8 @@ class GameService:
                 dealer=rematch_dealer(old),
                 correlation_id=correlation_id,
                 rematch_of=game_id,
+                key=key,
+                said=hashlib.sha256(asked.encode()).hexdigest() if key is not None else None,
             )
         except AlreadyRematched as already:
             raise RuleViolation(

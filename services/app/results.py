@@ -107,6 +107,9 @@ class CreatedGame(msgspec.Struct, frozen=True):
     commitment: str | None  # shuffle "server": the first deal's, published before play
     shuffle: ShuffleView | None  # shuffle "seats": the server's commitment and the deadline
     rematch_of: str | None = None  # a rematch: the finished game it follows
+    # true when an Idempotency-Key's retry found the game its first try created: the
+    # answer is that try's, tokens and all, and no second game was dealt
+    duplicate: bool = False
 
 
 class Replay(msgspec.Struct, frozen=True):

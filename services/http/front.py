@@ -107,8 +107,7 @@ class FrontDoor:
         ):
             return False
         command_id = None
-        # a creation takes no key: the route reads none, and neither does this
-        if game_id is not None and (key := given.get(b"idempotency-key")) is not None:
+        if (key := given.get(b"idempotency-key")) is not None:
             command_id = key.decode("latin-1")
             if not commands.key_fits(command_id):
                 return False
@@ -136,7 +135,7 @@ class FrontDoor:
                 if game_id is not None:
                     answer = await _played(runtime, token, game_id, raw, command_id, rid)
                 else:
-                    answer = await _created(runtime, token, raw, rid)
+                    answer = await _created(runtime, token, raw, command_id, rid)
         except Exception as failed:  # raised once the work was begun: the route raises it
             state[commands.FAILED] = failed
             answer = None
@@ -197,7 +196,9 @@ async def _played(
     )
 
 
-async def _created(runtime: Runtime, token: str, raw: bytes, rid: str) -> CreatedGame | None:
+async def _created(
+    runtime: Runtime, token: str, raw: bytes, key: str | None, rid: str
+) -> CreatedGame | None:
     """The game dealt, if this is the operator's plainly valid creation; None, with
     nothing done, if it is not."""
     try:
@@ -209,7 +210,7 @@ async def _created(runtime: Runtime, token: str, raw: bytes, rid: str) -> Create
         deck = dealt_deck(wanted)
     except Exception:
         return None
-    return await create(runtime.games, wanted, deck, rid)
+    return await create(runtime.games, wanted, deck, rid, key)
 
 
 async def _body(receive: Receive) -> bytes:

@@ -3,12 +3,21 @@ rematch, and the ruling on a clock pause."""
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
+import msgspec
 from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
-from litestar.params import FromPath, FromQuery, JSONBody, Parameter, QueryParameter
+from litestar.params import (
+    FromPath,
+    FromQuery,
+    HeaderParameter,
+    JSONBody,
+    Parameter,
+    QueryParameter,
+)
 
 from domain.cards import parse_cards
 from domain.views import view
@@ -19,7 +28,7 @@ from services.app.games import GameService
 from services.app.listing import Listing
 from services.app.results import CreatedGame, EventPage, GamePage, Outcome, TableView, with_head
 from services.bootstrap import Runtime
-from services.http.commands import FAILED
+from services.http.commands import FAILED, KEY_MAX, KEY_PATTERN
 from services.http.created import created, game_location
 from services.http.errors import responses
 from services.http.middleware import request_id
@@ -44,10 +53,23 @@ def dealt_deck(wanted: CreateGame) -> list[str] | None:
     return list(parse_cards(wanted.deck)) if wanted.deck is not None else None
 
 
+def creation_fingerprint(wanted: CreateGame, deck: list[str] | None) -> str:
+    """What a creation asks for, as a hash: its canonical JSON (every option, defaults
+    included, cards in their one code), so that a retry spelled another way is the same
+    creation and any other option is another."""
+    canonical = msgspec.structs.replace(wanted, deck=deck)
+    return hashlib.sha256(msgspec.json.encode(canonical)).hexdigest()
+
+
 async def create(
-    games: GameService, wanted: CreateGame, deck: list[str] | None, correlation_id: str | None
+    games: GameService,
+    wanted: CreateGame,
+    deck: list[str] | None,
+    correlation_id: str | None,
+    key: str | None = None,
 ) -> CreatedGame:
-    """The game `wanted` dealt: by the route, and by the front door (services/http/front.py)."""
+    """The game `wanted` dealt (under the operator's Idempotency-Key `key`, if given): by
+    the route, and by the front door (services/http/front.py)."""
     return await games.create(
         [s.name for s in wanted.seats],
         wanted.rules,
@@ -55,6 +77,8 @@ async def create(
         dealer=wanted.dealer,
         deck=deck,
         correlation_id=correlation_id,
+        key=key,
+        said=creation_fingerprint(wanted, deck) if key is not None else None,
     )
 
 
@@ -66,7 +90,7 @@ class GamesController(Controller):
     @post(
         "/",
         operation_id="createGame",
-        responses=responses(400, 401, 403, 413, 429, 503),
+        responses=responses(400, 401, 403, 413, 422, 429, 503),
         status_code=201,
         summary="Create a game (operator key)",
     )
@@ -76,18 +100,36 @@ class GamesController(Controller):
         operator: NamedDependency[Caller],
         games: NamedDependency[GameService],
         data: JSONBody[CreateGame],
+        idempotency_key: Annotated[
+            str | None,
+            HeaderParameter(
+                name="Idempotency-Key",
+                min_length=1,
+                max_length=KEY_MAX,
+                pattern=KEY_PATTERN,
+                required=False,
+                description="Any text you choose, one per game: a retry with the same key "
+                "answers with the game the first try created, never a second game",
+            ),
+        ] = None,
     ) -> Response[CreatedGame]:
         """Deals the first deal (with `shuffle: "seats"`, opens it for the seats' seeds: the
         answer's `shuffle` holds the server's commitment and the deadline). Returns one
         secret token per seat and a spectator token: hand each to its player; only their
         hashes are stored. Table options are decoded strictly: `"stake": "3"` or
-        `"dave": 1` is a 400 naming the option."""
+        `"dave": 1` is a 400 naming the option.
+
+        Send an Idempotency-Key to make a retry safe: the same key and options answer
+        (201) with the game the first try created, its tokens and the version it was
+        dealt at, `duplicate: true`; the same key with other options is 422
+        `idempotency_key_reused`. A key is the operator's: it holds while the operator
+        key (BURA_OPERATOR_KEY) is unchanged."""
         failed = request.scope.get("state", {}).pop(FAILED, None)
         if failed is not None:  # raised on the front door's way, once the deal was begun
             raise failed
         data = strictly(await request.body(), CreateGame)
         assert isinstance(data, CreateGame)
-        made = await create(games, data, dealt_deck(data), request_id.get())
+        made = await create(games, data, dealt_deck(data), request_id.get(), idempotency_key)
         return created(made, game_location(made.game_id))
 
     @get(
@@ -167,7 +209,7 @@ class GamesController(Controller):
     @post(
         "/{game_id:str}/rematch",
         operation_id="startRematch",
-        responses=responses(400, 401, 403, 404, 409, 413, 429, 500, 503),
+        responses=responses(400, 401, 403, 404, 409, 413, 422, 429, 500, 503),
         status_code=201,
         summary="Start the rematch of a finished game (operator key)",
     )
@@ -177,15 +219,33 @@ class GamesController(Controller):
         caller: NamedDependency[Caller],
         games: NamedDependency[GameService],
         data: JSONBody[RematchBody | None] = None,
+        idempotency_key: Annotated[
+            str | None,
+            HeaderParameter(
+                name="Idempotency-Key",
+                min_length=1,
+                max_length=KEY_MAX,
+                pattern=KEY_PATTERN,
+                required=False,
+                description="Any text you choose: a retry with the same key answers with "
+                "the rematch the first try started",
+            ),
+        ] = None,
     ) -> Response[CreatedGame]:
         """A new game with the same seats and rules, dealt by the winner (of several
         winners, the first clockwise from the last dealer), linked both ways: its
         `rematch_of` names this game, and this game's view and list entry name it as
-        `rematch`. New tokens for every seat, shown once. 409 `game_not_finished` while
-        the game is on, 409 `rematch_exists` once it has its rematch."""
+        `rematch`. New tokens for every seat. 409 `game_not_finished` while the game is
+        on, 409 `rematch_exists` once it has its rematch. Under an Idempotency-Key, a retry
+        with the same key (and `seed`) answers with the rematch the first try started, its
+        tokens and all, `duplicate: true`; the key with another seed or game, or one used
+        by `POST /games`, is 422 `idempotency_key_reused`."""
         _operator(caller)
         made = await games.rematch(
-            game_id, seed=data.seed if data else None, correlation_id=request_id.get()
+            game_id,
+            seed=data.seed if data else None,
+            correlation_id=request_id.get(),
+            key=idempotency_key,
         )
         return created(made, game_location(made.game_id))
 

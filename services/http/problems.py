@@ -340,8 +340,9 @@ PROBLEMS: dict[str, Problem] = {
         422,
         "Idempotency-Key names another command",
         "The Idempotency-Key was used by another seat of this game, or for another command "
-        "(another body): nothing was done. A retry repeats the first body exactly; a new "
-        "command takes a new key.",
+        "(another body), or, on `POST /games`, to create a game with other options: nothing "
+        "was done. A retry repeats the first body exactly; a new command (or game) takes a "
+        "new key.",
         "this Idempotency-Key was used for another command",
     ),
     "dave_not_allowed": _rule(

@@ -127,10 +127,11 @@ def bearer(token: str) -> dict[str, str]:
 
 # What a schema-valid request may still be refused with: rules the schema cannot express.
 # A list cursor is opaque: only the server knows which texts it gave (`bad_cursor`).
-# So is a feed checkpoint (`bad_checkpoint`): only the store knows which it gave.
+# So is a feed checkpoint (`bad_checkpoint`): only the store knows which it gave. And an
+# Idempotency-Key (`idempotency_key_reused`): only the server knows what it was sent with.
 SEMANTIC = {
     "bad_option", "bad_deck", "bad_dealer", "bad_card", "bad_setup", "bad_cursor",
-    "bad_checkpoint",
+    "bad_checkpoint", "idempotency_key_reused",
 }  # fmt: skip
 
 

@@ -8,9 +8,11 @@ The `seen` field is sent only once the server accepts it: these tests pass seen=
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import subprocess
 import sys
 import threading
+import uuid
 from dataclasses import fields
 
 import pytest
@@ -79,7 +81,16 @@ async def test_the_clients_models_keep_what_the_server_answers(
             again = api.create_game(
                 ["ann", "bob"], token=OPERATOR_KEY, deck=THIRTY_ONE_DECK, dealer=1
             )
-            assert again.receipt and again.rematch_of is None
+            assert again.receipt and again.rematch_of is None and not again.duplicate
+            # a creation sent again under its key is the same game, never a second one
+            key = f"models {uuid.uuid4().hex}"
+            keyed = api.create_game(["cy", "di"], token=OPERATOR_KEY, key=key)
+            retried = api.create_game(["cy", "di"], token=OPERATOR_KEY, key=key)
+            assert retried == dataclasses.replace(keyed, duplicate=True)
+            with pytest.raises(Refused) as reused:
+                api.create_game(["cy", "ed"], token=OPERATOR_KEY, key=key)
+            assert reused.value.code == "idempotency_key_reused"
+            assert reused.value.command_id == key
             ann = api.seat(again.game_id, again.seats[0].token, seen=SEEN)
             ann.view()
             outcome = ann.send(THIRTY_ONE_GAME[0][1], key="ann 1")

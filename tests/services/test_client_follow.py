@@ -219,17 +219,30 @@ def _failing_once(failure: httpx.Response | Exception, asked: list[httpx.Request
         httpx.RemoteProtocolError("closed before the answer"),
     ],
 )
-def test_a_game_is_not_created_again_after_the_request_may_have_reached_the_server(
+def test_a_creation_that_may_have_reached_the_server_is_sent_again_under_its_key(
     slept: list[float], failure: httpx.Response | Exception
 ) -> None:
-
+    """A lost answer is retried with the same Idempotency-Key: the server answers with the
+    game the first try made, if it did, so no second game is dealt."""
     asked: list[httpx.Request] = []
-    with (
-        _client(_failing_once(failure, asked)) as client,
-        pytest.raises((ApiError, httpx.TransportError)),
-    ):
-        client.create_game(["ann", "bob"], token="operator")
-    assert len(asked) == 1
+    with _client(_failing_once(failure, asked)) as client:
+        assert client.create_game(["ann", "bob"], token="operator").game_id == "g1"
+    assert len(asked) == 2
+    keys = {request.headers["idempotency-key"] for request in asked}
+    assert len(keys) == 1 and keys.pop().startswith("create-")
+    asked.clear()
+    with _client(_failing_once(failure, asked)) as client:
+        client.create_game(["ann", "bob"], token="operator", key="table 9")
+    assert [request.headers["idempotency-key"] for request in asked] == ["table 9"] * 2
+
+
+def test_a_creation_whose_retries_are_spent_names_its_key(slept: list[float]) -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        return _problem(503, "outcome_unknown")
+
+    with _client(answer, retries=2) as client, pytest.raises(ApiError) as raised:
+        client.create_game(["ann", "bob"], token="operator", key="table 10")
+    assert raised.value.command_id == "table 10" and raised.value.code == "outcome_unknown"
 
 
 @pytest.mark.parametrize(

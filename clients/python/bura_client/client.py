@@ -117,17 +117,29 @@ class Client:
         seed: str | None = None,
         dealer: int | None = None,
         deck: Sequence[str] | None = None,
+        key: str | None = None,
     ) -> CreatedGame:
         """A new game (the operator key as `token`): one token per seat and a spectator's.
-        POST /games takes no Idempotency-Key, so it is sent again only when it cannot have
-        made a game: a connection never made, a 429, or a 503 saying nothing was written."""
+        Sent under an Idempotency-Key (`key`, or one made here) that every retry carries,
+        so a retry answers with the game the first try made (`duplicate` set), never a
+        second game. Once the retries are spent, an ApiError carries the key as
+        `command_id`: call again with `key=` and the same options to learn whether the
+        game was made (it answers with it, or makes it now)."""
         body: JSON = {"seats": [{"name": name} for name in seats]}
-        for key, value in (("rules", rules), ("seed", seed), ("dealer", dealer)):
+        for option, value in (("rules", rules), ("seed", seed), ("dealer", dealer)):
             if value is not None:
-                body[key] = value
+                body[option] = value
         if deck is not None:
             body["deck"] = list(deck)
-        return CreatedGame.of(self.request("POST", "/games", token=token, json=body, once=True))
+        key = key or f"create-{uuid.uuid4().hex}"
+        try:
+            answer = self.request(
+                "POST", "/games", token=token, json=body, headers={"Idempotency-Key": key}
+            )
+        except ApiError as error:
+            error.command_id = error.command_id or key
+            raise
+        return CreatedGame.of(answer)
 
     def seat(self, game_id: str, token: str, *, seen: bool = True) -> Seat:
         """A viewer of one game: a seat's token (which may send commands), the spectator's

@@ -13,7 +13,8 @@ class ApiError(Exception):
     """An error answer. `code` names it (the server's /problems/<code> documents it).
     `command_id`: for a command's answer, the Idempotency-Key it was sent with (after a
     503 `outcome_unknown`, a 500 or a 502/504, send it again with that key, or look it up:
-    Seat.lookup); None for any other request."""
+    Seat.lookup); for a creation's, its key (create_game again with `key=` and the same
+    options); None for any other request."""
 
     def __init__(self, status: int, body: dict[str, Any], headers: dict[str, str]) -> None:
         self.status = status

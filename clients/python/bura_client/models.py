@@ -28,7 +28,8 @@ class CreatedGame:
     (the server's docs/fairness.md); `commitment` is the first deal's shuffle commitment
     (a table the server shuffles), `shuffle` the server's commitment and the seeding
     deadline (`"shuffle": "seats"`), `rematch_of` the finished game a rematch follows.
-    Each is None when the server leaves it out."""
+    Each is None when the server leaves it out. `duplicate`: a retry under the creation's
+    Idempotency-Key found the game its first try made."""
 
     game_id: str
     version: int
@@ -39,6 +40,7 @@ class CreatedGame:
     commitment: str | None = None
     shuffle: JSON | None = None
     rematch_of: str | None = None
+    duplicate: bool = False  # a retry under the key found the game its first try made
 
     @classmethod
     def of(cls, body: JSON) -> CreatedGame:
@@ -52,6 +54,7 @@ class CreatedGame:
             commitment=body.get("commitment"),
             shuffle=body.get("shuffle"),
             rematch_of=body.get("rematch_of"),
+            duplicate=body.get("duplicate", False),
         )
 
 
