@@ -3,13 +3,14 @@ Server-Sent Events or NDJSON, resumable from a checkpoint."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
 import msgspec
 from litestar import Controller, Request, get
 from litestar.di import NamedDependency
-from litestar.exceptions import ServiceUnavailableException, ValidationException
+from litestar.exceptions import ServiceUnavailableException
 from litestar.openapi import ResponseSpec
 from litestar.params import HeaderParameter, QueryParameter
 from litestar.response import Stream
@@ -19,6 +20,7 @@ from services.app.callers import Caller
 from services.app.errors import BadCheckpoint
 from services.app.feed import FeedEntry, entry
 from services.http.problems import responses
+from services.http.schemas import invalid
 from services.live.sse import KEEPALIVE, SHUTDOWN
 from services.live.timeline import Timeline
 
@@ -43,13 +45,22 @@ _RESPONSES: dict[int, ResponseSpec] = {
 
 
 def _start(after: str | None, last_event_id: str | None) -> Checkpoint:
-    """Last-Event-ID (an EventSource reconnecting) wins over `after` (its first URL)."""
-    for name, text in (("Last-Event-ID", last_event_id), ("after", after)):
+    """Last-Event-ID (an EventSource reconnecting) wins over `after` (its first URL). A
+    checkpoint written right but past any the store can give is one it never gave."""
+    for name, key, source, text in (
+        ("Last-Event-ID", "last-event-id", "header", last_event_id),
+        ("after", "after", "query", after),
+    ):
         if text is not None and text.strip():
             try:
                 return parse_checkpoint(text)
             except ValueError as error:
-                raise ValidationException(f"{name}: {error}") from None
+                if re.fullmatch(CHECKPOINT_PATTERN, text):
+                    raise BadCheckpoint(
+                        f"{name}: {text.strip()} is no checkpoint this store gave: resume "
+                        "from the checkpoint of an entry you received, or from 0:0"
+                    ) from None
+                raise invalid(key, str(error), source) from None
     return START
 
 

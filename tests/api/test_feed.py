@@ -138,6 +138,8 @@ async def test_a_bad_checkpoint_or_format_is_a_400(api: Api) -> None:
         )
         assert answer.status_code == 400, (params, answer.text)
         assert answer.json()["code"] == "bad_request"
+        [error] = answer.json()["errors"]  # named as sent, and where
+        assert error["key"] == next(iter(params), "last-event-id"), error
 
 
 async def test_a_checkpoint_the_store_never_gave_is_a_400_naming_it(api: Api) -> None:
@@ -147,7 +149,14 @@ async def test_a_checkpoint_the_store_never_gave_is_a_400_naming_it(api: Api) ->
     await played(api, THIRTY_ONE_GAME[:2])
     last = (await feed(api))[-1]["checkpoint"]
     tx, position = map(int, last.split(":"))
-    for made_up in (f"{tx}:{position + 1_000_000}", f"{tx + 1_000_000}:0", f"{2**62}:{2**62}"):
+    # the last two are past any checkpoint a store can give (a bigint's range)
+    for made_up in (
+        f"{tx}:{position + 1_000_000}",
+        f"{tx + 1_000_000}:0",
+        f"{2**62}:{2**62}",
+        f"{2**63}:1",
+        "9999999999999999999:1",
+    ):
         for params, headers, name in (
             ({"after": made_up}, {}, "after"),
             ({}, {"Last-Event-ID": made_up}, "Last-Event-ID"),
