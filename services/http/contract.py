@@ -45,6 +45,8 @@ STREAMS: dict[str, str] = {
 }
 
 _FRAMES = {name: f"{name.capitalize()}Frame" for name in MESSAGES}
+CHECKPOINT_ID = "^[0-9]+:[0-9]+$"  # the feed's SSE id: an entry's checkpoint
+FEED = "followEvents"  # the operator feed: NDJSON, or Server-Sent Events when asked
 
 
 # Arrays whose items are each given once (the handler refuses a repeat).
@@ -58,6 +60,8 @@ def refine(openapi: Schema) -> Schema:
     for schema in schemas.values():
         schema.pop("default", None)
     _bound_rules(schemas.get("Rules", {}).get("properties", {}))
+    # a draw takes one card or more (0 or fewer is `wrong_card_count`, a rule's refusal)
+    schemas.get("Draw", {}).get("properties", {}).get("count", {})["minimum"] = 1
     _add_stream_schemas(schemas)
     _forbid_unknown(schemas)
     for name, field in _UNIQUE:  # msgspec's extra JSON schema does not reach Litestar's
@@ -277,10 +281,43 @@ RULE_BOUNDS: dict[str, Schema] = {
 }
 
 
+# The lists among the table options, as `domain.rules.check` holds them: one hand of 3 or
+# 4 cards per seat, distinct seats 0 to 5, two teams of 2 or 3 distinct seats. (How many
+# seats a table has is the request's to say: a seat off the table is still `bad_option`.)
+SEAT = {"type": "integer", "minimum": 0, "maximum": 5}
+RULE_LISTS: dict[str, Schema] = {
+    "hand_size": {"items": {"type": "integer", "enum": [3, 4]}, "minItems": 2, "maxItems": 6},
+    "open_seats": {"items": SEAT, "uniqueItems": True, "maxItems": 6},
+    "teams": {  # two teams of 2 or 3 seats each
+        "items": {
+            "type": "array",
+            "items": SEAT,
+            "uniqueItems": True,
+            "minItems": 2,
+            "maxItems": 3,
+        },
+        "minItems": 2,
+        "maxItems": 2,
+    },
+}
+
+
 def _bound_rules(properties: Schema) -> None:
     for option, bounds in RULE_BOUNDS.items():
         if option in properties:
             _integer_member(properties[option]).update(bounds)
+    for option, bounds in RULE_LISTS.items():
+        if option in properties:
+            _array_member(properties[option]).update(copy.deepcopy(bounds))
+
+
+def _array_member(schema: Schema) -> Schema:
+    """The schema itself, or its array member when it is `array | null`."""
+    for key in ("anyOf", "oneOf"):
+        for member in schema.get(key, []):
+            if isinstance(member, dict) and member.get("type") == "array":
+                return member
+    return schema
 
 
 def _optional_body(body: Schema) -> None:
@@ -378,18 +415,28 @@ def _stream_response(operation: Schema) -> None:
 def _feed_response(operation: Schema, schemas: Schema) -> None:
     """The operator feed is NDJSON (one FeedEntry a line) or Server-Sent Events (one
     FeedFrame a message, its `id` the entry's checkpoint and its data the entry)."""
-    schemas["FeedFrame"] = {
-        "title": "FeedFrame",
-        "description": "One Server-Sent Events message of the operator feed: `id` is the "
-        "entry's checkpoint and `data` the entry (a FeedEntry, one line of JSON); `event: "
-        "shutdown` when the server stops (reconnect with Last-Event-ID).",
+    schemas["FeedEntryFrame"] = {
+        "title": "FeedEntryFrame",
+        "description": "One entry of the operator feed as a Server-Sent Events message: "
+        "`id` is the entry's checkpoint and `data` the entry (one line of JSON); no `event` "
+        "field (an EventSource's `message`).",
         "type": "object",
         "properties": {
-            "id": {"type": "string", "pattern": "^[0-9]+:[0-9]+$"},
-            "event": {"type": "string", "enum": ["message", "shutdown"]},
-            "data": {"type": "string", "contentMediaType": "application/json"},
+            "id": {"type": "string", "pattern": CHECKPOINT_ID},
+            "event": {"type": "string", "const": "message"},
+            "data": {
+                "type": "string",
+                "contentMediaType": "application/json",
+                "contentSchema": {"$ref": REF + "FeedEntry"},
+            },
         },
-        "required": ["data"],
+        "required": ["id", "data"],
+    }
+    schemas["FeedFrame"] = {
+        "title": "FeedFrame",
+        "description": "One Server-Sent Events message of the operator feed: an entry, or "
+        "`event: shutdown` when the server stops (reconnect with Last-Event-ID).",
+        "oneOf": [{"$ref": REF + "FeedEntryFrame"}, {"$ref": REF + _FRAMES["shutdown"]}],
     }
     ok = operation.setdefault("responses", {}).setdefault("200", {})
     ok["content"] = {
@@ -422,23 +469,51 @@ def asyncapi(openapi: Schema) -> Schema:
     schemas["ViewFrameHeaders"] = {
         "type": "object",
         "properties": {
-            "id": {"type": "integer", "description": "SSE id: the game version"},
+            "id": {
+                "type": "string",
+                "pattern": "^[0-9]+$",
+                "description": "SSE id: the game version (text, as every SSE field)",
+            },
         },
     }
+    messages["feed_entry"] = {
+        "name": "message",
+        "title": "an entry of the operator feed (no event field)",
+        "summary": "One event of any game, in the global order, as the arbiter sees it.",
+        "contentType": "application/json",
+        "payload": {"$ref": REF + "FeedEntry"},
+        "headers": {"$ref": "#/components/schemas/FeedFrameHeaders"},
+    }
+    schemas["FeedFrameHeaders"] = {
+        "type": "object",
+        "properties": {
+            "id": {
+                "type": "string",
+                "pattern": CHECKPOINT_ID,
+                "description": "SSE id: the entry's checkpoint (resume with Last-Event-ID)",
+            },
+        },
+    }
+    kinds = {op_id: (title, list(MESSAGES)) for op_id, title in STREAMS.items()}
+    kinds[FEED] = ("every game's events, for the operator", ["feed_entry", "shutdown"])
+    # who may open each: a token, or (the view stream only) a browser's stream ticket
+    bearer = {"$ref": "#/components/securitySchemes/bearer"}
+    ticket = {"$ref": "#/components/securitySchemes/ticket"}
     for path, _, operation in operations(doc):
         op_id = operation.get("operationId")
-        if op_id not in STREAMS:
+        if op_id not in kinds:
             continue
+        title, events = kinds[op_id]
         channels[op_id] = {
             "address": path,
-            "title": STREAMS[op_id],
+            "title": title,
             "description": operation.get("description", ""),
             "parameters": {
                 p["name"]: {"description": p.get("description", p["name"])}
                 for p in operation.get("parameters", [])
                 if p.get("in") == "path"
             },
-            "messages": {event: {"$ref": f"#/components/messages/{event}"} for event in MESSAGES},
+            "messages": {event: {"$ref": f"#/components/messages/{event}"} for event in events},
             "bindings": {
                 "http": {
                     "method": "GET",
@@ -457,7 +532,8 @@ def asyncapi(openapi: Schema) -> Schema:
             "action": "receive",
             "channel": {"$ref": f"#/channels/{op_id}"},
             "summary": operation.get("summary", ""),
-            "messages": [{"$ref": f"#/channels/{op_id}/messages/{event}"} for event in MESSAGES],
+            "security": [bearer] if op_id == FEED else [bearer, ticket],
+            "messages": [{"$ref": f"#/channels/{op_id}/messages/{event}"} for event in events],
         }
     return {
         "asyncapi": "3.0.0",
@@ -468,7 +544,9 @@ def asyncapi(openapi: Schema) -> Schema:
             "Open a stream with `Authorization: Bearer <token>`, or from a browser with "
             "`?ticket=` (POST /games/{game_id}/stream-tickets). Resume with the "
             "`Last-Event-ID` header (or `?after=`): every version missed comes first, none "
-            "twice. The REST API is described at /schema/openapi.json.",
+            "twice. The operator feed (GET /events with `format=sse` or `Accept: "
+            "text/event-stream`) sends every game's events, each message's id its "
+            "checkpoint. The REST API is described at /schema/openapi.json.",
         },
         "defaultContentType": "application/json",
         "servers": {
@@ -479,10 +557,21 @@ def asyncapi(openapi: Schema) -> Schema:
         "components": {
             "messages": messages,
             "schemas": _reachable(schemas, [m["payload"] for m in messages.values()])
-            | {"ViewFrameHeaders": schemas["ViewFrameHeaders"]},
+            | {name: schemas[name] for name in ("ViewFrameHeaders", "FeedFrameHeaders")},
             "securitySchemes": {
-                "bearer": {"type": "http", "scheme": "bearer"},
-                "ticket": {"type": "httpApiKey", "name": "ticket", "in": "query"},
+                "bearer": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "A seat's or the spectator's token, or the operator key "
+                    "(the operator feed takes the operator key only)",
+                },
+                "ticket": {
+                    "type": "httpApiKey",
+                    "name": "ticket",
+                    "in": "query",
+                    "description": "A stream ticket (POST /games/{game_id}/stream-tickets): "
+                    "opens one view stream once, for a browser's EventSource",
+                },
             },
         },
     }

@@ -47,7 +47,7 @@ PROBLEMS: dict[str, Problem] = {
         "does not name is ignored), or something is given twice (a name in one object of "
         "the body, a header that names one thing, or a query parameter, with two values); "
         "`errors` lists each one.",
-        "Unsupported type: <class 'str'> - at `$.count`",
+        "count: Expected `int`, got `str`",
     ),
     "bad_checkpoint": Problem(
         400,
@@ -511,6 +511,9 @@ def example(code: str) -> dict[str, Any]:
     body = details(code, row.example)
     if code == "bad_option":
         body = msgspec.structs.replace(body, option="false_declaration")
+    if code == "bad_request":  # as the server writes it: each field at fault in `errors`
+        at_fault = {"key": "count", "message": "Expected `int`, got `str`", "source": "body"}
+        body = msgspec.structs.replace(body, errors=[at_fault])
     return msgspec.to_builtins(body)  # type: ignore[no-any-return]
 
 
@@ -525,7 +528,7 @@ _DESCRIPTIONS = {
     409: "Refused: a rule of play forbids it (the code names the rule), the table changed "
     "since the version the command names (`table_changed`), or the game was busy",
     413: "Body larger than BURA_MAX_BODY_BYTES",
-    422: "The Idempotency-Key names another command: nothing was done",
+    422: "The Idempotency-Key names another command (or game): nothing was done",
     429: "Rate limited: wait `Retry-After` seconds",
     431: "Request headers too large or too many",
     500: "The server failed unexpectedly (`internal_error`), or, on an operation on one "

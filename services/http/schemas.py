@@ -39,7 +39,19 @@ class SeatSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 class CreateGame(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     seats: Annotated[list[SeatSpec], msgspec.Meta(min_length=2, max_length=6)]
     rules: Rules = Rules()
-    seed: Annotated[str, msgspec.Meta(min_length=1, max_length=256)] | None = None
+    seed: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                min_length=1,
+                max_length=256,
+                description="For reproducing a deal (tests, a dispute): left out, the server "
+                "draws 128 random bits. The shuffle is public, so a seat that guesses a seed "
+                "learns every hidden card: one given for play must be as unguessable.",
+            ),
+        ]
+        | None
+    ) = None
     dealer: Annotated[int, msgspec.Meta(ge=0, le=5)] | None = None
     deck: Annotated[list[str], msgspec.Meta(max_length=52)] | None = None
 

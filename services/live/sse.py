@@ -12,8 +12,8 @@ import msgspec
 
 from domain.events import AnyEvent, Event
 from domain.state import Game
-from domain.views import Presence, View, Viewer, redact, view
-from services.app.results import with_head
+from domain.views import Presence, Viewer, redact, view
+from services.app.results import TableView, with_head
 
 _encode = msgspec.json.Encoder().encode
 
@@ -24,7 +24,7 @@ class ViewMessage(msgspec.Struct, frozen=True):
 
     version: int
     event: AnyEvent | None
-    view: View
+    view: TableView  # with the record's head at `version`, as GET /games/{id} gives it
 
 
 class EndMessage(msgspec.Struct, frozen=True):

@@ -6,6 +6,7 @@ text/event-stream (and in AsyncAPI), and a reference UI that needs no network.""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import sys
 from collections.abc import Iterator
@@ -100,13 +101,13 @@ async def test_bodies_that_refuse_unknown_fields_say_so(api: Api) -> None:
     schemas = (await openapi(api))["components"]["schemas"]
     for name in ("CreateGame", "SeatSpec", "Rules", "Draw", "Lead", "DaveAnswer", "CardsLed"):
         assert schemas[name]["additionalProperties"] is False, name
-    assert "additionalProperties" not in schemas["View"]  # answers may grow fields
+    assert "additionalProperties" not in schemas["TableView"]  # answers may grow fields
 
 
 async def test_closed_vocabularies_are_enums(api: Api) -> None:
     schemas = (await openapi(api))["components"]["schemas"]
     assert set(schemas["ProblemDetails"]["properties"]["code"]["enum"]) == set(PROBLEMS)
-    assert "finished" in schemas["View"]["properties"]["phase"]["enum"]
+    assert "finished" in schemas["TableView"]["properties"]["phase"]["enum"]
     assert set(schemas["Declare"]["properties"]["claim"]["enum"]) == {
         "thirty_one",
         "bura",
@@ -114,7 +115,7 @@ async def test_closed_vocabularies_are_enums(api: Api) -> None:
     }
     reason = schemas["DealWon"]["properties"]["reason"]
     assert "most_points" in reason["enum"]
-    viewer = schemas["View"]["properties"]["viewer"]
+    viewer = schemas["TableView"]["properties"]["viewer"]
     assert set(viewer["enum"]) == {"seat", "spectator", "arbiter"}
 
 
@@ -166,11 +167,20 @@ async def test_asyncapi_describes_every_stream_and_message(api: Api) -> None:
     assert answer.status_code == 200
     doc = answer.json()
     assert doc["asyncapi"].startswith("3.")
-    addresses = {c["address"] for c in doc["channels"].values()}
-    assert "/games/{game_id}/stream" in addresses
-    assert set(doc["components"]["messages"]) == set(MESSAGES)
+    addresses = {c["address"]: c for c in doc["channels"].values()}
+    assert set(addresses) == {"/games/{game_id}/stream", "/events"}
+    assert set(doc["components"]["messages"]) == {*MESSAGES, "feed_entry"}
+    assert set(addresses["/events"]["messages"]) == {"feed_entry", "shutdown"}
     for operation in doc["operations"].values():
         assert operation["action"] == "receive"
+        # a generator must know a stream asks for a token (the view stream: or a ticket)
+        schemes = {s["$ref"].rsplit("/", 1)[1] for s in operation["security"]}
+        feed = operation["channel"]["$ref"].endswith("/followEvents")
+        assert schemes == ({"bearer"} if feed else {"bearer", "ticket"}), operation
+    # an SSE id is text
+    schemas = doc["components"]["schemas"]
+    assert schemas["ViewFrameHeaders"]["properties"]["id"]["type"] == "string"
+    assert schemas["FeedFrameHeaders"]["properties"]["id"]["pattern"] == "^[0-9]+:[0-9]+$"
     names = set(doc["components"]["schemas"])
     schema_refs = {r for r in refs(doc) if r.startswith("#/components/schemas/")}
     assert {r.rsplit("/", 1)[1] for r in schema_refs} <= names
@@ -328,3 +338,74 @@ async def test_a_body_the_server_does_without_is_not_required(api: Api) -> None:
     await api.play(table, 0, {"type": "concede"})
     rematch = await api.client.post(f"/games/{table.game_id}/rematch", headers=OPERATOR)
     assert rematch.status_code == 201, rematch.text
+
+
+def _resolved(doc: Doc, node: Doc) -> Doc:
+    while "$ref" in node:
+        node = doc["components"]["schemas"][node["$ref"].rsplit("/", 1)[1]]
+    return node
+
+
+async def test_every_field_a_stream_sends_is_in_its_documented_schema(api: Api) -> None:
+    """A generated client keeps only the fields the schema names: the view a stream
+    sends (its receipt and chain head too) and a feed entry are described whole."""
+    doc = await openapi(api)
+    table = await api.create()
+    await api.play(table, 0, {"type": "concede"})
+    stream = await api.client.get(f"/games/{table.game_id}/stream", headers=OPERATOR)
+    views = [
+        json.loads(line.removeprefix("data: "))
+        for block in stream.text.split("\n\n")
+        if "event: view" in block
+        for line in block.splitlines()
+        if line.startswith("data: ")
+    ]
+    assert views
+    message = _resolved(doc, {"$ref": "#/components/schemas/ViewMessage"})
+    view = _resolved(doc, message["properties"]["view"])
+    for sent in views:
+        assert set(sent) <= set(message["properties"])
+        assert {"receipt", "chain_head"} <= set(sent["view"])
+        assert set(sent["view"]) <= set(view["properties"]), set(sent["view"]) - set(
+            view["properties"]
+        )
+    feed = await api.client.get(
+        "/events", params={"follow": "false", "format": "sse", "limit": 5}, headers=OPERATOR
+    )
+    frame = _resolved(doc, doc["components"]["schemas"]["FeedFrame"]["oneOf"][0])
+    entry = _resolved(doc, frame["properties"]["data"]["contentSchema"])
+    entries = [
+        json.loads(line.removeprefix("data: "))
+        for line in feed.text.splitlines()
+        if line.startswith("data: ")
+    ]
+    assert entries and all(set(e) <= set(entry["properties"]) for e in entries)
+
+
+async def test_the_table_options_lists_publish_what_the_server_holds_them_to(api: Api) -> None:
+    """hand_size, open_seats and teams as check() takes them: every table the document
+    admits for its seats is made, one step outside is `bad_option`."""
+    rules = (await openapi(api))["components"]["schemas"]["Rules"]["properties"]
+
+    def array(schema: Doc) -> Doc:
+        return next((m for m in schema.get("oneOf", []) if m.get("type") == "array"), schema)
+
+    hands = array(rules["hand_size"])
+    assert hands["items"]["enum"] == [3, 4] and (hands["minItems"], hands["maxItems"]) == (2, 6)
+    check(Rules(hand_size=(4, 3)), 2)
+    for outside in ((2, 3), (5, 3)):
+        with pytest.raises(BadOption):
+            check(Rules(hand_size=outside), 2)
+    opened = array(rules["open_seats"])
+    assert opened["uniqueItems"] and opened["items"]["maximum"] == 5
+    check(Rules(open_seats=(0, 5)), 6)
+    with pytest.raises(BadOption):
+        check(Rules(open_seats=(0, 0)), 6)
+    teams = array(rules["teams"])
+    assert (teams["minItems"], teams["maxItems"]) == (2, 2)
+    assert (teams["items"]["minItems"], teams["items"]["maxItems"]) == (2, 3)
+    check(Rules(deck=52, teams=((0, 2, 4), (1, 3, 5))), 6)
+    with pytest.raises(BadOption):
+        check(Rules(deck=52, teams=((0,), (1,))), 2)
+    count = (await openapi(api))["components"]["schemas"]["Draw"]["properties"]["count"]
+    assert (count["minimum"], count["maximum"]) == (1, 52)
