@@ -310,14 +310,26 @@ def _check_webhooks(raw: dict[str, object], defaults: Settings) -> None:
     if isinstance(url, str):
         if not _registers(url=url):
             raise ConfigError(
-                "BURA_WEBHOOK_URL must be an http:// or https:// URL with a host, in printable"
-                f" ASCII (as POST /webhooks takes one), got {url!r}"
+                "BURA_WEBHOOK_URL must be an http:// or https:// URL with a valid host (and"
+                " port, if any), in printable ASCII (as POST /webhooks takes one),"
+                f" got {url!r}"
             )
         if not isinstance(secret, str) or len(secret) < 16:
             raise ConfigError("BURA_WEBHOOK_URL needs BURA_WEBHOOK_SECRET (16 characters or more)")
+    elif isinstance(secret, str):
+        # a secret for no endpoint: most likely the URL's variable is misspelt or unset
+        raise ConfigError(
+            "BURA_WEBHOOK_SECRET is set without BURA_WEBHOOK_URL: set both, or neither"
+        )
     events = raw.get("webhook_events", "")
     assert isinstance(events, str)
     named = [e.strip() for e in events.split(",") if e.strip()]
+    if events.strip() and not named:
+        # "," would otherwise mean every type, as unset does
+        raise ConfigError(
+            f"BURA_WEBHOOK_EVENTS={events!r} names no webhook type; unset it for all of"
+            f" them, or choose among {', '.join(WEBHOOK_TYPES)}"
+        )
     unknown = set(named) - set(WEBHOOK_TYPES)
     if unknown or not _registers(events=named or list(WEBHOOK_TYPES)):
         raise ConfigError(

@@ -142,7 +142,9 @@ class WebhookStore(Protocol):
 
     async def due(self, limit: int = 100) -> Due:
         """The oldest pending delivery of each endpoint and game (by the global order of
-        their events), those whose next attempt is due, soonest first."""
+        their events), those whose next attempt is due, soonest first. A pending delivery
+        whose endpoint is gone is cancelled here (as removing the endpoint does) and never
+        listed, so none can hold a place in `limit` for ever."""
         ...
 
     async def claim(
@@ -150,10 +152,12 @@ class WebhookStore(Protocol):
     ) -> bool:
         """Take a delivery `due` listed for one attempt, if `holder` still holds the lease
         `name` and the delivery is still as `due` read it: pending, due now, `attempts`
-        attempts recorded. Its next attempt then falls due `hold` seconds from now, so no
-        other sender takes it while this attempt is in flight (`record` sets it anew).
+        attempts recorded, and its endpoint still there (a removal committed before the
+        claim is seen by it). Its next attempt then falls due `hold` seconds from now, so
+        no other sender takes it while this attempt is in flight (`record` sets it anew).
         False, and nothing changed, if it was delivered, failed, cancelled, attempted or
-        taken since: a snapshot from `due` is never enough to send on."""
+        taken since, or its endpoint removed: a snapshot from `due` is never enough to send
+        on."""
         ...
 
     async def record(self, delivery_id: str, tried: Tried) -> int:
@@ -164,7 +168,7 @@ class WebhookStore(Protocol):
 
     async def redeliver(self, delivery_id: str) -> bool:
         """Queue a failed delivery again, due now, its attempts counting on; False if there
-        is no failed delivery of that id."""
+        is no failed delivery of that id, or its endpoint has been removed."""
         ...
 
     # --- the log -------------------------------------------------------------------------

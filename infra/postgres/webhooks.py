@@ -52,13 +52,20 @@ INSERT INTO feed_checkpoints (name, tx_id, position) VALUES ($1, $2, $3)
 ON CONFLICT (name) DO UPDATE
    SET tx_id = excluded.tx_id, position = excluded.position, updated_at = now()
 """
+_LIVE = "EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = webhook_deliveries.endpoint_id)"
 # The head of each endpoint's queue for each game: a later event of a game waits for the
-# earlier one however soon its own attempt would fall due.
+# earlier one however soon its own attempt would fall due. A pending delivery whose
+# endpoint is gone (queued as it was being removed, or sent again just before) is
+# cancelled, as removing it does, and is never a head: it would hold a place in the
+# `limit` for ever and, enough of them, starve every endpoint.
 _DUE = f"""
-WITH heads AS (
+WITH orphans AS (
+    UPDATE webhook_deliveries SET state = 'cancelled'
+     WHERE state = 'pending' AND NOT {_LIVE}
+), heads AS (
     SELECT DISTINCT ON (endpoint_id, game_id) {_DELIVERY}
       FROM webhook_deliveries
-     WHERE state = 'pending'
+     WHERE state = 'pending' AND {_LIVE}
      ORDER BY endpoint_id, game_id, tx_id, position
 )
 SELECT {_DELIVERY}, greatest(extract(epoch FROM next_attempt_at - now()), 0)::float8
@@ -66,13 +73,25 @@ SELECT {_DELIVERY}, greatest(extract(epoch FROM next_attempt_at - now()), 0)::fl
  ORDER BY next_attempt_at, tx_id, position
  LIMIT $1
 """
-# One attempt's hold on a delivery, only as `due` read it and only under the lease; a
-# concurrent claim waits for the row and then finds next_attempt_at moved on.
+# One attempt's hold on a delivery, only as `due` read it, only under the lease and only
+# while its endpoint is there; a concurrent claim waits for the row and then finds
+# next_attempt_at moved on. FOR SHARE: the endpoint cannot be removed until this commits,
+# and its removal, once committed, is seen here.
 _CLAIM = """
 UPDATE webhook_deliveries
    SET next_attempt_at = now() + make_interval(secs => $5)
  WHERE id = $3 AND state = 'pending' AND attempts = $4 AND next_attempt_at <= now()
    AND EXISTS (SELECT 1 FROM leases WHERE name = $1 AND holder = $2 AND expires_at > now())
+   AND EXISTS (SELECT 1 FROM webhook_endpoints e
+                WHERE e.id = webhook_deliveries.endpoint_id FOR SHARE)
+RETURNING id
+"""
+# A failed delivery queued again, only while its endpoint is there (FOR SHARE, as above).
+_REDELIVER = """
+UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = now()
+ WHERE id = $1 AND state = 'failed'
+   AND EXISTS (SELECT 1 FROM webhook_endpoints e
+                WHERE e.id = webhook_deliveries.endpoint_id FOR SHARE)
 RETURNING id
 """
 _RECORD = """
@@ -242,11 +261,7 @@ class PostgresWebhookStore:
 
     async def redeliver(self, delivery_id: str) -> bool:
         with reachable():
-            found = await self.pool.fetchval(
-                "UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = now()"
-                " WHERE id = $1 AND state = 'failed' RETURNING id",
-                delivery_id,
-            )
+            found = await self.pool.fetchval(_REDELIVER, delivery_id)
         return found is not None
 
     async def deliveries(

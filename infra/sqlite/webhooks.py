@@ -29,6 +29,13 @@ _DELIVERY = (
     " state, attempts, created_at, next_attempt_at, last_attempt_at, last_status,"
     " last_error, delivered_at"
 )
+_LIVE = "EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = webhook_deliveries.endpoint_id)"
+# A pending delivery whose endpoint is gone (queued as it was being removed): cancelled by
+# `due`, as removing the endpoint does, so that it never holds a place in the `limit`.
+_ORPHANED = f"SELECT 1 FROM webhook_deliveries WHERE state = 'pending' AND NOT {_LIVE} LIMIT 1"
+_CANCEL_ORPHANED = (
+    f"UPDATE webhook_deliveries SET state = 'cancelled' WHERE state = 'pending' AND NOT {_LIVE}"
+)
 # The head of each endpoint's queue for each game, as on PostgreSQL (DISTINCT ON there).
 _DUE = f"""
 SELECT {_DELIVERY}, max(next_attempt_at - ?, 0) FROM (
@@ -36,19 +43,21 @@ SELECT {_DELIVERY}, max(next_attempt_at - ?, 0) FROM (
         PARTITION BY endpoint_id, game_id ORDER BY tx_id, position
     ) AS place
       FROM webhook_deliveries
-     WHERE state = 'pending'
+     WHERE state = 'pending' AND {_LIVE}
 )
  WHERE place = 1
  ORDER BY next_attempt_at, tx_id, position
  LIMIT ?
 """
-# One attempt's hold on a delivery, only as `due` read it and only under the lease.
-_CLAIM = """
+# One attempt's hold on a delivery, only as `due` read it, only under the lease and only
+# while its endpoint is there.
+_CLAIM = f"""
 UPDATE webhook_deliveries
    SET next_attempt_at = :now + :hold
  WHERE id = :id AND state = 'pending' AND attempts = :attempts AND next_attempt_at <= :now
    AND EXISTS (SELECT 1 FROM leases WHERE name = :name AND holder = :holder
                                       AND expires_at > :now)
+   AND {_LIVE}
 RETURNING id
 """
 _RECORD = """
@@ -209,6 +218,8 @@ class SqliteWebhookStore:
         return await self.db.write(enqueue)
 
     async def due(self, limit: int = 100) -> Due:
+        if await self.db.run(lambda db: db.execute(_ORPHANED).fetchone()) is not None:
+            await self.db.write(lambda db: db.execute(_CANCEL_ORPHANED))
         rows = await self.db.run(lambda db: db.execute(_DUE, (time.time(), limit)).fetchall())
         ready = [_delivery(r) for r in rows if r[19] <= 0]
         later = [float(r[19]) for r in rows if r[19] > 0]
@@ -265,7 +276,7 @@ class SqliteWebhookStore:
         def redeliver(db: sqlite3.Connection) -> bool:
             found = db.execute(
                 "UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = ?"
-                " WHERE id = ? AND state = 'failed'",
+                f" WHERE id = ? AND state = 'failed' AND {_LIVE}",
                 (time.time(), delivery_id),
             )
             return found.rowcount > 0

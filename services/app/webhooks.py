@@ -3,6 +3,8 @@ queue a failed delivery again. The sending is services/live/dispatcher.py."""
 
 from __future__ import annotations
 
+import ipaddress
+import re
 import secrets
 from collections.abc import Callable
 from datetime import datetime
@@ -34,24 +36,80 @@ def configured_endpoint(settings: Settings) -> Endpoint | None:
     )
 
 
+# A host name's labels (letters, digits, `-` and `_`), with an optional final dot.
+_LABEL = re.compile(r"[A-Za-z0-9_-]{1,63}")
+# What the OpenAPI document can say of a webhook URL: the scheme in either case, a host
+# name or a bracketed IPv6 text, a port of 1 to 65535, then anything printable. Which
+# bracketed texts are IPv6 addresses only url_fault says.
+_PORT = r"(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
+URL_PATTERN = (
+    r"^[Hh][Tt][Tt][Pp][Ss]?://"
+    r"(?:[A-Za-z0-9_-]{1,63}(?:\.[A-Za-z0-9_-]{1,63})*\.?|\[[0-9A-Fa-f:.]{2,45}\])"
+    rf"(?::{_PORT})?(?:[/?#][!-~]*)?$"
+)
+
+
+def url_fault(url: str) -> str | None:
+    """What is wrong with a webhook URL's host and port, None if nothing: a host name, an
+    IPv4 address or a bracketed IPv6 one, and a port of 1 to 65535 when one is written
+    (RFC 3986). The shape and the characters are the pattern's (RegisterWebhook)."""
+    scheme, found, rest = url.partition("://")
+    if not found or scheme.lower() not in ("http", "https"):
+        return "an http:// or https:// URL"
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    if authority.startswith("["):
+        literal, closed, after = authority[1:].partition("]")
+        try:
+            ipaddress.IPv6Address(literal)
+        except ValueError:
+            return f"[{literal}] is no IPv6 address"
+        if not closed or (after and not after.startswith(":")):
+            return "an IPv6 host is written [address] or [address]:port"
+        port = after[1:] if after else None
+    else:
+        host, colon, written = authority.partition(":")
+        port = written if colon else None
+        labels = host[:-1].split(".") if host.endswith(".") else host.split(".")
+        if not host or not all(_LABEL.fullmatch(label) for label in labels):
+            return f"{host!r} is no host name (dot-separated labels of letters, digits, '-', '_')"
+    if port is not None and not (port.isdigit() and 0 < int(port) < 65536):
+        return f"{port!r} is no port (1 to 65535)"
+    return None
+
+
 class RegisterWebhook(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    # ASCII only, spelled out: `\s` means other things to Python and to JSON Schema
+    # ASCII only, spelled out: `\s` means other things to Python and to JSON Schema. The
+    # scheme in either case (RFC 3986); the host and port are checked in __post_init__.
     url: Annotated[
         str,
-        msgspec.Meta(pattern=r"^https?://[A-Za-z0-9.:\[\]_-]+(?:[/?#][!-~]*)?$", max_length=2048),
+        msgspec.Meta(pattern=URL_PATTERN, max_length=2048),
     ]
     # each once: the route refuses a repeat, and the OpenAPI says uniqueItems
     events: Annotated[tuple[WebhookType, ...], msgspec.Meta(min_length=1)] = WEBHOOK_TYPES
     # generated when left out (and then shown once, in the answer); printable ASCII without
     # spaces, so that no copy of it loses or gains a byte at its ends
     secret: Annotated[str, msgspec.Meta(pattern=r"^[!-~]{16,256}$")] | None = None
-    description: Annotated[str, msgspec.Meta(max_length=256)] | None = None
+    # PostgreSQL's text cannot hold a NUL (as a seat's name: any character but NUL)
+    description: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                max_length=256,
+                pattern="^[^\x00]*$",
+                description="up to 256 characters, any but NUL",
+            ),
+        ]
+        | None
+    ) = None
 
     def __post_init__(self) -> None:
         # a pattern's `$` also matches before a final line feed: the whole text, exactly
         for name, value in (("url", self.url), ("secret", self.secret)):
             if value is not None and "\n" in value:
                 raise ValueError(f"{name}: no line feed (at its end neither)")
+        fault = url_fault(self.url)
+        if fault is not None:
+            raise ValueError(f"url: {fault}")
 
 
 class WebhookEndpoint(msgspec.Struct, frozen=True, kw_only=True):
@@ -186,11 +244,13 @@ class Webhooks:
         before: int | None,
         limit: int,
     ) -> DeliveryPage:
+        # one more than the page: `next` is null on the last page, not a page that is empty
         rows = await self.store.deliveries(
-            endpoint_id=endpoint_id, state=state, game_id=game_id, before=before, limit=limit
+            endpoint_id=endpoint_id, state=state, game_id=game_id, before=before, limit=limit + 1
         )
-        more = len(rows) == limit
-        return DeliveryPage([record(r) for r in rows], rows[-1].seq if rows and more else None)
+        page = rows[:limit]
+        more = len(rows) > limit
+        return DeliveryPage([record(r) for r in page], page[-1].seq if more else None)
 
     async def delivery(self, delivery_id: str) -> DeliveryDetail:
         found = await self.store.delivery(delivery_id)
@@ -209,6 +269,12 @@ class Webhooks:
             found = await self.store.delivery(delivery_id)
             if found is None:
                 raise NotFound("delivery_not_found", f"no webhook delivery {delivery_id}")
+            if found.state == "failed":  # then its endpoint is gone: nowhere to send it
+                raise NotFound(
+                    "webhook_not_found",
+                    f"no webhook endpoint {found.endpoint_id}: it was removed, so delivery"
+                    f" {delivery_id} cannot be sent again",
+                )
             raise Refused(
                 "delivery_not_failed",
                 f"delivery {delivery_id} is {found.state}: only a failed one is sent again",

@@ -112,8 +112,9 @@ class WebhooksController(Controller):
         operator: NamedDependency[Caller],
         webhooks: NamedDependency[Webhooks],
     ) -> DeliveryRecord:
-        """Queues it again at once, under the same id and body; 409 `delivery_not_failed`
-        for one that is pending, delivered or cancelled."""
+        """Queues it again at once, under the same id and body, for one more attempt (its
+        attempts count on); 409 `delivery_not_failed` for one that is pending, delivered or
+        cancelled, 404 `webhook_not_found` when its endpoint has been removed."""
         return await webhooks.retry(delivery_id)
 
     @get(

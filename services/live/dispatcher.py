@@ -17,8 +17,8 @@ a webhook is for into one delivery per subscribed endpoint, and sends them.
   once its own term is up without a renewal; the store takes nothing from a replica that
   no longer holds it, so an old holder woken late cannot move the checkpoint or start
   an attempt.
-- Retries back off exponentially (BURA_WEBHOOK_RETRY_SECONDS doubling to
-  BURA_WEBHOOK_RETRY_MAX_SECONDS, a little jitter) until BURA_WEBHOOK_MAX_ATTEMPTS,
+- Retries back off exponentially (BURA_WEBHOOK_RETRY_SECONDS doubling, a little jitter,
+  never past BURA_WEBHOOK_RETRY_MAX_SECONDS) until BURA_WEBHOOK_MAX_ATTEMPTS,
   after which the delivery is failed (the log keeps it; POST .../retry queues it again)
   and the game's later deliveries go on.
 """
@@ -363,14 +363,23 @@ class Dispatcher:
         }
         status: int | None = None
         error: str | None = None
+        limit = self.settings.webhook_timeout_seconds
         try:
-            async with self._client.stream(
-                "POST", endpoint.url, content=delivery.body, headers=headers
-            ) as response:
-                status = response.status_code
+            # the whole attempt (connect, send, the answer's head) within the timeout: the
+            # client's own timeout bounds each read alone, which a receiver that dribbles
+            # its answer a line at a time never trips
+            async with asyncio.timeout(limit):
+                async with self._client.stream(
+                    "POST", endpoint.url, content=delivery.body, headers=headers
+                ) as response:
+                    status = response.status_code
             if not 200 <= status < 300:
                 error = f"HTTP {status}"
-        except httpx.HTTPError as failure:
+        except TimeoutError:
+            status, error = None, f"no answer within {limit:g}s"
+        except Exception as failure:  # whatever it was, the attempt failed
+            # not only httpx's errors: a URL it cannot use (InvalidURL), an encoding error,
+            # a bug; an attempt that is never recorded would stay pending for ever
             error = f"{type(failure).__name__}: {failure}"[:500] or type(failure).__name__
         number = delivery.attempts + 1
         verdict: Verdict
@@ -409,5 +418,6 @@ def backoff(settings: Settings, attempts: int) -> float:
     """Seconds before the next attempt, after `attempts`: doubling up to the cap."""
     # past 2^64 the delay is the cap anyway; 2.0 ** 1024 would overflow
     growth: float = 2.0 ** min(attempts - 1, 64)
-    delay = min(settings.webhook_retry_max_seconds, settings.webhook_retry_seconds * growth)
-    return delay * (1 + random.random() / 10)  # spread retries to a receiver back up
+    delay = settings.webhook_retry_seconds * growth * (1 + random.random() / 10)
+    # the jitter spreads retries to a receiver back up; the cap is the longest delay
+    return min(settings.webhook_retry_max_seconds, delay)

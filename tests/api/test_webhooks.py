@@ -10,18 +10,21 @@ import hmac
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import msgspec
 import pytest
 
 from harness.receiver import Received, Receiver
-from infra.ports.events import NewEvent
+from infra.ports.events import START, NewEvent
+from infra.ports.webhooks import Endpoint, NewDelivery
 from services.app.notices import WEBHOOK_OF, drafts
 from services.app.signing import verify
 from services.bootstrap import Adapters
-from services.config import Settings
+from services.config import ConfigError, Settings, load
 from services.http.app import create_app
+from services.live.dispatcher import backoff
 from tests.api.conftest import (
     FIRST_TRICK,
     OPERATOR,
@@ -146,6 +149,18 @@ async def test_an_endpoint_is_registered_listed_shown_and_removed(adapters: Adap
         {"url": "https://platform.test/x", "secret": "a secret of 16 or more"},
         {"url": "https://platform.test/x", "secret": "a-secret-of-16-or-more\n"},
         {"url": "https://platform.test/x", "events": ["game_finished", "game_finished"]},
+        # no host, or no valid one, or no valid port
+        {"url": "http://:"},
+        {"url": "http://..."},
+        {"url": "http://:8080/x"},
+        {"url": "http://[]/"},
+        {"url": "http://[zz]/"},
+        {"url": "http://host.example:abc/"},
+        {"url": "http://host.example:99999/"},
+        {"url": "http://host.example:0/"},
+        {"url": "http://a..b/"},
+        # PostgreSQL's text cannot hold a NUL (it was a 500 there, and taken on SQLite)
+        {"url": "https://platform.test/x", "description": "ledger\x00"},
     ],
 )
 async def test_a_bad_registration_is_a_400_naming_the_field(adapters: Adapters, body: Body) -> None:
@@ -156,6 +171,46 @@ async def test_a_bad_registration_is_a_400_naming_the_field(adapters: Adapters, 
         assert problem["code"] == "bad_request"
         named = {e["key"].split(".")[0].split("[")[0] for e in problem["errors"]}
         assert named & {*body, "data"}, problem
+
+
+async def test_a_url_may_write_its_scheme_in_capitals_and_its_host_as_an_address(
+    adapters: Adapters,
+) -> None:
+    async with app(adapters) as api:
+        for url in ("HTTPS://platform.test/x", "Http://[::1]:8080/x", "http://127.0.0.1:9/"):
+            answer = await api.client.post("/webhooks", json={"url": url}, headers=OPERATOR)
+            assert answer.status_code == 201, (url, answer.text)
+            assert answer.json()["url"] == url
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"BURA_WEBHOOK_URL": "http://:8080/x"}, ["BURA_WEBHOOK_URL"]),
+        ({"BURA_WEBHOOK_URL": "http://..."}, ["BURA_WEBHOOK_URL"]),
+        ({"BURA_WEBHOOK_URL": "http://[zz]/"}, ["BURA_WEBHOOK_URL"]),
+        ({"BURA_WEBHOOK_URL": "http://host.example:99999/"}, ["BURA_WEBHOOK_URL"]),
+        ({"BURA_WEBHOOK_URL": "http://host.example:abc/"}, ["BURA_WEBHOOK_URL"]),
+        ({"BURA_WEBHOOK_EVENTS": ","}, ["BURA_WEBHOOK_EVENTS"]),
+        ({"BURA_WEBHOOK_EVENTS": " , ,"}, ["BURA_WEBHOOK_EVENTS"]),
+        ({"BURA_WEBHOOK_SECRET": SECRET}, ["BURA_WEBHOOK_SECRET", "BURA_WEBHOOK_URL"]),
+    ],
+)
+def test_a_bad_webhook_setting_stops_start_up_naming_it(
+    env: dict[str, str], named: list[str]
+) -> None:
+    """As every setting (tests/services/test_config.py): ConfigError, which the command
+    line turns into exit status 2."""
+    with pytest.raises(ConfigError) as refused:
+        load({"BURA_WEBHOOK_SECRET": SECRET, **env} if "BURA_WEBHOOK_URL" in env else env)
+    assert all(name in str(refused.value) for name in named), refused.value
+
+
+def test_the_settings_endpoint_may_write_its_scheme_in_capitals() -> None:
+    settings = load(
+        {"BURA_WEBHOOK_URL": "HTTPS://platform.test/bura", "BURA_WEBHOOK_SECRET": SECRET}
+    )
+    assert settings.webhook_url == "HTTPS://platform.test/bura"
 
 
 async def test_only_the_operator_manages_webhooks(adapters: Adapters) -> None:
@@ -367,6 +422,178 @@ async def test_a_delivery_given_up_is_logged_failed_and_may_be_sent_again(
             assert f'endpoint="{hook["id"]}",outcome="failed"}} 1.0' in metrics
 
 
+async def test_a_failed_delivery_of_a_removed_endpoint_is_not_sent_again(
+    adapters: Adapters,
+) -> None:
+    """Its retry is refused (404 webhook_not_found, naming the endpoint): the dispatcher,
+    which may still have the endpoint in mind, must not POST it to the removed URL signed
+    with the removed secret, nor may it wait for ever."""
+    with Receiver(lambda request, count: 500) as receiver:
+        async with app(adapters, webhook_max_attempts=1) as api:
+            hook = await register(api, receiver, events=["game_finished"])
+            await play(api, THIRTY_ONE_GAME)
+
+            async def failed_listed() -> list[Body]:
+                page = await api.get("/webhooks/deliveries", endpoint=hook["id"], state="failed")
+                listed: list[Body] = page["deliveries"]
+                return listed
+
+            (failed,) = await until(failed_listed)
+            removed = await api.client.delete(f"/webhooks/{hook['id']}", headers=OPERATOR)
+            assert removed.status_code == 204
+
+            again = await api.client.post(
+                f"/webhooks/deliveries/{failed['id']}/retry", headers=OPERATOR
+            )
+            assert (again.status_code, again.json()["code"]) == (404, "webhook_not_found")
+            assert hook["id"] in again.json()["detail"]
+            await asyncio.sleep(1.0)  # time for an attempt, were one started
+            kept = await api.get(f"/webhooks/deliveries/{failed['id']}")
+            assert (kept["state"], kept["attempts"]) == ("failed", 1)
+        assert len(receiver.requests()) == 1
+
+
+async def test_deliveries_queued_for_a_removed_endpoint_starve_no_other(
+    adapters: Adapters,
+) -> None:
+    """More deliveries than the dispatcher reads at a time (CONCURRENCY * 4, 32), queued
+    for an endpoint that was removed as they were queued (the dispatcher had read the
+    endpoints just before): they are cancelled, none is sent to the removed URL, and the
+    endpoints that are there get theirs."""
+    with Receiver() as removed_one, Receiver() as receiver:
+        async with app(adapters) as api:
+            gone = await register(api, removed_one)
+            await play(api, THIRTY_ONE_GAME)  # the dispatcher now has `gone` in mind
+            await removed_one.wait_for(lambda r: len(r.delivered()) == 2)
+            removed = await api.client.delete(f"/webhooks/{gone['id']}", headers=OPERATOR)
+            assert removed.status_code == 204
+            lease = f"test-{gone['id']}"
+            assert await adapters.leases.hold(lease, "test", 30)
+            orphans = [
+                NewDelivery(
+                    id=f"dlv-{gone['id']}-{n}",
+                    endpoint_id=gone["id"],
+                    url=removed_one.url,
+                    type="game_finished",
+                    game_id=f"game-{gone['id']}-{n}",
+                    version=1,
+                    tx_id=0,  # before every other in the global order
+                    position=n,
+                    recorded_at=datetime.now(UTC),
+                    body=b"{}",
+                )
+                for n in range(1, 41)
+            ]
+            assert await adapters.webhooks.enqueue(lease, "test", START, orphans)
+
+            await register(api, receiver, events=["game_finished"])
+            game_id = await play(api, THIRTY_ONE_GAME)
+            await receiver.wait_for(lambda r: len(of_game(r, game_id)) == 1, timeout=20)
+
+            async def all_cancelled() -> bool:
+                page = await api.get("/webhooks/deliveries", endpoint=gone["id"], limit=100)
+                states = {d["state"] for d in page["deliveries"] if d["id"].startswith("dlv-")}
+                return states == {"cancelled"}
+
+            await until(all_cancelled)
+        assert len(removed_one.requests()) == 2  # the two it had before it was removed
+
+
+@asynccontextmanager
+async def dribbling(every: float, lines: int) -> AsyncIterator[str]:
+    """A receiver that answers 200 one header line at a time, a line every `every` s, the
+    head whole after `lines` of them; its URL."""
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(b"HTTP/1.1 200 OK\r\n")
+            for _ in range(lines):
+                await writer.drain()
+                await asyncio.sleep(every)
+                writer.write(b"X-Slowly: 1\r\n")
+            writer.write(b"Content-Length: 0\r\n\r\n")
+            await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}/hooks"
+    finally:
+        server.close()
+
+
+async def test_a_receiver_that_dribbles_its_answer_runs_out_of_time_as_a_whole(
+    adapters: Adapters,
+) -> None:
+    """BURA_WEBHOOK_TIMEOUT_SECONDS bounds the whole attempt, not each read: a line every
+    0.3 s never trips a 1.5 s read timeout, and the head would be whole only after 6 s."""
+    async with (
+        dribbling(0.3, 20) as url,
+        app(adapters, webhook_timeout_seconds=1.5, webhook_max_attempts=1) as api,
+    ):
+        made = await api.client.post(
+            "/webhooks", json={"url": url, "events": ["game_finished"]}, headers=OPERATOR
+        )
+        hook = made.json()
+        await play(api, THIRTY_ONE_GAME)
+
+        async def settled() -> list[Body]:
+            page = await api.get("/webhooks/deliveries", endpoint=hook["id"])
+            listed: list[Body] = page["deliveries"]
+            return [d for d in listed if d["state"] != "pending"]
+
+        (settled_one,) = await until(settled)
+        shown = await api.get(f"/webhooks/deliveries/{settled_one['id']}")
+    assert shown["state"] == "failed", shown
+    (attempt,) = shown["tries"]
+    assert attempt["status"] is None and attempt["error"] == "no answer within 1.5s"
+    assert 1.4 <= attempt["seconds"] < 3.0
+
+
+async def test_an_attempt_that_fails_in_any_way_is_counted_and_given_up(
+    adapters: Adapters,
+) -> None:
+    """Not only the HTTP client's own errors: an endpoint stored with a URL the client
+    cannot use (registered before URLs were checked as they are now) fails each attempt
+    and then the delivery, rather than stay pending for ever with no attempt."""
+    async with app(adapters, webhook_max_attempts=2) as api:
+        saved = await adapters.webhooks.save_endpoint(
+            Endpoint(
+                id=f"whk_{time.monotonic_ns():x}",
+                url="http://[zz]/",
+                secret=SECRET,
+                events=("game_finished",),
+                source="api",
+            )
+        )
+        await play(api, THIRTY_ONE_GAME)
+
+        async def failed_listed() -> list[Body]:
+            page = await api.get("/webhooks/deliveries", endpoint=saved.id, state="failed")
+            listed: list[Body] = page["deliveries"]
+            return listed
+
+        (failed,) = await until(failed_listed)
+        shown = await api.get(f"/webhooks/deliveries/{failed['id']}")
+    assert shown["attempts"] == 2 and len(shown["tries"]) == 2
+    assert all(t["error"].startswith("InvalidURL") for t in shown["tries"]), shown["tries"]
+
+
+@pytest.mark.parametrize("attempts", [8, 9, 10, 11, 64, 10**6])
+def test_a_retry_never_waits_longer_than_the_cap(attempts: int) -> None:
+    """BURA_WEBHOOK_RETRY_MAX_SECONDS is the longest delay between two attempts: the
+    jitter comes before the cap, not on top of it."""
+    settings = Settings(webhook_retry_seconds=1.0, webhook_retry_max_seconds=300.0)
+    delays = [backoff(settings, attempts) for _ in range(500)]
+    assert max(delays) <= 300.0
+    assert min(delays) >= min(2.0 ** min(attempts - 1, 64), 300.0)  # doubling, up to it
+
+
 async def test_an_endpoint_hears_only_its_types_and_only_what_is_recorded_after_it(
     adapters: Adapters,
 ) -> None:
@@ -399,6 +626,15 @@ async def test_the_log_lists_deliveries_by_endpoint_state_and_game(adapters: Ada
             assert [d["id"] for d in first["deliveries"]] == [end["id"]]
             rest = await api.get("/webhooks/deliveries", endpoint=hook["id"], before=first["next"])
             assert [d["id"] for d in rest["deliveries"]] == [deal["id"]]
+            assert rest["next"] is None
+            # exactly a page's worth: the last page, so no `next` (and no empty page after)
+            whole = await api.get("/webhooks/deliveries", endpoint=hook["id"], limit=2)
+            assert [d["id"] for d in whole["deliveries"]] == [end["id"], deal["id"]]
+            assert whole["next"] is None
+            last = await api.get(
+                "/webhooks/deliveries", endpoint=hook["id"], before=first["next"], limit=1
+            )
+            assert [d["id"] for d in last["deliveries"]] == [deal["id"]] and last["next"] is None
             none = await api.client.get("/webhooks/deliveries/dlv_none", headers=OPERATOR)
             assert none.status_code == 404
             bad = await api.client.get(

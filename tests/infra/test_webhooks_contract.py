@@ -291,6 +291,43 @@ async def test_a_delivery_given_up_lets_the_game_go_on_and_may_be_sent_again(
     assert not await store.redeliver(unique("dlv"))
 
 
+async def test_a_failed_delivery_of_a_removed_endpoint_is_not_queued_again(
+    adapters: Adapters,
+) -> None:
+    store = adapters.webhooks
+    hook, game = await store.save_endpoint(endpoint()), unique("game")
+    await queue(adapters, delivery(hook.id, game, 1, 1))
+    (head,) = await due_of(store, hook.id)
+    await store.record(head.id, tried("failed", 500))
+    assert await store.remove_endpoint(hook.id)
+
+    assert not await store.redeliver(head.id)  # there is nowhere to send it
+    kept = await store.delivery(head.id)
+    assert kept is not None and (kept.state, kept.attempts) == ("failed", 1)
+
+
+async def test_a_pending_delivery_whose_endpoint_is_gone_is_cancelled_and_never_due(
+    adapters: Adapters,
+) -> None:
+    """Deliveries queued for an endpoint as it was being removed (the dispatcher read the
+    endpoints just before): `due` cancels them rather than list them again and again, so
+    that however many there are (more than the dispatcher's `limit`) they hold nothing up,
+    and no attempt can claim one."""
+    store = adapters.webhooks
+    gone, kept = await store.save_endpoint(endpoint()), await store.save_endpoint(endpoint())
+    assert await store.remove_endpoint(gone.id)
+    orphans = [delivery(gone.id, unique("game"), 1, n) for n in range(1, 41)]
+    lease = await queue(adapters, *orphans, delivery(kept.id, unique("game"), 1, 99))
+
+    assert not await store.claim(lease, "me", orphans[0].id, 0, 10)
+    due = await store.due(32)
+    assert not [d for d in due.deliveries if d.endpoint_id == gone.id]
+    states = {d.state for d in await store.deliveries(endpoint_id=gone.id, limit=100)}
+    assert states == {"cancelled"}
+    assert [d.version for d in await due_of(store, kept.id)] == [1]
+    assert (await store.delivery(orphans[-1].id)).next_attempt_at is None  # type: ignore[union-attr]
+
+
 # --- the log and the backlog ------------------------------------------------------------------
 
 
