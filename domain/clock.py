@@ -43,11 +43,20 @@ def ticking(state: Game) -> Clock | None:
     return clock if clock is not None and clock.version == state.version else None
 
 
+def due_since(clock: Clock) -> int:
+    """Since when the seat the clock runs for has been due without acting itself: this
+    turn's start, or, when the server played its turns before for it (auto_play), the
+    start of the first of them."""
+    carried = clock.unanswered[clock.seat] if clock.seat < len(clock.unanswered) else None
+    return carried if carried is not None else clock.started
+
+
 def abandon_deadline(rules: Rules, clock: Clock, away_since: int) -> int | None:
-    """When a seat away since `away_since` has been away abandon_seconds while due."""
+    """When a seat away since `away_since` has been away abandon_seconds while due (its
+    turns played for it by the server count as one: docs/rules.md §13.5)."""
     if rules.abandon_seconds is None:
         return None
-    return max(away_since, clock.started) + ms(rules.abandon_seconds)
+    return max(away_since, due_since(clock)) + ms(rules.abandon_seconds)
 
 
 def check_in_time(state: Game, now: int) -> None:
@@ -76,9 +85,30 @@ def restart(before: Game, events: Sequence[Event], now: int) -> list[Event]:
     turn_ends = now + ms(rules.turn_seconds)
     return [
         ClockStarted(
-            seat=seat, at=now, turn_ends=turn_ends, deadline=turn_ends + banks[seat], banks=banks
+            seat=seat,
+            at=now,
+            turn_ends=turn_ends,
+            deadline=turn_ends + banks[seat],
+            banks=banks,
+            unanswered=_unanswered(before, events, len(after.seats)),
         )
     ]
+
+
+def _unanswered(before: Game, events: Sequence[Event], seats: int) -> tuple[int | None, ...]:
+    """ClockStarted.unanswered after `events`: the seat the last clock ran for keeps (or
+    starts) its run of turns without an act of its own when the server played its turn
+    (auto_play); any other end of its turn (its own act, a ruling, a lost deal) ends it."""
+    clock = before.clock
+    if clock is None:
+        return ()
+    kept: list[int | None] = list(clock.unanswered) or [None] * seats
+    played_for = any(
+        isinstance(e, TimedOut) and e.seat == clock.seat and e.verdict == "auto_play"
+        for e in events
+    )
+    kept[clock.seat] = due_since(clock) if played_for else None
+    return tuple(kept) if any(t is not None for t in kept) else ()
 
 
 def _banks(before: Game, after: Game, now: int) -> tuple[int, ...]:

@@ -224,6 +224,11 @@ class ClockStarted(Event, frozen=True, kw_only=True):
     turn_ends: int  # at + turn_seconds
     deadline: int  # turn_ends + the seat's bank: when its time runs out
     banks: tuple[int, ...]  # each seat's time bank left this deal
+    # Each seat whose last turn the server played for it (auto_play) and that has not
+    # acted itself since: when it first became due without acting (its absence counts from
+    # there, docs/rules.md §13.5); null for every other seat. Empty when no seat is so
+    # (and in rows written before it existed, which decode unchanged).
+    unanswered: tuple[int | None, ...] = ()
 
 
 class TimedOut(Event, frozen=True, kw_only=True):

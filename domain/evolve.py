@@ -258,6 +258,7 @@ def evolve(state: Game, event: Event) -> Game:
                 turn_ends=turn_ends,
                 deadline=deadline,
                 banks=banks,
+                unanswered=event.unanswered,
                 version=version,
             )
             return replace(state, version=version, clock=clock)

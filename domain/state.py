@@ -84,6 +84,7 @@ class Clock(msgspec.Struct, frozen=True, kw_only=True):
     deadline: int  # turn_ends + the seat's bank: its time runs out
     banks: tuple[int, ...]  # each seat's bank left this deal, before the running turn
     paused: bool = False  # on_timeout "pause": no clock runs until an act or the operator
+    unanswered: tuple[int | None, ...] = ()  # as the clock_started (domain/events.py)
     # the version its clock_started made: at a later version an act has been recorded and
     # its own clock_started is still to come (the events of one command), so the deadline
     # here is no seat's (views show no clock there: domain/clock.py `ticking`)

@@ -30,7 +30,8 @@ def time_out(state: Game, command: TimeOut, play: Play) -> list[Event]:
             "table_changed",
             f"the timeout was judged on version {command.version}; the table is at {state.version}",
         )
-    if clock.paused:
+    if clock.paused and command.away_since is None:
+        # a paused table still judges a seat that is gone (docs/rules.md §13.5)
         raise RuleViolation(
             "clock_paused", "the clock is paused after a timeout: the operator decides"
         )

@@ -304,16 +304,20 @@ def _timed(state: Game, shown: SeatView, now: int | None, presence: Presence | N
             if now is not None:
                 changes["time_left"] = max(0, clock.deadline - now)
         if state.rules.time_bank_seconds:
-            changes["time_bank"] = (
-                bank_left(clock, now) if now is not None and due else clock.banks[s]
-            )
+            if clock.paused and clock.seat == s:  # timed out: its bank was spent
+                changes["time_bank"] = bank_left(clock, clock.deadline)
+            elif now is not None and due:
+                changes["time_bank"] = bank_left(clock, now)
+            else:
+                changes["time_bank"] = clock.banks[s]
     if presence is not None:
         changes["connected"] = presence.connected
         if presence.connected:
             changes["connected_since"] = presence.since
         else:
             changes["away_since"] = presence.since
-            if clock is not None and ticking(state) is not None and clock.seat == s:
+            judged = ticking(state) is not None or (clock is not None and clock.paused)
+            if clock is not None and judged and clock.seat == s and not state.finished:
                 changes["abandon_at"] = abandon_deadline(
                     state.rules, clock, presence.since if presence.since is not None else 0
                 )

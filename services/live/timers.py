@@ -34,7 +34,7 @@ from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from domain.clock import abandon_deadline, ms
+from domain.clock import abandon_deadline, due_since, ms
 from domain.events import ClockStarted, GameStarted, SeedingOpened
 from domain.naming import snake
 from domain.rules import clocked
@@ -53,6 +53,7 @@ log = logging.getLogger("bura.timers")
 SETTLED = 100_000  # games remembered as needing no timer; the oldest is forgotten first
 LOADS = 8  # games read at once while timers start
 RETRY_SECONDS = 2.0  # after the store could not be reached
+PAUSED_LOOK_MS = 60_000  # a paused table judging abandonment is looked at again this often
 SWEEP_PAGE = 1000  # events told per look at the store (stream ids and versions only)
 CLOCK_STARTED = snake(ClockStarted.__name__)  # the event that starts (or restarts) a clock
 SEEDING_OPENED = snake(SeedingOpened.__name__)  # a deal that waits for seeds to a deadline
@@ -323,9 +324,10 @@ class Timers:
                 self._settle(game_id)
                 return
             clock = state.clock
-            if clock is None or clock.paused:
+            if clock is None or (clock.paused and not self._judges_abandonment(state)):
                 # nothing runs: an act or the operator's ruling starts it again, told by
-                # its hint or found in the store (_moved)
+                # its hint or found in the store (_moved); a paused table that judges
+                # abandonment keeps its timer for that (docs/rules.md §13.5)
                 self._rest(game_id, state.version)
                 return
             now = self.games.now()
@@ -350,8 +352,9 @@ class Timers:
         for a seat whose streams live on another replica, no later than they would lapse."""
         clock = state.clock
         assert clock is not None
-        wake: int = clock.deadline
-        if state.rules.abandon_seconds is None or self.attendance is None:
+        # paused, no deadline runs: only an absence is judged, and presence changes poke
+        wake: int = clock.deadline if not clock.paused else now + PAUSED_LOOK_MS
+        if not self._judges_abandonment(state) or self.attendance is None:
             return wake, None
         seen = await self.attendance.seats(game_id, len(state.seats), now)
         if seen is None:
@@ -361,13 +364,16 @@ class Timers:
             if seat.until is not None:
                 wake = min(wake, seat.until + 1)
             return wake, None
-        away = seat.since if seat.since is not None else clock.started
+        away = seat.since if seat.since is not None else due_since(clock)
         gone = abandon_deadline(state.rules, clock, away)
         if gone is None:
             return wake, None
-        if gone <= now and gone <= clock.deadline:
+        if gone <= now and (clock.paused or gone <= clock.deadline):
             return now, away  # away too long, before its time ran out: abandoned
         return min(wake, gone), None
+
+    def _judges_abandonment(self, state: Game) -> bool:
+        return state.rules.abandon_seconds is not None and self.attendance is not None
 
     async def _load(self, game_id: str) -> Game:
         async with self._loads:
@@ -392,6 +398,10 @@ def soonest(state: Game) -> int:
     assert clock is not None and state.rules.turn_seconds is not None
     allowed = ms(state.rules.turn_seconds)
     if state.rules.abandon_seconds is not None:
+        if any(t is not None for t in clock.unanswered):
+            # a seat the server played for may be due again at once, its absence counted
+            # from before: any act can make the game due
+            return clock.started
         allowed = min(allowed, ms(state.rules.abandon_seconds))
     return clock.started + allowed
 

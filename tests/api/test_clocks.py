@@ -126,6 +126,34 @@ async def test_a_seat_due_that_never_opens_a_stream_is_abandoned(api: Api) -> No
     assert (await api.view(table))["result"]["reason"] == "abandoned"
 
 
+def abandoned(api: Api, table: Table) -> Callable[[], Awaitable[Body | None]]:
+    async def check() -> Body | None:
+        found = [e for e in await events_of(api, table, "timed_out") if e["clock"] == "abandon"]
+        return found[0] if found else None
+
+    return check
+
+
+@SLOW
+@pytest.mark.parametrize("policy", ["pause", "auto_play"])
+async def test_a_seat_gone_is_abandoned_at_a_table_that_pauses_or_plays_for_it(
+    api: Api, policy: str
+) -> None:
+    """Its turn runs out first (1 s): the table pauses, or the server plays for it; either
+    way a seat that never opens a stream is abandoned abandon_seconds after it first
+    became due, by the server's timers alone (docs/rules.md §13.5)."""
+    table = await api.create(rules={"turn_seconds": 1, "abandon_seconds": 3, "on_timeout": policy})
+    present = await api.runtime.attendance.arrive(table.game_id, 1)  # seat 1 is there
+    began = (await api.view(table))["clock"]["started"]
+    judged = await until(abandoned(api, table))
+    await api.runtime.attendance.leave(present)
+    assert (judged["seat"], judged["verdict"]) == (0, "lose_deal")
+    assert judged["deadline"] == began + 3_000 <= judged["at"]
+    assert (await api.view(table))["result"]["reason"] == "abandoned"
+    first = (await events_of(api, table, "timed_out"))[0]
+    assert (first["clock"], first["verdict"]) == ("turn", policy)
+
+
 @SLOW
 async def test_a_seat_with_a_live_stream_is_shown_connected_and_not_abandoned(api: Api) -> None:
     table = await api.create(rules={"turn_seconds": 60, "abandon_seconds": 1})

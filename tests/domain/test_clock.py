@@ -11,6 +11,8 @@ import msgspec
 import pytest
 
 from domain.audit import audit
+from domain.bots import safest_act
+from domain.clock import due_since
 from domain.commands import Dave, Draw, EndPause, TimeOut
 from domain.errors import BadOption
 from domain.events import (
@@ -345,6 +347,69 @@ def test_an_absence_counts_only_from_the_moment_the_seat_became_due() -> None:
     on_time = TimeOut(seat=0, version=given.version, at=T0 + 20_000, away_since=gone_before)
     _, events = act(given, None, on_time)
     assert isinstance(events[0], TimedOut) and events[0].deadline == T0 + 20_000
+
+
+def test_turns_the_server_plays_for_a_seat_do_not_restart_its_absence() -> None:
+    """auto_play plays a slow seat's turn; a seat that is gone is not slow: its absence
+    counts from the first turn it left unanswered, across the turns played for it, so a
+    table left to auto_play still judges it abandoned (docs/rules.md §13.5)."""
+    given = clocked(turn_seconds=10, abandon_seconds=15, on_timeout="auto_play")
+    state, events = timed_out(given)  # seat 0's lead, played for it at T0 + 10 s
+    started = events[-1]
+    assert isinstance(started, ClockStarted) and started.unanswered == (T0, None)
+    now = T0 + TURN
+    while state.clock is not None and state.clock.seat != 0:  # the others act themselves
+        now += 500
+        seat = state.clock.seat
+        state, _ = act(state, seat, safest_act(state, seat), now=now)
+    clock = state.clock
+    assert clock is not None and clock.started > T0 and due_since(clock) == T0
+    never_seen = due_since(clock)  # as the timers pass a seat never seen connected
+    early = TimeOut(seat=0, version=state.version, at=T0 + 14_999, away_since=never_seen)
+    assert refused(state, None, early) == "still_in_time"
+    _, judged = act(
+        state, None, TimeOut(seat=0, version=state.version, at=T0 + 15_000, away_since=T0)
+    )
+    assert isinstance(judged[0], TimedOut) and judged[0].clock == "abandon"
+    assert judged[0].deadline == T0 + 15_000 and judged[1] == DealLost(0, "abandoned")
+    shown = view(state, 1, now=now, presence=[Presence(False, None), Presence(True, T0)])
+    assert shown.seats[0].abandon_at == T0 + 15_000
+
+
+def test_a_seat_that_acts_itself_starts_its_absence_afresh() -> None:
+    given = clocked(turn_seconds=10, abandon_seconds=15, on_timeout="auto_play")
+    state, _ = timed_out(given)
+    while state.clock is not None and state.clock.seat != 0:
+        seat = state.clock.seat
+        state, _ = act(state, seat, safest_act(state, seat))
+    assert state.clock is not None and state.clock.unanswered[0] == T0
+    # seat 0 acts itself: whatever comes next, it is no longer carried
+    acted, events = act(state, 0, safest_act(state, 0))
+    started = events[-1]
+    assert isinstance(started, ClockStarted) and started.unanswered == ()
+    assert acted.clock is not None and acted.clock.unanswered == ()
+
+
+def test_a_paused_table_still_judges_a_seat_that_is_gone() -> None:
+    """pause waits for a ruling on a slow seat; a seat away abandon_seconds while due is
+    judged abandoned all the same, and the paused view says when."""
+    given = clocked(turn_seconds=10, abandon_seconds=30, on_timeout="pause", time_bank_seconds=5)
+    paused, _ = timed_out(given)  # at T0 + 15 s, its bank spent
+    assert paused.clock is not None and paused.clock.paused
+    # the turn itself is not timed out again while paused
+    again = TimeOut(seat=0, version=paused.version, at=T0 + 40_000)
+    assert refused(paused, None, again) == "clock_paused"
+    shown = view(paused, 1, now=T0 + 20_000, presence=[Presence(False, T0), Presence(True, T0)])
+    due, other = shown.seats
+    assert due.abandon_at == T0 + 30_000 and due.deadline is None
+    assert due.time_bank == 0 and other.time_bank == 5_000  # its bank was spent, not refilled
+    early = TimeOut(seat=0, version=paused.version, at=T0 + 29_999, away_since=T0)
+    assert refused(paused, None, early) == "still_in_time"
+    after, events = act(
+        paused, None, TimeOut(seat=0, version=paused.version, at=T0 + 30_000, away_since=T0)
+    )
+    assert isinstance(events[0], TimedOut) and events[0].clock == "abandon"
+    assert events[1] == DealLost(0, "abandoned") and after.reason == "abandoned"
 
 
 def test_no_abandonment_is_judged_at_a_table_without_abandon_seconds() -> None:
