@@ -54,8 +54,10 @@ commands as `Authorization: Bearer <seat token>`, each with the version it acted
 (`seen`) and an `Idempotency-Key`. Every error is RFC 9457 problem details
 (`application/problem+json`): `type` is a page under `/problems/` that documents its
 `code`, and `code`, `detail` (and `option`, `errors`, `version`, `command_id` where they
-help) are members a client can rely on. 400 malformed input (a name twice in one object,
-or `Authorization`, `Idempotency-Key`, `Last-Event-ID` or a query parameter twice with two
+help) are members a client can rely on. Bodies are decoded strictly: a value of another
+JSON type is never coerced, and an `integer` is written as one (`2.0` is a 400, though JSON
+Schema's `integer` admits it). 400 malformed input (a name twice in one object, or
+`Authorization`, `Idempotency-Key`, `Last-Event-ID` or a query parameter twice with two
 values, included),
 401 no or unknown token, 403 wrong game or role, 404 unknown game or version, 408 a request
 too slow to arrive, 409 a broken rule (the code names it, e.g. `not_your_turn`) or
