@@ -29,6 +29,18 @@ KEY_MAX = 200
 _KEY = re.compile(KEY_PATTERN)
 
 
+def key_header(description: str) -> Any:
+    """The optional Idempotency-Key header of a POST, as KEY_PATTERN and KEY_MAX allow it."""
+    return HeaderParameter(
+        name="Idempotency-Key",
+        min_length=1,
+        max_length=KEY_MAX,
+        pattern=KEY_PATTERN,
+        required=False,
+        description=description,
+    )
+
+
 def key_fits(key: str) -> bool:
     """An Idempotency-Key, or a lookup's key, as KEY_PATTERN and KEY_MAX allow it."""
     return len(key) <= KEY_MAX and _KEY.fullmatch(key) is not None
@@ -70,14 +82,9 @@ class CommandsController(Controller):
         data: JSONBody[PlayerCommand],
         idempotency_key: Annotated[
             str | None,
-            HeaderParameter(
-                name="Idempotency-Key",
-                min_length=1,
-                max_length=KEY_MAX,
-                pattern=KEY_PATTERN,
-                required=False,
-                description="Any text you choose, one per move: a retry with the same key "
-                "returns the first answer and is never a second move",
+            key_header(
+                "Any text you choose, one per move: a retry with the same key returns the "
+                "first answer and is never a second move"
             ),
         ] = None,
     ) -> Outcome:

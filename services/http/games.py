@@ -13,7 +13,6 @@ from litestar.di import NamedDependency
 from litestar.params import (
     FromPath,
     FromQuery,
-    HeaderParameter,
     JSONBody,
     Parameter,
     QueryParameter,
@@ -28,7 +27,7 @@ from services.app.games import GameService
 from services.app.listing import Listing
 from services.app.results import CreatedGame, EventPage, GamePage, Outcome, TableView, with_head
 from services.bootstrap import Runtime
-from services.http.commands import FAILED, KEY_MAX, KEY_PATTERN
+from services.http.commands import FAILED, key_header
 from services.http.created import created, game_location
 from services.http.errors import responses
 from services.http.middleware import request_id
@@ -102,14 +101,9 @@ class GamesController(Controller):
         data: JSONBody[CreateGame],
         idempotency_key: Annotated[
             str | None,
-            HeaderParameter(
-                name="Idempotency-Key",
-                min_length=1,
-                max_length=KEY_MAX,
-                pattern=KEY_PATTERN,
-                required=False,
-                description="Any text you choose, one per game: a retry with the same key "
-                "answers with the game the first try created, never a second game",
+            key_header(
+                "Any text you choose, one per game: a retry with the same key answers with "
+                "the game the first try created, never a second game"
             ),
         ] = None,
     ) -> Response[CreatedGame]:
@@ -221,14 +215,9 @@ class GamesController(Controller):
         data: JSONBody[RematchBody | None] = None,
         idempotency_key: Annotated[
             str | None,
-            HeaderParameter(
-                name="Idempotency-Key",
-                min_length=1,
-                max_length=KEY_MAX,
-                pattern=KEY_PATTERN,
-                required=False,
-                description="Any text you choose: a retry with the same key answers with "
-                "the rematch the first try started",
+            key_header(
+                "Any text you choose: a retry with the same key answers with the rematch "
+                "the first try started"
             ),
         ] = None,
     ) -> Response[CreatedGame]:
