@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import socket
 import sys
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 import msgspec
 
@@ -16,7 +19,15 @@ from infra.ports.events import Conflict, StoreUnavailable
 from services import config
 from services.app.bundle_check import Kept
 from services.cli import records
-from services.cli.errors import FAILED, NOT_FOUND, UNAVAILABLE, USAGE, CliError
+from services.cli.errors import (
+    BROKEN_PIPE,
+    FAILED,
+    NOT_FOUND,
+    UNAVAILABLE,
+    UNEXPECTED,
+    USAGE,
+    CliError,
+)
 from services.cli.progress import Progress
 
 
@@ -37,8 +48,48 @@ def _kept(field: str) -> Callable[[str], Kept]:
     return read
 
 
+def _version(text: str) -> int:
+    """--version: a version of the record, counted from 1, in digits only."""
+    if not (text.isascii() and text.isdigit() and len(text) <= 15) or int(text) == 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: VERSION is a whole number above 0")
+    return int(text)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, failing as every other failure of `bura` does: one line on stderr
+    (`bura replay: ...`), exit 2; `--help` is left whole."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(USAGE, f"{self.prog}: {message}\n")
+
+
+# Options whose value may start with '-' (`--receipt -3:...`, refused for its VERSION):
+# argparse would take such a value for an option and say only "expected one argument".
+_DASHED_VALUES = ("--receipt", "--head", "--version")
+
+
+def _joined(argv: Sequence[str]) -> list[str]:
+    """`--receipt -3:HEX` as `--receipt=-3:HEX`, so that argparse hands the value over."""
+    out: list[str] = []
+    at = 0
+    while at < len(argv):
+        arg = argv[at]
+        if arg == "--":
+            out += argv[at:]
+            break
+        if arg in _DASHED_VALUES and at + 1 < len(argv) and argv[at + 1][:1] == "-":
+            following = argv[at + 1]
+            if following != "--" and not following.startswith("--"):
+                out.append(f"{arg}={following}")
+                at += 2
+                continue
+        out.append(arg)
+        at += 1
+    return out
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="bura", description=__doc__)
+    parser = _Parser(prog="bura", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("serve", help="run the HTTP API")
     dem = sub.add_parser("demo", help="run the HTTP API with a game ready against a bot")
@@ -53,7 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--bot", choices=["random", "greedy"], default="random")
     rep = sub.add_parser("replay", help="print the table of a game at a version")
     rep.add_argument("game")
-    rep.add_argument("--version", type=int)
+    rep.add_argument("--version", type=_version, help="a version of the record, from 1")
     rep.add_argument("--json", action="store_true", help="the table as JSON (the replay's view)")
     aud = sub.add_parser("audit", help="print each penalty and false declaration with evidence")
     aud.add_argument("game")
@@ -149,7 +200,8 @@ def _run(args: argparse.Namespace, settings: config.Settings) -> int:
         case "export":
             # JSON Lines when asked for, or when the file is named so
             jsonl = args.jsonl or (args.out or "").endswith(".jsonl")
-            out = args.out or f"{args.game}.{'jsonl' if jsonl else 'bura.json'}"
+            default = f"{args.game}.{'jsonl' if jsonl else 'bura.json'}"
+            out = default if args.out is None else args.out  # "" is refused, not defaulted
             return asyncio.run(records.cmd_export(settings, args.game, out, jsonl))
         case "import":
             return asyncio.run(records.cmd_import(settings, args.file, args.unverified))
@@ -177,35 +229,76 @@ _FAILURES: tuple[tuple[type[BaseException], int, Callable[[BaseException], str]]
 )
 
 
-def _said(error: BaseException) -> tuple[str, int] | None:
-    """What a failure says and its exit code; None for a bug (its traceback is kept)."""
+def _said(error: BaseException) -> tuple[str, int]:
+    """What a failure says and its exit code. One that nothing here foresaw is a bug: it
+    is still one line (its traceback only when BURA_TRACEBACK is set), exit UNEXPECTED."""
     for kind, code, say in _FAILURES:
         if isinstance(error, kind):
             return say(error), error.exit_code if isinstance(error, CliError) else code
     from services.bootstrap import refusal
 
     why = refusal(error)
-    return (why, UNAVAILABLE) if why is not None else None
+    if why is not None:
+        return why, UNAVAILABLE
+    return (
+        f"unexpected error (a bug in bura; BURA_TRACEBACK=1 shows where): "
+        f"{type(error).__name__}: {error}",
+        UNEXPECTED,
+    )
+
+
+def _check_host(settings: config.Settings) -> None:
+    """BURA_HOST must name an address to listen on, as bind() will resolve it: one that
+    is none is a bad setting (2), not a port already taken (1)."""
+    try:
+        socket.getaddrinfo(settings.host, settings.port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as e:
+        why = getattr(e, "strerror", None) or e
+        raise config.ConfigError(
+            f"BURA_HOST={settings.host!r} is no address to listen on: {why}"
+        ) from None
+
+
+def _pipe_gone() -> int:
+    """The reader of stdout went away (`bura replay G | head -1`): say nothing, as the
+    tools of a shell do, with 128 + SIGPIPE, which no reader takes for a failed check;
+    stdout goes to /dev/null, so that the interpreter's last flush finds nowhere to fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real stdout (a test's capture): nothing to flush
+        pass
+    return BROKEN_PIPE
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parser().parse_args(_joined(sys.argv[1:] if argv is None else argv))
     try:
         if args.command == "verify-bundle":  # the file alone: no setting, no store
-            return records.cmd_verify_bundle(args.file, [*args.head, *args.receipt])
-        settings = config.load()
-        from services.bootstrap import check_stores
+            code = records.cmd_verify_bundle(args.file, [*args.head, *args.receipt])
+        else:
+            settings = config.load()
+            from services.bootstrap import check_stores
 
-        check_stores(settings)  # a malformed URL is a bad setting for every command, serve too
-        return _run(args, settings)
+            check_stores(settings)  # a malformed URL is a bad setting for every command
+            if args.command in ("serve", "demo"):
+                _check_host(settings)
+            code = _run(args, settings)
+        sys.stdout.flush()  # a reader gone shows here, not at the interpreter's exit
+        return code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return _pipe_gone()
     except Exception as error:
-        said = _said(error)
-        if said is None:
-            raise
-        print(f"bura {args.command}: {said[0]}", file=sys.stderr)
-        return said[1]
+        said, code = _said(error)
+        if os.environ.get("BURA_TRACEBACK"):
+            import traceback
+
+            traceback.print_exc()
+        print(f"bura {args.command}: {said}", file=sys.stderr)
+        return code
 
 
 if __name__ == "__main__":

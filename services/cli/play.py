@@ -24,7 +24,7 @@ from domain.seen import as_seen
 from domain.state import Game
 from domain.views import View
 from services.app.callers import GAME_ID
-from services.cli.errors import FAILED, NOT_FOUND, UNAVAILABLE, USAGE, CliError
+from services.cli.errors import FAILED, NOT_FOUND, UNAVAILABLE, USAGE, CliError, shown
 
 Bot = Callable[[Game, int, random.Random], PlayerCommand]
 BOTS: dict[str, Bot] = {"greedy": greedy_bot, "random": random_bot}
@@ -72,7 +72,7 @@ def play(
     with Client(url) as client:
         seat = client.seat(game_id, token, seen=seen)
         # the address, the token and the game, each checked before following
-        if seat.view().get("seat") is None:
+        if _first_view(seat, url).get("seat") is None:
             raise NoSeat(
                 "the token is no seat's (the spectator's or the operator's): it may watch, "
                 "not play; give a seat's token"
@@ -92,6 +92,32 @@ def play(
                 _act(seat, last, watched, BOTS[bot], chance, out)
     out(f"seat {last.get('seat')}: {last.get('status')} at version {last.get('version')}")
     return last
+
+
+def _first_view(seat: Seat, url: str) -> JSON:
+    """The seat's view, which must be one: an answer of another kind of server (an HTML
+    page, JSON of another shape) is NotBura, not a KeyError deep in the bot."""
+    try:
+        answer = seat.view()
+    except (ValueError, KeyError, TypeError) as e:  # not JSON (a ValueError), or no view
+        raise NotBura(
+            f"the server at {url} answered GET /games/{seat.game_id} with no Bura view "
+            f"({_kind(e)}): is --url a Bura server?"
+        ) from None
+    wanted: dict[str, type] = {"version": int, "status": str}
+    wrong = [k for k, kind in wanted.items() if not isinstance(answer.get(k, ...), kind)]
+    if wrong:
+        raise NotBura(
+            f"the server at {url} answered GET /games/{seat.game_id} with JSON that is no "
+            f"Bura view (no {', '.join(wrong)}): is --url a Bura server?"
+        )
+    return answer
+
+
+def _kind(error: Exception) -> str:
+    if isinstance(error, ValueError):
+        return "not JSON"
+    return f"JSON without {error}" if isinstance(error, KeyError) else "JSON of another shape"
 
 
 def _act(
@@ -147,6 +173,63 @@ class NoSeat(ValueError):
     """A token that may watch the game but holds no seat to play."""
 
 
+class NotBura(ValueError):
+    """A server whose answers are not the Bura API's (another service at --url)."""
+
+
+def _is_problem(error: ApiError) -> bool:
+    """An error answer of the Bura API: RFC 9457 problem details with its `code`."""
+    kind = error.headers.get("content-type", "")
+    return "json" in kind and isinstance(error.body.get("code"), str)
+
+
+def _check_arguments(url: str, game_id: str, token: str) -> None:
+    """--url, --game and --token, each checked before any request: an address that is
+    none, a game id of no game (the API's pattern: it is put in the path as it is), a
+    token no HTTP header can carry."""
+    try:
+        parsed = httpx.URL(url)
+        bad = None
+        if parsed.scheme not in ("http", "https"):
+            bad = "it is not http:// or https://"
+        elif not parsed.host:
+            bad = "it names no host"
+        elif parsed.port is not None and not 0 < parsed.port < 65536:
+            bad = f"the port {parsed.port} is no port number (1 to 65535)"
+    except UnicodeError:
+        bad = "it holds bytes that are no UTF-8 text"
+    except (httpx.InvalidURL, ValueError) as e:
+        bad = str(e)
+    if bad is not None:
+        raise CliError(
+            f"--url {shown(url)} is no server address ({bad}); give one such as "
+            "http://127.0.0.1:8000",
+            USAGE,
+        )
+    if not GAME_ID.fullmatch(game_id):
+        given = shown(game_id) or "''"
+        raise CliError(
+            f"--game {given} is no game id: one is 1 to 64 letters, "
+            "digits, '-' or '_', as the server issues them",
+            USAGE,
+        )
+    if not token.strip():
+        raise CliError("--token is empty: give a seat's token", USAGE)
+    if token != token.strip():  # no header can carry it, and the server issues none such
+        raise CliError(
+            "--token has a space at either end, which no token has: give the seat's token "
+            "as the server issued it",
+            USAGE,
+        )
+    if not (token.isascii() and token.isprintable()):
+        # (the value is not echoed: it is a secret)
+        raise CliError(
+            "--token holds a character no HTTP header may carry (a line break, a control "
+            "character, or one outside ASCII): give the seat's token as the server issued it",
+            USAGE,
+        )
+
+
 def _token_game(token: str) -> str | None:
     """The game a seat's or spectator's token names: the server issues each as
     `GAME.secret` (services/app/callers.py). None for a token of no such form."""
@@ -172,14 +255,7 @@ def _has_game(url: str, game_id: str) -> bool | None:
 
 
 def main(url: str, game_id: str, token: str, bot: str, seed: int, seen: bool) -> int:
-    if not token.strip():
-        raise CliError("--token is empty: give a seat's token", USAGE)
-    if token != token.strip():  # no header can carry it, and the server issues none such
-        raise CliError(
-            "--token has a space at either end, which no token has: give the seat's token "
-            "as the server issued it",
-            USAGE,
-        )
+    _check_arguments(url, game_id, token)
     owner = _token_game(token)
     if owner is not None and owner != game_id:  # the server would only answer 403
         raise CliError(
@@ -191,6 +267,8 @@ def main(url: str, game_id: str, token: str, bot: str, seed: int, seen: bool) ->
         last = play(url, game_id, token, bot=bot, seed=seed, seen=seen)
     except NoSeat as e:
         raise CliError(str(e), USAGE) from None
+    except NotBura as e:
+        raise CliError(str(e), UNAVAILABLE) from None
     except StreamEnded as e:  # a stream that kept closing before the game's end
         raise CliError(f"the stream ended before the game did ({e})", FAILED) from None
     except (httpx.UnsupportedProtocol, httpx.InvalidURL) as e:
@@ -210,6 +288,13 @@ def main(url: str, game_id: str, token: str, bot: str, seed: int, seen: bool) ->
             f"cannot reach the server at {url} ({type(e).__name__}: {e})", UNAVAILABLE
         ) from None
     except ApiError as e:
+        if not _is_problem(e):  # a page of another server, a proxy's: never dumped
+            kind = e.headers.get("content-type", "").split(";")[0].strip() or "no type"
+            raise CliError(
+                f"the server at {url} answered {e.status} with {kind}, not the Bura API's "
+                "problem details: is --url a Bura server?",
+                _EXITS.get(e.status, FAILED) if e.status >= 500 else UNAVAILABLE,
+            ) from None
         said = f"the server answered {e.status} {e.code}: {e.detail}"
         if e.status == 401:
             # A token for a game the server lacks is only unknown to it: ask which it is.

@@ -4,26 +4,29 @@ verify-bundle, which needs no store at all."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 import sys
-from collections.abc import Sequence
-from typing import BinaryIO
+import tempfile
+from collections.abc import Iterable, Sequence
 
 import msgspec
 
 from domain.chain import HASH_HEX
 from domain.events import Event, GameFinished, GameStarted
 from domain.evolve import replay
-from domain.views import ARBITER, View, view
+from domain.views import ARBITER, review
 from infra.ports.events import Conflict, EventStore, OutcomeUnknown, RecordedEvent
 from infra.ports.games import AlreadyRematched
 from services import bootstrap, config
 from services.app.bundle import Bundle, make_bundle
 from services.app.bundle_check import BundleReport, Kept, check_bundle, whom
+from services.app.callers import GAME_ID
 from services.app.codec import from_recorded
-from services.app.results import AuditFinding, Verification
+from services.app.results import AuditFinding, TableView, Verification, with_head
 from services.app.reviews import audited, check_record
-from services.cli.errors import FAILED, NOT_FOUND, UNAVAILABLE, USAGE, CliError
+from services.cli.errors import FAILED, NOT_FOUND, UNAVAILABLE, USAGE, CliError, shown
 from services.cli.exports import (
     BadExport,
     ExportedEvent,
@@ -62,10 +65,23 @@ async def _rows(settings: config.Settings, game_id: str) -> list[RecordedEvent]:
     return (await _record(settings, game_id))[0]
 
 
+def _named(settings: config.Settings, game_id: str) -> None:
+    """A GAME that no game id can be (the API's pattern, services/app/callers.py) names no
+    game, as the API's 404 says of it: told before any store is asked (PostgreSQL would
+    refuse its bytes, SQLite could not even bind them)."""
+    if not GAME_ID.fullmatch(game_id):
+        raise CliError(
+            f"no game {shown(game_id)} in {_where(settings)}: a game id is 1 to 64 letters, "
+            "digits, '-' or '_'",
+            NOT_FOUND,
+        )
+
+
 async def _record(
     settings: config.Settings, game_id: str, indexed: bool = False
 ) -> tuple[list[RecordedEvent], bool]:
     """The game's rows, and (when `indexed`) whether the games index holds it finished."""
+    _named(settings, game_id)
     store = await _store(settings)
     try:
         rows = await _read(settings, store, game_id)
@@ -81,16 +97,14 @@ def _where(settings: config.Settings) -> str:
     return "the PostgreSQL store" if settings.database_url else settings.sqlite_path
 
 
-async def _events(settings: config.Settings, game_id: str) -> list[tuple[int, Event]]:
-    return [(r.version, from_recorded(r)) for r in await _rows(settings, game_id)]
-
-
 class ReplayText(msgspec.Struct, frozen=True):
-    """`bura replay --json`: the whole table at a version, as the operator's replay shows it."""
+    """`bura replay --json`: the whole table at a version, as the operator's replay
+    (GET /games/{id}/replay) shows it: its view carries the record's `chain_head` and
+    `receipt` at that version."""
 
     game_id: str
     version: int
-    view: View
+    view: TableView
 
 
 class AuditText(msgspec.Struct, frozen=True):
@@ -108,15 +122,18 @@ _json = msgspec.json.Encoder()
 async def cmd_replay(
     settings: config.Settings, game_id: str, version: int | None, as_json: bool = False
 ) -> int:
-    events = await _events(settings, game_id)
-    if version is not None and not 1 <= version <= len(events):
-        raise CliError(f"game {game_id} has versions 1 to {len(events)}, not {version}", NOT_FOUND)
-    chosen = [e for v, e in events if version is None or v <= version]
-    shown = view(replay(chosen), ARBITER)
+    rows = await _rows(settings, game_id)
+    if version is not None and not 1 <= version <= len(rows):
+        raise CliError(f"game {game_id} has versions 1 to {len(rows)}, not {version}", NOT_FOUND)
+    events: list[Event] = [from_recorded(r) for r in rows]
+    at = len(rows) if version is None else version
+    # as services/app/reviews.py Reviews.replay: the table at `at`, with the head there
+    current = replay(events)
+    table = with_head(review(replay(events[:at]), ARBITER), current, ARBITER, rows[at - 1].hash)
     if as_json:
-        print(_json.encode(ReplayText(game_id, shown.version, shown)).decode())
+        print(_json.encode(ReplayText(game_id, table.version, table)).decode())
     else:
-        print(render(shown))
+        print(render(table))
     return 0
 
 
@@ -185,7 +202,10 @@ def verification_lines(verification: Verification) -> list[str]:
 
 async def cmd_export(settings: config.Settings, game_id: str, path: str, jsonl: bool) -> int:
     """The audit bundle (docs/fairness.md), or with `jsonl` every stored row as JSON Lines,
-    with all its metadata (the commands' fingerprints included)."""
+    with all its metadata (the commands' fingerprints included). `path` "-" is stdout."""
+    _named(settings, game_id)
+    if not path:
+        raise CliError("--out is empty: name a file (or - for stdout)", USAGE)
     store = await _store(settings)
     try:
         rows = await _read(settings, store, game_id)
@@ -199,19 +219,96 @@ async def cmd_export(settings: config.Settings, game_id: str, path: str, jsonl: 
                 fingerprints[command_id] = found.fingerprint if found is not None else None
     finally:
         await store.close()
+    # a broken record is refused before anything is written, as a bundle's (make_bundle
+    # reads every row and plays them back): RecordBroken, one line, exit 1
     if not jsonl:
-        bundle = make_bundle(game_id, rows)  # before the file is opened: a failure leaves none
-        with _written(path) as out:
-            out.write(bundle)
-        print(f"exported {len(rows)} events of game {game_id} to {path} (an audit bundle)")
+        _write(path, [make_bundle(game_id, rows)])
+        _said(path, f"exported {len(rows)} events of game {game_id} to {path} (an audit bundle)")
         return 0
+    replay([from_recorded(r) for r in rows])
     progress = Progress("export", len(rows))
-    with _written(path) as out:
+
+    def lines() -> Iterable[bytes]:
         for i, line in enumerate(exported(rows, fingerprints), 1):
-            out.write(line)
+            yield line
             progress(i)
-    print(f"exported {len(rows)} events of game {game_id} to {path}")
+
+    _write(path, lines())
+    _said(path, f"exported {len(rows)} events of game {game_id} to {path}")
     return 0
+
+
+def _said(path: str, line: str) -> None:
+    """What an export did: on stdout, unless the export itself went there."""
+    print(line, file=sys.stderr if path == "-" else sys.stdout)
+
+
+def _write(path: str, chunks: Iterable[bytes]) -> None:
+    """`chunks` into the file `--out` names, whole or not at all: into a temporary file
+    beside it, synced, then renamed over it, so that a failed write (a full disk, a size
+    limit) leaves no truncated file and any file already there untouched. "-" is stdout;
+    a path that is no regular file (/dev/full, a FIFO) is written in place, as no rename
+    can replace it. A path where no file can be written (a directory, a folder that is not
+    there, no right to, a write that fails) is USAGE, in one line naming it."""
+    if path == "-":
+        out = sys.stdout.buffer
+        for chunk in chunks:
+            out.write(chunk)
+        out.flush()
+        return
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        found = None
+    except OSError as e:
+        raise _unwritable(path, e) from None
+    if found is not None and stat.S_ISDIR(found.st_mode):
+        raise _unwritable(path, IsADirectoryError(21, "Is a directory"))
+    if found is not None and not stat.S_ISREG(found.st_mode):
+        try:
+            with open(path, "wb") as device:
+                for chunk in chunks:
+                    device.write(chunk)
+        except OSError as e:
+            raise _unwritable(path, e) from None
+        return
+    folder = os.path.dirname(path) or "."
+    temporary = None
+    try:
+        handle, temporary = tempfile.mkstemp(
+            dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".part"
+        )
+        with os.fdopen(handle, "wb") as out:
+            for chunk in chunks:
+                out.write(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+        # the mode an open() would have given (or the replaced file's), not mkstemp's 0600
+        os.chmod(temporary, stat.S_IMODE(found.st_mode) if found else 0o666 & ~_umask())
+        os.replace(temporary, path)
+        temporary = None
+    except OSError as e:
+        raise _unwritable(path, e) from None
+    finally:
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+    with contextlib.suppress(OSError):  # the rename itself made durable
+        directory = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _unwritable(path: str, e: OSError) -> CliError:
+    return CliError(f"--out {path}: cannot write a file there: {e.strerror or e}", USAGE)
 
 
 def read_file(path: str) -> bytes:
@@ -227,17 +324,6 @@ def read_file(path: str) -> bytes:
         raise CliError(f"{path} is a directory, not a file", NOT_FOUND) from None
     except OSError as e:
         raise CliError(f"cannot read {path}: {e.strerror or e}", USAGE) from None
-
-
-def _written(path: str) -> BinaryIO:
-    """The file `--out` names, open for writing; a path where no file can be written (a
-    directory, a folder that is not there, no right to) is USAGE, in one line."""
-    try:
-        return open(path, "wb")
-    except OSError as e:
-        raise CliError(
-            f"--out {path}: cannot write a file there: {e.strerror or e}", USAGE
-        ) from None
 
 
 def cmd_verify_bundle(path: str, kept: Sequence[Kept] = ()) -> int:
@@ -264,8 +350,11 @@ def bundle_lines(report: BundleReport) -> list[str]:
         lines.append(f"chain: {report.chain.rows} rows rehashed, head {report.chain.head}")
     for c in report.deals:
         lines.append(
-            f"deal {c.number} (version {c.version}): {c.shuffle} shuffle, "
+            f"deal {c.number} (version {c.version}): "
+            # an operator-fixed deck is no shuffle: said as `bura verify` says it
+            + ("" if c.explicit else f"{c.shuffle} shuffle, ")
             + ("every commitment holds" if c.ok else "DOES NOT VERIFY")
+            + (" (operator-fixed deck)" if c.explicit else "")
         )
     if report.replayed:
         lines.append(

@@ -19,10 +19,17 @@ def render(v: View) -> str:
         f"phase {v.phase}  turn {v.turn}  trump {v.trump or '-'} ({v.trump_suit or 'none'})  "
         f"stock {v.stock_count}",
     ]
-    if v.turn is not None and v.phase in VERBS:
+    if v.turn is not None and v.phase == "dealing":
+        # no seat deals: the server does, and `turn` is the seat that leads after it
+        lines.append(f"  dealing: {seat_named(v.turn, names)} leads once the cards are out")
+    elif v.turn is not None and v.phase in VERBS:
         lines.append(f"  waiting for {seat_named(v.turn, names)} to {VERBS[v.phase]}")
     for s in v.seats:
-        hand = " ".join(s.hand) if s.hand is not None else f"{s.cards} cards"
+        # an empty hand reads as an empty pile and stock do, seen or not
+        if s.hand is not None:
+            hand = " ".join(s.hand) or "-"
+        else:
+            hand = f"{s.cards} cards" if s.cards else "-"
         pts = f"  points {s.points}" if s.points is not None else ""
         lines.append(
             f"  seat {s.seat} {s.name:<12} hand {hand:<20} tricks {s.tricks}{pts}  score {s.score}"

@@ -7,6 +7,7 @@ import logging
 import signal
 import socket
 import sys
+from collections.abc import Sequence
 from types import FrameType
 
 import uvicorn
@@ -29,10 +30,19 @@ class Server(uvicorn.Server):
     normal way out: the process exits 0 rather than re-raising the signal.
     """
 
-    def __init__(self, config: uvicorn.Config, app: Litestar) -> None:
+    def __init__(self, config: uvicorn.Config, app: Litestar, banner: Sequence[str] = ()) -> None:
         super().__init__(config)
         self.app = app
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.banner = banner
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        """Serving: uvicorn runs this once the app's start-up (its store, its Redis) has
+        succeeded, so the banner never announces a server that then fails to start."""
+        await super().startup(sockets)
+        if not self.should_exit:
+            for line in self.banner:
+                print(line, flush=True)
 
     async def serve(self, sockets: list[object] | None = None) -> None:  # type: ignore[override]
         self.loop = asyncio.get_running_loop()
@@ -84,15 +94,13 @@ def serve(settings: Settings) -> int:
     where = "PostgreSQL" if settings.database_url else f"SQLite file {settings.sqlite_path}"
     where += " + Redis" if settings.redis_url else " + in-process bus"
     url = f"http://{settings.host}:{settings.port}"
-    print(f"Bura server on {url}  ({where})", flush=True)
-    print(f"OpenAPI: {url}/schema", flush=True)
-    if settings.operator_key_generated:
-        print(
-            f"operator key (generated; set BURA_OPERATOR_KEY to fix it): {settings.operator_key}",
-            flush=True,
-        )
-    else:
-        print("operator key: from BURA_OPERATOR_KEY", flush=True)
+    banner = [
+        f"Bura server on {url}  ({where})",
+        f"OpenAPI: {url}/schema",
+        f"operator key (generated; set BURA_OPERATOR_KEY to fix it): {settings.operator_key}"
+        if settings.operator_key_generated
+        else "operator key: from BURA_OPERATOR_KEY",
+    ]
     log.info("starting", extra={"url": url, "store": where})
     config = uvicorn.Config(
         app,
@@ -102,5 +110,5 @@ def serve(settings: Settings) -> int:
         http=bounded_protocol(settings),
         access_log=False,
     )
-    Server(config, app).run(sockets=[sock])
+    Server(config, app, banner).run(sockets=[sock])
     return 0

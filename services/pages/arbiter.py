@@ -142,11 +142,12 @@ def _controls(r: Record) -> str:
 def _table(r: Record) -> str:
     t = r.table
     names = r.names
-    waiting = (
-        f"{seat_named(t.turn, names)} to {VERBS.get(t.phase, t.phase)}"
-        if t.turn is not None and t.phase in VERBS
-        else t.phase
-    )
+    if t.phase == "dealing" and t.turn is not None:  # the server deals, not a seat
+        waiting = f"dealing: {seat_named(t.turn, names)} leads once the cards are out"
+    elif t.turn is not None and t.phase in VERBS:
+        waiting = f"{seat_named(t.turn, names)} to {VERBS[t.phase]}"
+    else:
+        waiting = t.phase
     rows = []
     for s in t.seats:
         pile = s.pile

@@ -51,7 +51,6 @@ VERBS = {
     "draw": "draw",
     "dave_answer": "answer the dave",
     "seeding": "send seeds",
-    "dealing": "deal",
 }
 
 

@@ -255,3 +255,15 @@ async def test_the_pages_files_are_not_sniffed_and_are_revalidated(api: Api) -> 
         assert served.headers["x-content-type-options"] == "nosniff"
         assert served.headers["cache-control"] == "no-cache"
         assert "script-src 'self'" in served.headers["content-security-policy"]
+
+
+async def test_the_table_while_dealing_says_who_leads_not_who_deals(api: Api) -> None:
+    """While the cards go out the server deals: the turn line names the seat that will
+    lead once they are out, never a seat "to deal"."""
+    table = await api.create()
+    dealing = await api.client.post(
+        f"/arbiter/games/{table.game_id}", data={"key": OPERATOR_KEY, "version": "3"}
+    )
+    assert dealing.status_code == 200, dealing.text
+    assert "leads once the cards are out" in dealing.text
+    assert " to deal<" not in dealing.text and " to deal " not in dealing.text
