@@ -8,6 +8,7 @@ when the settings name them, else the embedded SQLite file and the in-process bu
 from __future__ import annotations
 
 import inspect
+import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -41,6 +42,8 @@ from services.live.projector import Projector
 from services.live.timeline import Timeline
 from services.live.timers import Timers
 from services.metrics import Metrics
+
+log = logging.getLogger("bura.store")
 
 
 def index_on(store: EventStore) -> GameIndex:
@@ -209,24 +212,37 @@ def _asyncpg_parse(url: str) -> list[object]:
 async def open_store(
     settings: Settings, *, migrating: bool = True
 ) -> tuple[EventStore, SeatTokens]:
-    """The event store and seat tokens the settings name, migrated and open. Not
-    `migrating` (a reader: `bura replay`, `audit`, `verify`, `export`), PostgreSQL is only
-    read: SchemaBehind when it lacks a migration this code has (`bura migrate` applies
-    them, in the rollout's order), and nothing is ever created there. A malformed URL is
-    ConfigError, a SQLite file that cannot be made or opened StoreUnavailable."""
+    """The event store and seat tokens the settings name, migrated and open.
+
+    On PostgreSQL the applied migrations are read first, and nothing is written when none
+    is pending: a role that may only read and write the rows (no CREATE) serves an
+    up-to-date database. Pending ones, `migrating` (`bura serve`, `bura import`), are
+    named in one line at info and applied, unless BURA_MIGRATE_ON_START is false: then,
+    as for a reader (`bura replay`, `audit`, `verify`, `export`), SchemaBehind, which
+    says to run `bura migrate` (the rollout's migration Job). The embedded SQLite file
+    always migrates itself. A malformed URL is ConfigError, a SQLite file that cannot be
+    made or opened StoreUnavailable."""
     check_stores(settings)
     if settings.database_url:
         from infra.postgres.migrate import migrate, pending
         from infra.postgres.store import PostgresEventStore
         from infra.postgres.tokens import PostgresSeatTokens
 
-        if migrating:
-            await migrate(settings.database_url)
-        elif missing := await pending(settings.database_url):
-            raise SchemaBehind(
-                f"the store's schema lacks {len(missing)} migration(s) this bura has "
-                f"(first: {missing[0]}): run `bura migrate` (or the rollout's migration Job)"
+        if missing := await pending(settings.database_url):
+            if not migrating or not settings.migrate_on_start:
+                why = "" if not migrating else " (BURA_MIGRATE_ON_START is false)"
+                raise SchemaBehind(
+                    f"the store's schema lacks {len(missing)} migration(s) this bura has "
+                    f"(first: {missing[0]}){why}: run `bura migrate` (or the rollout's "
+                    "migration Job)"
+                )
+            log.info(
+                "applying %d pending migration(s): %s",
+                len(missing),
+                ", ".join(missing),
+                extra={"migrations": missing},
             )
+            await migrate(settings.database_url)
         postgres = await PostgresEventStore.open(
             settings.database_url, lanes=settings.append_lanes or None
         )
@@ -274,11 +290,11 @@ async def close_record(record: Record, store: EventStore) -> None:
 
 async def open_hints(settings: Settings, wire: Wire | None) -> HintBus:
     """The hints in Redis on the process's wire when Redis is configured (the wire's owner
-    closes it), in this process otherwise."""
+    closes it), on the channel under BURA_REDIS_PREFIX; in this process otherwise."""
     if wire is not None and settings.redis_url:
         from infra.redis.hints import RedisHintBus
 
-        return RedisHintBus(wire, settings.redis_url, owns_wire=False)
+        return RedisHintBus(wire, settings.redis_url, owns_wire=False, prefix=settings.redis_prefix)
     from infra.memory.hints import InProcessHintBus
 
     return InProcessHintBus()
@@ -288,7 +304,7 @@ async def open_presence(settings: Settings) -> PresenceBoard:
     if settings.redis_url:
         from infra.redis.presence import RedisPresence
 
-        return await RedisPresence.open(settings.redis_url)
+        return await RedisPresence.open(settings.redis_url, prefix=settings.redis_prefix)
     return InProcessPresence()
 
 

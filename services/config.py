@@ -38,6 +38,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     sse_keepalive_seconds: float = 15.0
     feed_poll_seconds: float = 2.0
     ready_requires_bus: bool = True
+    # `bura serve` applies the pending SQL migrations itself (false: it refuses to start
+    # with a schema behind, for deployments whose migration Job runs ahead of the rollout)
+    migrate_on_start: bool = True
     request_deadline_seconds: float = 5.0
     max_header_bytes: int = 16_384
     max_headers: int = 100
@@ -107,6 +110,10 @@ VARIABLES: dict[str, tuple[str, str]] = {
         "ready_requires_bus",
         "readiness fails while Redis is unreachable (false: report it, stay ready)",
     ),
+    "BURA_MIGRATE_ON_START": (
+        "migrate_on_start",
+        "`bura serve` applies pending PostgreSQL migrations (false: refuses to start behind)",
+    ),
     "BURA_REQUEST_DEADLINE_SECONDS": (
         "request_deadline_seconds",
         "every request's store work, waiting for a connection included, ends within this",
@@ -174,7 +181,7 @@ DAY, HOUR = 86_400, 3_600
 # above 0: none of them means anything at 0 (a poll or a keep-alive at 0 spins), and `inf`
 # or `nan` (`1e309` reads as inf) would only fail later, in a task or a timer.
 _SECONDS: dict[str, tuple[int, bool]] = {
-    "shutdown_grace_seconds": (DAY, False),
+    "shutdown_grace_seconds": (DAY, True),  # uvicorn counts it in whole seconds
     "sse_keepalive_seconds": (HOUR, False),  # rarer is no keep-alive: proxies cut the stream
     "feed_poll_seconds": (HOUR, False),  # rarer leaves live views and cached games stale
     "request_deadline_seconds": (DAY, False),
@@ -198,12 +205,21 @@ _ORIGIN = re.compile(
 # What an Authorization header carries and gives back whole: printable ASCII, and spaces
 # only inside (a header's value loses those at its ends)
 _OPERATOR_KEY = re.compile(r"[!-~](?:[ !-~]*[!-~])?")
+# Set but empty, these would silently mean their default: a key generated per process (in
+# Kubernetes an empty Secret value gives each replica a different key), port 8000.
+_NEVER_EMPTY = {
+    "BURA_OPERATOR_KEY": "unset it to have one generated, or give the key",
+    "BURA_PORT": "unset it for 8000, or give the port",
+}
 
 
 def load(env: Mapping[str, str] | None = None) -> Settings:
     env = os.environ if env is None else env
     raw: dict[str, object] = {}
     defaults = Settings()
+    for name, fix in _NEVER_EMPTY.items():
+        if env.get(name) == "":
+            raise ConfigError(f"{name} is set but empty: {fix}")
     for name, (field, _) in VARIABLES.items():
         value = env.get(name)
         if value is None or value == "":
@@ -217,14 +233,21 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
             raw[field] = _BOOLS[value.lower()]
             continue
         try:
-            if isinstance(default, int):
+            if isinstance(default, int) and field in _SECONDS:
+                raw[field] = _whole_seconds(name, value)
+            elif isinstance(default, int):
                 raw[field] = int(value)
             elif isinstance(default, float):
                 raw[field] = float(value)
             else:
                 raw[field] = value
+        except ConfigError:
+            raise
         except ValueError:
-            raise ConfigError(f"{name}={value!r} is not a number") from None
+            what = "a number"
+            if field in _SECONDS:
+                what += " of whole seconds" if _SECONDS[field][1] else " of seconds"
+            raise ConfigError(f"{name}={value!r} is not {what}") from None
         if field in _CHOICES and value not in _CHOICES[field]:
             raise ConfigError(f"{name}={value!r}: choose one of {sorted(_CHOICES[field])}")
     _check_seconds(raw, defaults, env)
@@ -282,6 +305,20 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         raw["operator_key"] = secrets.token_urlsafe(24)
         raw["operator_key_generated"] = True
     return msgspec.convert(raw, Settings)
+
+
+def _whole_seconds(name: str, value: str) -> int:
+    """A setting counted in whole seconds: `30` or `30.0`; `1.5` is refused as what it is
+    (not whole), not as no number."""
+    try:
+        return int(value)
+    except ValueError:
+        seconds = float(value)  # no number at all: the caller says so
+    if not math.isfinite(seconds):
+        raise ConfigError(f"{name}={value!r} must be a finite number of seconds")
+    if seconds != int(seconds):
+        raise ConfigError(f"{name}={value!r} must be whole seconds")
+    return int(seconds)
 
 
 def _check_seconds(raw: dict[str, object], defaults: Settings, env: Mapping[str, str]) -> None:

@@ -86,7 +86,8 @@ class Metrics:
         )
         self.store_errors = Counter(
             "bura_store_errors",
-            "Event store calls that failed to reach the database",
+            "Event store calls that failed to reach the database or lost their answer: each "
+            "one that became a 503, whatever the request (a command, a token's lookup, a read)",
             registry=r,
         )
         self.redis_errors = Gauge(

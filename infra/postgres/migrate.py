@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from importlib.resources import files
 
 import asyncpg
 
 from infra.postgres.store import reachable
+
+log = logging.getLogger("bura.migrate")
 
 # Any fixed key will do; every process that migrates this schema takes the same one.
 _LOCK_KEY = 0x6275726100000001
@@ -24,12 +27,15 @@ async def migrate(dsn: str, until: str | None = None) -> list[str]:
     `until` stops after the migration of that name (to test a migration of old data).
 
     A session advisory lock makes concurrent callers (replicas starting together) wait
-    for one another, so each migration applies exactly once.
+    for one another, so each migration applies exactly once; a caller that finds it held
+    says so at info before it waits (a long migration elsewhere is no silent hang).
     """
     with reachable():
         conn = await asyncpg.connect(dsn)
         try:
-            await conn.execute("SELECT pg_advisory_lock($1)", _LOCK_KEY)
+            if not await conn.fetchval("SELECT pg_try_advisory_lock($1)", _LOCK_KEY):
+                log.info("waiting for the migration lock: another process is migrating")
+                await conn.execute("SELECT pg_advisory_lock($1)", _LOCK_KEY)
             try:
                 return await _apply_pending(conn, until)
             finally:

@@ -45,7 +45,8 @@ from infra.redis.wire import ReplyError, Subscription, Wire
 
 log = logging.getLogger("bura.redis")
 
-CHANNEL = "bura:hints"
+PREFIX = "bura:"  # BURA_REDIS_PREFIX's default
+CHANNEL = f"{PREFIX}hints"  # the channel under the default prefix
 OUTBOX = 4096  # hints waiting to be sent; beyond that, new ones are dropped
 NUMSUB_SECONDS = 5.0  # how often a publisher asks whether anyone else listens
 _DOWN = (OSError, ReplyError)  # WireError is an OSError
@@ -122,7 +123,10 @@ _decode_control = msgspec.json.Decoder(_Control).decode
 class RedisHintBus:
     shared = True
 
-    def __init__(self, wire: Wire, url: str, owns_wire: bool = True) -> None:
+    def __init__(self, wire: Wire, url: str, owns_wire: bool = True, prefix: str = PREFIX) -> None:
+        # Under BURA_REDIS_PREFIX: pub/sub ignores the database number of the URL, so the
+        # prefix is all that keeps two deployments on one Redis from hearing each other.
+        self.channel = f"{prefix}hints"
         self.wire = wire  # commands: publish, ping (the lean pipelined connection)
         self._owns_wire = owns_wire  # else the wire is shared, and its owner closes it
         self.url = url  # the subscription opens its own connection
@@ -144,8 +148,8 @@ class RedisHintBus:
         self._subscribed = False
 
     @classmethod
-    async def open(cls, url: str) -> RedisHintBus:
-        return cls(Wire(url, timeout=5), url)
+    async def open(cls, url: str, prefix: str = PREFIX) -> RedisHintBus:
+        return cls(Wire(url, timeout=5), url, prefix=prefix)
 
     async def publish(self, hint: Hint) -> None:
         """Tell this process's listeners now and send the hint to the other processes,
@@ -167,7 +171,7 @@ class RedisHintBus:
         up and nothing waits before it, its reply dropped; else in order through the
         outbox, which waits for a connection."""
         self._left_out = False
-        if self._outbox.empty() and self.wire.send("PUBLISH", CHANNEL, data, now=True):
+        if self._outbox.empty() and self.wire.send("PUBLISH", self.channel, data, now=True):
             return
         if self._sender is None or self._sender.done():
             self._sender = asyncio.create_task(self._send())
@@ -182,7 +186,7 @@ class RedisHintBus:
             while not self._outbox.empty() and len(batch) < 256:
                 batch.append(self._outbox.get_nowait())
             try:
-                await self.wire.calls([("PUBLISH", CHANNEL, data) for data in batch])
+                await self.wire.calls([("PUBLISH", self.channel, data) for data in batch])
             except _DOWN as error:
                 self.errors += 1
                 self._warn(f"dropped {len(batch)} hint(s): redis unavailable ({error})")
@@ -237,7 +241,7 @@ class RedisHintBus:
         now = time.monotonic()
         if now >= self._numsub_at:
             self._numsub_at = now + NUMSUB_SECONDS
-            asked = self.wire.request("PUBSUB", "NUMSUB", CHANNEL)
+            asked = self.wire.request("PUBSUB", "NUMSUB", self.channel)
             if asked is not None:
                 # which subscription was up when it was asked, and how many hellos heard
                 life = self._lives if self._subscribed else -1
@@ -290,12 +294,14 @@ class RedisHintBus:
         delay = 0.05
         while not self._closed.is_set():
             # this process's own hints come back too: dropped as they are read, undecoded
-            subscription = Subscription(self.url, CHANNEL, skip=self._own)
+            subscription = Subscription(self.url, self.channel, skip=self._own)
             try:
                 await subscription.open()
                 # published, and so told to every other subscription, before this one
                 # counts: a publisher leaving hints out sends them from then on
-                await self.wire.call("PUBLISH", CHANNEL, _encode(_Control("hello", self.origin)))
+                await self.wire.call(
+                    "PUBLISH", self.channel, _encode(_Control("hello", self.origin))
+                )
                 self._lives += 1
                 self._subscribed = True
                 self._tell(None)
@@ -311,7 +317,7 @@ class RedisHintBus:
                             continue
                         wire = _decode_wire(data)
                     except msgspec.DecodeError:
-                        log.warning("ignored a malformed hint on %s", CHANNEL)
+                        log.warning("ignored a malformed hint on %s", self.channel)
                         continue
                     if wire.origin == self.origin:
                         continue

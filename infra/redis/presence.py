@@ -1,6 +1,7 @@
-"""Presence on Redis, shared by every replica: one hash per game (`bura:presence:{game}`,
-hash-tagged for Redis Cluster), changed by small Lua scripts so that a seat's arrival or
-departure is judged on all its streams at once, whichever replica holds them."""
+"""Presence on Redis, shared by every replica: one hash per game (`<prefix>presence:{game}`,
+under BURA_REDIS_PREFIX, `bura:` by default; hash-tagged for Redis Cluster), changed by
+small Lua scripts so that a seat's arrival or departure is judged on all its streams at
+once, whichever replica holds them."""
 
 from __future__ import annotations
 
@@ -23,10 +24,11 @@ from infra.ports.presence import (
 )
 
 KEEP_SECONDS = 86_400  # a game's presence outlives its last change by a day, then goes
+PREFIX = "bura:"  # BURA_REDIS_PREFIX's default
 # When this Redis's presence began, set by the first reader to find it missing: Redis
 # restarted empty, was flushed or failed over to a copy without it. No TTL, so no
-# volatile eviction policy takes it.
-ORIGIN = "bura:presence:origin"
+# volatile eviction policy takes it. This is its name under the default prefix.
+ORIGIN = f"{PREFIX}presence:origin"
 
 # Whether the seat has a live stream, not counting ARGV[2] itself when `skip` is 1; the
 # seat's lapsed entries; and, for the whole game, the tombstones no renewal can race any
@@ -105,22 +107,34 @@ return 1
 )
 
 
-def key(game_id: str) -> str:
-    return f"bura:presence:{{{game_id}}}"
+def key(game_id: str, prefix: str = PREFIX) -> str:
+    return f"{prefix}presence:{{{game_id}}}"
 
 
 class RedisPresence:
-    def __init__(self, client: redis.Redis, lapse: int = LAPSE_MS, origin: str = ORIGIN) -> None:
+    """`prefix` (BURA_REDIS_PREFIX) keeps deployments that share a Redis apart; `origin`,
+    when given, names the origin key whole (tests), else it is `<prefix>presence:origin`."""
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        lapse: int = LAPSE_MS,
+        origin: str | None = None,
+        prefix: str = PREFIX,
+    ) -> None:
         self.client = client
         self.lapse = lapse
-        self.origin = origin
+        self.prefix = prefix
+        self.origin = origin if origin is not None else f"{prefix}presence:origin"
         self.errors = 0
         self._arrive = client.register_script(_ARRIVE)
         self._leave = client.register_script(_LEAVE)
         self._renew = client.register_script(_RENEW)
 
     @classmethod
-    async def open(cls, url: str, lapse: int = LAPSE_MS, origin: str = ORIGIN) -> RedisPresence:
+    async def open(
+        cls, url: str, lapse: int = LAPSE_MS, origin: str | None = None, prefix: str = PREFIX
+    ) -> RedisPresence:
         client = redis.Redis.from_url(
             url,
             retry=Retry(ExponentialBackoff(cap=0.2, base=0.02), 2),
@@ -128,7 +142,7 @@ class RedisPresence:
             socket_timeout=5,
             health_check_interval=10,
         )
-        return cls(client, lapse, origin)
+        return cls(client, lapse, origin, prefix)
 
     def _args(self, seat: int, stream: str, now: int, opened: int | None = None) -> list[Any]:
         return [
@@ -142,10 +156,14 @@ class RedisPresence:
         ]
 
     async def arrive(self, game_id: str, seat: int, stream: str, now: int) -> None:
-        await self._call(self._arrive(keys=[key(game_id)], args=self._args(seat, stream, now)))
+        await self._call(
+            self._arrive(keys=[key(game_id, self.prefix)], args=self._args(seat, stream, now))
+        )
 
     async def leave(self, game_id: str, seat: int, stream: str, now: int) -> None:
-        await self._call(self._leave(keys=[key(game_id)], args=self._args(seat, stream, now)))
+        await self._call(
+            self._leave(keys=[key(game_id, self.prefix)], args=self._args(seat, stream, now))
+        )
 
     async def renew(self, streams: Sequence[OpenStream], now: int) -> None:
         if not streams:
@@ -153,7 +171,7 @@ class RedisPresence:
         async with self.client.pipeline(transaction=False) as pipe:
             for s in streams:
                 await self._renew(
-                    keys=[key(s.game_id)],
+                    keys=[key(s.game_id, self.prefix)],
                     args=self._args(s.seat, s.stream, now, s.since),
                     client=pipe,
                 )
@@ -164,7 +182,7 @@ class RedisPresence:
         lost it too, and a lapse must pass after it is found missing before a seat with
         nothing recorded is known away (every open stream is renewed by then)."""
         async with self.client.pipeline(transaction=False) as pipe:
-            pipe.hgetall(key(game_id))
+            pipe.hgetall(key(game_id, self.prefix))
             pipe.set(self.origin, now, nx=True)
             pipe.get(self.origin)
             raw, _, origin = await self._call(pipe.execute())

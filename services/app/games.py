@@ -608,13 +608,11 @@ class GameService:
         except KeyReused:
             outcome_label = "idempotency_key_reused"
             raise
-        except StoreUnavailable:
+        except StoreUnavailable:  # bura_store_errors_total: the 503's handler counts it
             outcome_label = "unavailable"
-            self.metrics.store_errors.inc()
             raise
         except OutcomeUnknown as unknown:
             outcome_label = "outcome_unknown"
-            self.metrics.store_errors.inc()
             log.warning(
                 "command outcome unknown: %s",
                 unknown,

@@ -175,7 +175,17 @@ def _ticket(request: Request[Any, Any, Any], exc: TicketInvalid) -> Response[Pro
 RETRY_AFTER = {"Retry-After": "1"}
 
 
+def _counted(request: Request[Any, Any, Any]) -> None:
+    """bura_store_errors_total, for a store failure that becomes a 503: counted here, the
+    one place every such failure passes (a command's, a token's lookup, a read, a
+    creation), so each once."""
+    runtime = getattr(request.app.state, "runtime", None)
+    if runtime is not None:
+        runtime.metrics.store_errors.inc()
+
+
 def _unavailable(request: Request[Any, Any, Any], exc: StoreUnavailable) -> Response[Any]:
+    _counted(request)
     return problem(
         "store_unavailable",
         f"the event store cannot be reached ({exc}); nothing was written: send it again "
@@ -186,6 +196,7 @@ def _unavailable(request: Request[Any, Any, Any], exc: StoreUnavailable) -> Resp
 
 
 def _unknown(request: Request[Any, Any, Any], exc: OutcomeUnknown) -> Response[Any]:
+    _counted(request)
     key = exc.command_id
     where = f"GET {request.url.path}/{key}" if key and request.method == "POST" else "the lookup"
     return problem(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Protocol
 
 from litestar import Controller, Response, get
 from litestar.di import NamedDependency
@@ -11,6 +12,26 @@ from litestar.openapi.spec import Example
 
 from services.bootstrap import Runtime
 from services.metrics import EXPOSITION
+
+# Each readiness check (the store, Redis) must answer within this, and they run at once:
+# /health/ready answers in about this long at worst, well inside the readinessProbe's
+# timeoutSeconds (2 in k8s/base/deployment.yaml), so a Redis that hangs is reported
+# (`degraded` with BURA_READY_REQUIRES_BUS=false) rather than failing the probe itself.
+CHECK_SECONDS = 1.0
+
+
+class _Pinged(Protocol):
+    async def ping(self) -> None: ...
+
+
+async def _check(part: _Pinged) -> str:
+    """ "ok", or why not: an error, or no answer within CHECK_SECONDS (TimeoutError)."""
+    try:
+        async with asyncio.timeout(CHECK_SECONDS):
+            await part.ping()
+    except Exception as error:
+        return f"unavailable: {type(error).__name__}"
+    return "ok"
 
 
 class HealthController(Controller):
@@ -46,14 +67,10 @@ class HealthController(Controller):
         and the replica stays ready: commands work without Redis and live views catch up
         by polling, so an operator may prefer that to every replica leaving the Service
         while Redis restarts."""
-        checks: dict[str, str] = {}
-        for name, part in (("store", runtime.adapters.store), ("bus", runtime.adapters.hints)):
-            try:
-                async with asyncio.timeout(2.0):
-                    await part.ping()
-                checks[name] = "ok"
-            except Exception as error:
-                checks[name] = f"unavailable: {type(error).__name__}"
+        store, bus = await asyncio.gather(
+            _check(runtime.adapters.store), _check(runtime.adapters.hints)
+        )
+        checks = {"store": store, "bus": bus}
         if runtime.projector.draining.is_set():
             checks["server"] = "shutting down"
         ok = checks["store"] == "ok" and "server" not in checks

@@ -4,13 +4,27 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 
 import pytest
 
+from harness.databases import free_port
+from infra.memory.hints import InProcessHintBus
 from infra.ports.events import NewEvent
+from infra.postgres.store import PostgresEventStore
+from infra.postgres.tokens import PostgresSeatTokens
+from services.bootstrap import adapters_on
 from services.logs import JsonFormatter, LogContext
 from services.metrics import CONTENT_TYPE_LATEST
-from tests.api.conftest import FIRST_TRICK, OPERATOR, THIRTY_ONE_GAME, Api
+from tests import servers
+from tests.api.conftest import (
+    FIRST_TRICK,
+    OPERATOR,
+    THIRTY_ONE_GAME,
+    Api,
+    app_on,
+    serving,
+)
 
 
 async def test_metrics_expose_the_series_an_sre_needs_after_a_played_game(api: Api) -> None:
@@ -135,3 +149,76 @@ async def test_a_row_the_server_cannot_read_is_a_broken_record_and_its_cause_is_
     [record] = [r for r in caplog.records if r.name == "bura.http" and r.exc_info]
     assert record.exc_info is not None and record.exc_info[1] is not None
     assert "ValidationError" in type(record.exc_info[1].__cause__).__name__
+
+
+TWO = [{"name": "ann"}, {"name": "bob"}]
+
+
+async def test_every_503_of_a_store_that_cannot_be_reached_is_a_store_error_counted_once(
+    tmp_path: Path,
+) -> None:
+    """bura_store_errors_total counts each store failure that becomes a 503, wherever it
+    was met: a seat token's lookup, a read, a creation, the webhooks; and a command whose
+    append (or read) failed inside the game service once, not twice."""
+    adapters = await servers.sqlite_adapters(str(tmp_path / "gone.db"))
+    app = app_on(adapters)
+    async with serving(app) as client:
+        api = Api(client, app, adapters)
+        registry = api.runtime.metrics.registry
+
+        def counted(name: str, **labels: str) -> float:
+            return registry.get_sample_value(name, labels) or 0.0
+
+        table = await api.create()
+        await api.play(table, *THIRTY_ONE_GAME[0])  # the seats' tokens are known from here
+        await adapters.close()  # the database goes away under the running server
+        assert counted("bura_store_errors_total") == 0
+
+        # a seat already known: the command reaches the game service, which fails it
+        answer = await api.send(table, *THIRTY_ONE_GAME[1])
+        assert answer.status_code == 503 and answer.json()["code"] == "store_unavailable"
+        assert counted("bura_store_errors_total") == 1
+        kind = THIRTY_ONE_GAME[1][1]["type"]
+        assert counted("bura_commands_total", outcome="unavailable", type=kind) == 1
+
+        # failing before any command is judged: never seen by the game service
+        calls = [
+            client.post("/games", json={"seats": TWO}, headers=OPERATOR),
+            client.get(f"/games/{'a' * 32}", headers=OPERATOR),
+            client.get(
+                f"/games/{'a' * 32}/events",
+                headers={"Authorization": f"Bearer {'a' * 32}.some-seat-token"},
+            ),
+            client.post(
+                f"/games/{'a' * 32}/commands",
+                json={"type": "draw"},
+                headers={"Authorization": f"Bearer {'a' * 32}.some-seat-token"},
+            ),
+            client.get("/webhooks", headers=OPERATOR),
+        ]
+        for n, call in enumerate(calls, start=2):
+            answer = await call
+            assert answer.status_code == 503, answer.text
+            assert answer.json()["code"] == "store_unavailable"
+            assert counted("bura_store_errors_total") == n, answer.request.url
+        metrics = await client.get("/metrics")
+        assert f"bura_store_errors_total {float(1 + len(calls))}" in metrics.text
+
+
+async def test_a_postgresql_store_that_cannot_be_reached_counts_the_token_lookup() -> None:
+    closed = await PostgresEventStore.open(
+        f"postgresql://postgres@127.0.0.1:{free_port()}/test", min_size=0, connect_timeout=2
+    )
+    adapters = adapters_on(closed, PostgresSeatTokens(closed.pool), InProcessHintBus())
+    app = app_on(adapters)
+    try:
+        async with serving(app) as client:
+            seat = {"Authorization": f"Bearer {'a' * 32}.some-seat-token"}
+            answer = await client.post(
+                f"/games/{'a' * 32}/commands", json={"type": "draw"}, headers=seat
+            )
+            assert answer.status_code == 503, answer.text
+            registry = app.state.runtime.metrics.registry
+            assert registry.get_sample_value("bura_store_errors_total") == 1
+    finally:
+        await closed.close()

@@ -12,18 +12,25 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
 from infra.ports.presence import RENEW_MS
+from infra.postgres.store import PostgresEventStore
+from infra.postgres.tokens import PostgresSeatTokens
+from infra.redis.hints import RedisHintBus
 from infra.redis.limits import RedisRateCounters
 from infra.redis.presence import RedisPresence
 from infra.redis.tickets import RedisStreamTickets
-from services.bootstrap import Adapters
+from services.bootstrap import Adapters, adapters_on
 from services.config import Settings
 from services.http.app import create_app
+from services.http.health import CHECK_SECONDS
+from tests import servers
 from tests.api.conftest import OPERATOR, OPERATOR_KEY, THIRTY_ONE_GAME, Api, Table, app_on, serving
 
 pytestmark = pytest.mark.slow
@@ -133,3 +140,72 @@ async def test_stream_tickets_while_redis_is_down_are_a_503_the_client_retries(
     assert streamed.status_code == 200 and "event: end" in streamed.text
     listed = await api.client.get("/games", headers=OPERATOR)
     assert listed.status_code == 200
+
+
+@pytest.fixture
+async def hanging() -> AsyncIterator[int]:
+    """The port of a server that takes connections and never answers: a Redis (or a
+    PostgreSQL) that hangs, as one stopped with kill -STOP does."""
+    held: list[asyncio.StreamWriter] = []
+
+    async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+        while await reader.read(1 << 16):  # reads whatever comes; answers nothing
+            pass
+
+    server = await asyncio.start_server(hold, "127.0.0.1", 0)
+    yield server.sockets[0].getsockname()[1]
+    server.close()
+    for writer in held:
+        writer.transport.abort()
+
+
+async def ready_in(adapters: Adapters, requires_bus: bool) -> tuple[float, int, dict[str, str]]:
+    """How long /health/ready took to answer, its status and its report."""
+    settings = Settings(
+        operator_key=OPERATOR_KEY, rate_limits=False, ready_requires_bus=requires_bus
+    )
+    app = create_app(settings, adapters)
+    async with serving(app) as client:
+        started = time.monotonic()
+        answer = await client.get("/health/ready")
+        took = time.monotonic() - started
+    return took, answer.status_code, answer.json()
+
+
+@pytest.mark.parametrize("requires_bus", [False, True])
+async def test_readiness_answers_in_about_a_check_while_redis_hangs(
+    hanging: int, tmp_path: Path, requires_bus: bool
+) -> None:
+    """Within the readinessProbe's 2 s (k8s/base/deployment.yaml): a Redis that hangs is
+    reported, `degraded` with BURA_READY_REQUIRES_BUS=false (the pod stays ready), never
+    a probe that times out."""
+    assert CHECK_SECONDS <= 1.0
+    bus = await RedisHintBus.open(f"redis://127.0.0.1:{hanging}/0")
+    adapters = await servers.sqlite_adapters(tmp_path / "events.db", bus)
+    try:
+        took, status, report = await ready_in(adapters, requires_bus)
+    finally:
+        await adapters.close()
+    assert report["bus"] == "unavailable: TimeoutError" and report["store"] == "ok"
+    if requires_bus:
+        assert (status, report["status"]) == (503, "unavailable")
+    else:
+        assert (status, report["status"]) == (200, "degraded")
+    assert CHECK_SECONDS * 0.9 <= took < CHECK_SECONDS + 0.5, took
+
+
+async def test_readiness_checks_the_store_and_redis_at_once(hanging: int) -> None:
+    """Both hanging, the answer still comes in about one check's time, not two."""
+    store = await PostgresEventStore.open(
+        f"postgresql://postgres@127.0.0.1:{hanging}/test", min_size=0, connect_timeout=30
+    )
+    bus = await RedisHintBus.open(f"redis://127.0.0.1:{hanging}/0")
+    adapters = adapters_on(store, PostgresSeatTokens(store.pool), bus)
+    try:
+        took, status, report = await ready_in(adapters, requires_bus=False)
+    finally:
+        await adapters.close()
+    assert status == 503
+    assert report["store"] == report["bus"] == "unavailable: TimeoutError"
+    assert took < CHECK_SECONDS + 0.5, took

@@ -127,8 +127,10 @@ async def test_a_hint_carries_its_append_intact(pair: tuple[HintBus, HintBus]) -
 
 async def test_a_gap_in_a_publishers_hints_is_told_as_a_possible_loss(redis_url: str) -> None:
     """Each process numbers its hints: a number skipped (a hint dropped on the way, say
-    while Redis was out of reach for its publisher) is a None, as after a resubscribe."""
-    listener = await RedisHintBus.open(redis_url)
+    while Redis was out of reach for its publisher) is a None, as after a resubscribe.
+    On a channel of its own (a prefix of its own): another process's hints on the shared
+    Redis would be gaps of their own."""
+    listener = await RedisHintBus.open(redis_url, prefix=f"gap-{uuid.uuid4().hex[:8]}:")
     game, heard = f"g-{uuid.uuid4()}", []
 
     async def listen() -> None:
@@ -141,7 +143,7 @@ async def test_a_gap_in_a_publishers_hints_is_told_as_a_possible_loss(redis_url:
     for seq in (1, 2, 4, 4):  # 3 never came; 4 sent twice (a pipeline sent again)
         await listener.wire.call(
             "PUBLISH",
-            CHANNEL,
+            listener.channel,
             f'{{"game_id":"{game}","version":{seq},"origin":"other","seq":{seq}}}',
         )
     await until(lambda: len(heard) == 5)
@@ -377,3 +379,66 @@ async def test_a_lost_subscription_sends_every_hint_again(own_redis: str) -> Non
         stop()
     finally:
         await bus.close()
+
+
+async def test_buses_under_two_prefixes_on_one_redis_never_hear_each_other(
+    redis_url: str,
+) -> None:
+    """BURA_REDIS_PREFIX names the hint channel: two deployments sharing a Redis under
+    different prefixes never hear each other's hints (which carry the appended events,
+    hidden cards included). The database number would not keep them apart: pub/sub
+    ignores it, so a bus on another database under the same prefix hears them."""
+    tag = uuid.uuid4().hex[:8]
+    blue, green = f"blue-{tag}:", f"green-{tag}:"
+    other_db = redis_url.rsplit("/", 1)[0] + "/1"
+    buses = [
+        await RedisHintBus.open(redis_url, prefix=blue),  # publishes
+        await RedisHintBus.open(redis_url, prefix=blue),
+        await RedisHintBus.open(other_db, prefix=blue),
+        await RedisHintBus.open(redis_url, prefix=green),
+    ]
+    publisher, apart = buses[0], buses[-1]
+    assert publisher.channel == f"{blue}hints" and apart.channel == f"{green}hints"
+    game = f"g-{uuid.uuid4()}"
+    heard: list[list[Hint]] = [[], [], []]  # blue here, blue on another database, green
+    tasks = [await listening(bus, game, into) for bus, into in zip(buses[1:], heard, strict=True)]
+    try:
+        await publisher.publish(Hint(game, 1, 0, b'[{"type":"dealt"}]', bytes(32), "1.x"))
+        await until(lambda: heard[0] and heard[1])
+        await apart.publish(Hint(game, 2))  # and the other way round
+        await asyncio.sleep(0.3)
+        assert [h.version for h in heard[0]] == [h.version for h in heard[1]] == [1]
+        assert [h.version for h in heard[2]] == [2]  # its own, never blue's
+    finally:
+        for task in tasks:
+            task.cancel()
+        for bus in buses:
+            await bus.close()
+
+
+async def test_the_default_prefix_keeps_the_channel_bura_hints(redis_url: str) -> None:
+    bus = await RedisHintBus.open(redis_url)
+    try:
+        assert bus.channel == CHANNEL == "bura:hints"
+    finally:
+        await bus.close()
+
+
+async def test_the_server_puts_its_hints_and_presence_under_bura_redis_prefix(
+    redis_url: str, tmp_path: Path
+) -> None:
+    from infra.redis.presence import RedisPresence
+    from services.bootstrap import open_adapters
+    from services.config import Settings
+
+    settings = Settings(
+        sqlite_path=str(tmp_path / "x.db"), redis_url=redis_url, redis_prefix="bura-blue:"
+    )
+    adapters = await open_adapters(settings)
+    try:
+        assert isinstance(adapters.hints, RedisHintBus)
+        assert adapters.hints.channel == "bura-blue:hints"
+        assert isinstance(adapters.presence, RedisPresence)
+        assert adapters.presence.origin == "bura-blue:presence:origin"
+    finally:
+        await adapters.close()

@@ -159,3 +159,33 @@ async def test_a_seat_never_seen_in_a_restored_game_is_away_from_a_lapse_after(
     assert (await one.seats(g, 2, later + 60_002))[1] == Seen(
         True, later + 60_001, later + 60_001 + LAPSE_MS
     )
+
+
+async def test_presence_under_two_prefixes_on_one_redis_is_kept_apart(redis_url: str) -> None:
+    """BURA_REDIS_PREFIX names the presence keys, the origin included, so two deployments
+    sharing a Redis never mix their seats (the default prefix keeps `bura:presence:`)."""
+    tag = uuid.uuid4().hex[:8]
+    blue_prefix, green_prefix = f"blue-{tag}:", f"green-{tag}:"
+    blue = await RedisPresence.open(redis_url, prefix=blue_prefix)
+    green = await RedisPresence.open(redis_url, prefix=green_prefix)
+    g = game()
+    try:
+        await blue.client.set(f"{blue_prefix}presence:origin", 0)  # began long ago
+        await blue.arrive(g, 0, "a", T)
+        assert (await blue.seats(g, 2, T + 100))[0] == Seen(True, T, T + LAPSE_MS)
+        assert not any(seat.connected for seat in await green.seats(g, 2, T + 100))
+        assert await blue.client.exists(f"{blue_prefix}presence:{{{g}}}") == 1
+        assert await blue.client.exists(key(g), f"{green_prefix}presence:{{{g}}}") == 0
+        # the origin each board found missing is its own
+        assert await green.client.get(f"{green_prefix}presence:origin") is not None
+        assert key(g) == f"bura:presence:{{{g}}}"  # the default prefix's names are unchanged
+    finally:
+        await blue.client.delete(
+            *(
+                f"{prefix}presence:{suffix}"
+                for prefix in (blue_prefix, green_prefix)
+                for suffix in ("origin", f"{{{g}}}")
+            )
+        )
+        await blue.close()
+        await green.close()

@@ -96,17 +96,60 @@ def test_healthcheck_asks_the_liveness_endpoint_with_python_only():
     assert "curl" not in check and "wget" not in check
 
 
+LOCK = "requirements/runtime.lock"
+CLIENT = "clients/python"
+
+
 def test_image_gets_exactly_the_packages_pyproject_declares():
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     include = pyproject["tool"]["setuptools"]["packages"]["find"]["include"]
     declared = {pattern.rstrip("*") for pattern in include}
     builder = stages()[0]
-    copied = {a.split()[0] for k, a in builder if k == "COPY"} - {"pyproject.toml"}
+    copied = {a.split()[0] for k, a in builder if k == "COPY"} - {"pyproject.toml", LOCK, CLIENT}
     assert copied == declared
     reincluded = {
         line[1:].strip("/")
         for line in (ROOT / ".dockerignore").read_text().splitlines()
         if line.startswith("!")
     }
-    assert reincluded == declared | {"pyproject.toml"}
-    assert (ROOT / ".dockerignore").read_text().splitlines()[1] == "*", "deny by default"
+    assert reincluded == declared | {"pyproject.toml", LOCK, CLIENT}
+    rules = (ROOT / ".dockerignore").read_text().splitlines()
+    assert next(line for line in rules if not line.startswith("#")) == "*", "deny by default"
+
+
+def test_dependencies_come_from_the_lock_with_their_hashes_checked():
+    """The image runs the versions the tests ran (requirements/runtime.lock, as the
+    Makefile's runtime target installs it), not whatever pyproject's ranges allow today."""
+    lock = (ROOT / LOCK).read_text()
+    assert "--hash=sha256:" in lock
+    builder = stages()[0]
+    runs = [a for k, a in builder if k == "RUN"]
+    copies = [a for k, a in builder if k == "COPY"]
+    assert f"{LOCK} ./{LOCK}" in copies
+    from_lock = [r for r in runs if f"-r {LOCK}" in r]
+    assert len(from_lock) == 1 and "pip install" in from_lock[0]
+    assert "--require-hashes" in from_lock[0]
+    # the lock is installed before any source is copied (the layer stays cached), and
+    # nothing else installs a dependency: the project and the client come --no-deps
+    assert copies.index(f"{LOCK} ./{LOCK}") == 0
+    others = [r for r in runs if "pip install" in r and r not in from_lock]
+    assert others and all("--no-deps" in r for r in others), others
+    assert "tomllib" not in DOCKERFILE.read_text(), "no requirements made from pyproject's ranges"
+    makefile = (ROOT / "Makefile").read_text()
+    assert f"pip install -q -r {LOCK}" in makefile  # what `make run` installs too
+
+
+def test_the_python_client_is_installed_for_bura_play_and_demo():
+    """`bura play` and `bura demo` drive the client in clients/python (bura_client): the
+    image installs it, and the build fails if it cannot be imported."""
+    builder = stages()[0]
+    copies = [a for k, a in builder if k == "COPY"]
+    assert f"{CLIENT} ./{CLIENT}" in copies
+    install = " ".join(a for k, a in builder if k == "RUN" and f"./{CLIENT}" in a)
+    assert re.search(rf"pip install [^&]*--no-deps [^&]*\./{re.escape(CLIENT)}", install)
+    assert "import bura_client" in install
+    client = tomllib.loads((ROOT / CLIENT / "pyproject.toml").read_text())
+    lock = (ROOT / LOCK).read_text()
+    for requirement in client["project"]["dependencies"]:  # the lock holds what it needs
+        name = re.match(r"[A-Za-z0-9_.-]+", requirement)[0].lower()
+        assert re.search(rf"^{re.escape(name)}==", lock, re.M), name

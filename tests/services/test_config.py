@@ -1,10 +1,17 @@
 """Settings come from the environment only, and a bad one names itself."""
 
 import re
+import uuid
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
+import asyncpg
+import httpx
 import pytest
 
+from harness.databases import fresh_database, run_async
+from harness.processes import OPERATOR, Service
+from infra.postgres.migrate import migration_files
 from services.config import VARIABLES, ConfigError, load
 
 
@@ -34,6 +41,7 @@ def test_every_variable_is_read():
         "BURA_SSE_KEEPALIVE_SECONDS": "1.5",
         "BURA_FEED_POLL_SECONDS": "0.5",
         "BURA_READY_REQUIRES_BUS": "false",
+        "BURA_MIGRATE_ON_START": "false",
         "BURA_REQUEST_DEADLINE_SECONDS": "2.5",
         "BURA_MAX_HEADER_BYTES": "4096",
         "BURA_MAX_HEADERS": "20",
@@ -65,7 +73,7 @@ def test_every_variable_is_read():
     assert settings.port == 9000 and settings.redis_url == "redis://cache:6379/0"
     assert settings.operator_key == "k" * 32 and not settings.operator_key_generated
     assert settings.sse_keepalive_seconds == 1.5 and settings.feed_poll_seconds == 0.5
-    assert settings.ready_requires_bus is False
+    assert settings.ready_requires_bus is False and settings.migrate_on_start is False
     assert (settings.request_deadline_seconds, settings.read_timeout_seconds) == (2.5, 3.0)
     assert (settings.max_header_bytes, settings.max_headers) == (4096, 20)
     assert settings.idle_timeout_seconds == 2.0
@@ -132,6 +140,13 @@ def test_every_variable_is_read():
         ("BURA_READ_TIMEOUT_SECONDS", "86401"),
         ("BURA_STREAM_TICKET_SECONDS", "86401"),
         ("BURA_IDLE_TIMEOUT_SECONDS", "1.5"),  # whole seconds
+        ("BURA_SHUTDOWN_GRACE_SECONDS", "0.9"),  # whole seconds: int() made it 0
+        ("BURA_SHUTDOWN_GRACE_SECONDS", "20.5"),
+        ("BURA_STREAM_TICKET_SECONDS", "1.5"),
+        ("BURA_MIGRATE_ON_START", "sometimes"),
+        # set but empty: no silent default (a key per process, port 8000)
+        ("BURA_OPERATOR_KEY", ""),
+        ("BURA_PORT", ""),
         # the settings' webhook, held to what POST /webhooks takes
         ("BURA_WEBHOOK_URL", "http://"),
         ("BURA_WEBHOOK_URL", "https://platform.test/bura\n"),
@@ -170,6 +185,9 @@ def test_a_bad_setting_stops_start_up_naming_it(name, value):
         ("BURA_CORS_ORIGINS", "http://[::1]:8080/, http://127.0.0.1:5173"),
         ("BURA_IDLE_TIMEOUT_SECONDS", "75.0"),
         ("BURA_FEED_POLL_SECONDS", "0.01"),
+        ("BURA_SHUTDOWN_GRACE_SECONDS", "1"),
+        ("BURA_SHUTDOWN_GRACE_SECONDS", "30.0"),
+        ("BURA_STREAM_TICKET_SECONDS", "30.0"),
         ("BURA_WEBHOOK_LEASE_SECONDS", "3600"),
         ("BURA_RATE_WINDOW_SECONDS", "86400"),
         ("BURA_WEBHOOK_EVENTS", "timeout, deal_ended,"),
@@ -177,6 +195,29 @@ def test_a_bad_setting_stops_start_up_naming_it(name, value):
 )
 def test_a_good_setting_at_its_bounds_is_taken(name, value):
     load({name: value})
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "said"),
+    [
+        ("BURA_SHUTDOWN_GRACE_SECONDS", "0.9", "BURA_SHUTDOWN_GRACE_SECONDS='0.9' must be whole"),
+        ("BURA_STREAM_TICKET_SECONDS", "1.5", "BURA_STREAM_TICKET_SECONDS='1.5' must be whole"),
+        ("BURA_STREAM_TICKET_SECONDS", "soon", "is not a number of whole seconds"),
+        ("BURA_IDLE_TIMEOUT_SECONDS", "1.5", "BURA_IDLE_TIMEOUT_SECONDS='1.5' must be whole"),
+        ("BURA_OPERATOR_KEY", "", "BURA_OPERATOR_KEY is set but empty"),
+        ("BURA_PORT", "", "BURA_PORT is set but empty"),
+    ],
+)
+def test_whole_seconds_and_empty_values_are_refused_as_what_they_are(name, value, said):
+    with pytest.raises(ConfigError) as refused:
+        load({name: value})
+    assert said in str(refused.value)
+
+
+def test_whole_seconds_keep_their_value():
+    settings = load({"BURA_SHUTDOWN_GRACE_SECONDS": "1", "BURA_STREAM_TICKET_SECONDS": "30.0"})
+    assert (settings.shutdown_grace_seconds, settings.stream_ticket_seconds) == (1, 30)
+    assert load({}).migrate_on_start is True  # migrating at start stays the default
 
 
 def test_an_origin_is_kept_as_a_browser_sends_it():
@@ -218,3 +259,109 @@ def test_cli_refuses_to_start_with_a_bad_setting(monkeypatch, capsys):
     monkeypatch.setenv("BURA_PORT", "nope")
     assert main(["simulate", "--games", "1"]) == 2
     assert "BURA_PORT" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["BURA_OPERATOR_KEY", "BURA_PORT"])
+def test_serve_refuses_a_setting_set_but_empty(monkeypatch, capsys, tmp_path, name):
+    """In Kubernetes an empty Secret value gives each replica a key of its own: refused."""
+    from services.cli import main
+
+    monkeypatch.setenv("BURA_SQLITE_PATH", str(tmp_path / "x.db"))
+    monkeypatch.setenv(name, "")
+    assert main(["serve"]) == 2
+    said = capsys.readouterr().err
+    assert said.count("\n") == 1 and f"{name} is set but empty" in said, said
+
+
+# --- `bura serve` and the schema: BURA_MIGRATE_ON_START ------------------------------------
+
+
+async def _sql(url, *statements):
+    conn = await asyncpg.connect(url)
+    try:
+        return [await conn.fetch(statement) for statement in statements]
+    finally:
+        await conn.close()
+
+
+def _as_role(url, role):
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(netloc=f"{role}@{parts.netloc.rpartition('@')[2]}"))
+
+
+def _service(tmp_path, **env):
+    service = Service(
+        {"BURA_LOG_FORMAT": "text", "BURA_LOG_LEVEL": "info", **env}, log_dir=tmp_path
+    )
+    service.env.pop("BURA_REDIS_URL", None)  # the in-process bus: the store is the point
+    return service.start()
+
+
+async def test_serve_on_an_up_to_date_database_needs_no_create_right(postgres_admin_url, tmp_path):
+    """A least-privilege role (rows and functions only, no CREATE) serves a migrated
+    database: the applied migrations are read, and nothing is written when none is
+    pending."""
+    role = f"bura_least_{uuid.uuid4().hex[:8]}"
+    with fresh_database(postgres_admin_url) as url:
+        run_async(
+            lambda: _sql(
+                url,
+                f"CREATE ROLE {role} LOGIN",
+                f"GRANT USAGE ON SCHEMA public TO {role}",
+                f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}",
+                f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {role}",
+                f"GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO {role}",
+            )
+        )
+        service = None
+        try:
+            (applied,) = run_async(lambda: _sql(url, "SELECT count(*) FROM schema_migrations"))
+            (may_create,) = run_async(
+                lambda: _sql(url, f"SELECT has_schema_privilege('{role}', 'public', 'CREATE')")
+            )
+            assert may_create[0][0] is False
+            service = _service(tmp_path, BURA_DATABASE_URL=_as_role(url, role))
+            await service.ready()
+            async with httpx.AsyncClient(timeout=5) as client:
+                created = await client.post(
+                    f"{service.url}/games",
+                    json={"seats": [{"name": "a"}, {"name": "b"}]},
+                    headers=OPERATOR,
+                )
+                assert created.status_code == 201, created.text
+            assert "pending migration" not in service.log()
+            (still,) = run_async(lambda: _sql(url, "SELECT count(*) FROM schema_migrations"))
+            assert still == applied
+        finally:
+            if service is not None:
+                service.stop()
+            run_async(lambda: _sql(url, f"DROP OWNED BY {role}", f"DROP ROLE {role}"))
+
+
+async def test_serve_with_migrate_on_start_false_refuses_a_schema_behind(
+    postgres_admin_url, tmp_path
+):
+    with fresh_database(postgres_admin_url, migrated=False) as bare:
+        service = _service(tmp_path, BURA_DATABASE_URL=bare, BURA_MIGRATE_ON_START="false")
+        assert await service.wait(timeout=30) == 3
+        said = [line for line in service.log().splitlines() if "run `bura migrate`" in line]
+        assert len(said) == 1, service.log()
+        assert "BURA_MIGRATE_ON_START" in said[0] and "Traceback" not in service.log()
+        (tables,) = run_async(
+            lambda: _sql(bare, "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+        )
+        assert tables == []  # nothing was created
+
+
+async def test_serve_applies_pending_migrations_by_default_and_names_them(
+    postgres_admin_url, tmp_path
+):
+    with fresh_database(postgres_admin_url, migrated=False) as bare:
+        service = _service(tmp_path, BURA_DATABASE_URL=bare)
+        try:
+            await service.ready()
+        finally:
+            service.stop()
+        said = [line for line in service.log().splitlines() if "pending migration" in line]
+        names = [name for name, _ in migration_files()]
+        assert len(said) == 1 and all(name in said[0] for name in names), service.log()
