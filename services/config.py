@@ -234,15 +234,15 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
             continue
         try:
             if isinstance(default, int) and field in _SECONDS:
-                raw[field] = _whole_seconds(name, value)
+                # read as a number: `1.5` is refused by _check_seconds as not whole seconds,
+                # not here as no number
+                raw[field] = float(value)
             elif isinstance(default, int):
                 raw[field] = int(value)
             elif isinstance(default, float):
                 raw[field] = float(value)
             else:
                 raw[field] = value
-        except ConfigError:
-            raise
         except ValueError:
             what = "a number"
             if field in _SECONDS:
@@ -307,20 +307,6 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
     return msgspec.convert(raw, Settings)
 
 
-def _whole_seconds(name: str, value: str) -> int:
-    """A setting counted in whole seconds: `30` or `30.0`; `1.5` is refused as what it is
-    (not whole), not as no number."""
-    try:
-        return int(value)
-    except ValueError:
-        seconds = float(value)  # no number at all: the caller says so
-    if not math.isfinite(seconds):
-        raise ConfigError(f"{name}={value!r} must be a finite number of seconds")
-    if seconds != int(seconds):
-        raise ConfigError(f"{name}={value!r} must be whole seconds")
-    return int(seconds)
-
-
 def _check_seconds(raw: dict[str, object], defaults: Settings, env: Mapping[str, str]) -> None:
     for field, (most, whole) in _SECONDS.items():
         name = f"BURA_{field.upper()}"
@@ -332,6 +318,8 @@ def _check_seconds(raw: dict[str, object], defaults: Settings, env: Mapping[str,
             raise ConfigError(f"{name}={given!r} must be more than 0 seconds, at most {most}")
         if whole and seconds != int(seconds):
             raise ConfigError(f"{name}={given!r} must be whole seconds")
+        if isinstance(getattr(defaults, field), int):
+            raw[field] = int(seconds)  # read as a number above
 
 
 def _check_webhooks(raw: dict[str, object], defaults: Settings) -> None:
