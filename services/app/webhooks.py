@@ -36,11 +36,11 @@ def configured_endpoint(settings: Settings) -> Endpoint | None:
     )
 
 
-# A host name's labels (letters, digits, `-` and `_`), with an optional final dot.
-_LABEL = re.compile(r"[A-Za-z0-9_-]{1,63}")
-# What the OpenAPI document can say of a webhook URL: the scheme in either case, a host
-# name or a bracketed IPv6 text, a port of 1 to 65535, then anything printable. Which
-# bracketed texts are IPv6 addresses only url_fault says.
+# What the OpenAPI document can say of a webhook URL, and all the server holds it to but
+# one thing: the scheme in either case, a host name (dot-separated labels of letters,
+# digits, `-` and `_`, an optional final dot) or a bracketed IPv6 text, a port of 1 to
+# 65535, then anything printable. Which bracketed texts are IPv6 addresses, only
+# ipv6_fault says.
 _PORT = r"(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
 URL_PATTERN = (
     r"^[Hh][Tt][Tt][Pp][Ss]?://"
@@ -49,37 +49,23 @@ URL_PATTERN = (
 )
 
 
-def url_fault(url: str) -> str | None:
-    """What is wrong with a webhook URL's host and port, None if nothing: a host name, an
-    IPv4 address or a bracketed IPv6 one, and a port of 1 to 65535 when one is written
-    (RFC 3986). The shape and the characters are the pattern's (RegisterWebhook)."""
-    scheme, found, rest = url.partition("://")
-    if not found or scheme.lower() not in ("http", "https"):
-        return "an http:// or https:// URL"
-    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
-    if authority.startswith("["):
-        literal, closed, after = authority[1:].partition("]")
-        try:
-            ipaddress.IPv6Address(literal)
-        except ValueError:
-            return f"[{literal}] is no IPv6 address"
-        if not closed or (after and not after.startswith(":")):
-            return "an IPv6 host is written [address] or [address]:port"
-        port = after[1:] if after else None
-    else:
-        host, colon, written = authority.partition(":")
-        port = written if colon else None
-        labels = host[:-1].split(".") if host.endswith(".") else host.split(".")
-        if not host or not all(_LABEL.fullmatch(label) for label in labels):
-            return f"{host!r} is no host name (dot-separated labels of letters, digits, '-', '_')"
-    if port is not None and not (port.isdigit() and 0 < int(port) < 65536):
-        return f"{port!r} is no port (1 to 65535)"
+def ipv6_fault(url: str) -> str | None:
+    """What is wrong with the bracketed host of a URL that URL_PATTERN took, None if it
+    is an IPv6 address (or the host is a name)."""
+    authority = re.split(r"[/?#]", url.partition("://")[2], maxsplit=1)[0]
+    if not authority.startswith("["):
+        return None
+    literal = authority[1:].partition("]")[0]
+    try:
+        ipaddress.IPv6Address(literal)
+    except ValueError:
+        return f"[{literal}] is no IPv6 address"
     return None
 
 
 class RegisterWebhook(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # ASCII only, spelled out: `\s` means other things to Python and to JSON Schema. The
-    # scheme in either case (RFC 3986); the host and port are checked in __post_init__.
+    # scheme in either case (RFC 3986); an IPv6 host is checked in __post_init__.
     url: Annotated[
         str,
         msgspec.Meta(pattern=URL_PATTERN, max_length=2048),
@@ -107,7 +93,7 @@ class RegisterWebhook(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         for name, value in (("url", self.url), ("secret", self.secret)):
             if value is not None and "\n" in value:
                 raise ValueError(f"{name}: no line feed (at its end neither)")
-        fault = url_fault(self.url)
+        fault = ipv6_fault(self.url)  # the rest of the URL is the pattern's
         if fault is not None:
             raise ValueError(f"url: {fault}")
 
