@@ -4,6 +4,7 @@ them: each command appended with its events, command id, seat and request id."""
 from __future__ import annotations
 
 import random
+import time
 import uuid
 
 from domain.bots import greedy_bot, random_bot
@@ -17,7 +18,6 @@ from infra.ports.events import EventStore, Metadata
 from services.app.codec import to_new
 from tests.domain.variants.test_bots_play_every_variant import VARIANTS as BOT_VARIANTS
 
-T0 = 1_767_225_600_000
 VARIANTS: dict[str, tuple[int, Rules]] = {
     "classic": (2, Rules()),
     **BOT_VARIANTS,
@@ -27,12 +27,16 @@ VARIANTS: dict[str, tuple[int, Rules]] = {
 
 async def record(store: EventStore, variant: str) -> str:
     """A bot game of the variant appended command by command, as the service appends
-    them: each with its command id, seat and request id."""
+    them: each with its command id, seat and request id.
+
+    The game's clock starts now, so its deadlines (a seeding window, a turn clock) lie
+    ahead of the wall clock: a test app's timers, scanning the same store, must find
+    nothing due and never move the table while it is being recorded."""
     seats, rules = VARIANTS[variant]
     game_id = f"bundle-{uuid.uuid4().hex[:12]}"
     chance = random.Random(variant)
     bots = [greedy_bot, random_bot] * 3
-    now = T0
+    now = time.time_ns() // 1_000_000
     start = StartGame(seats=tuple(f"p{i}" for i in range(seats)), rules=rules, seed=variant)
     events = decide(NEW_GAME, start, None, now)
     await store.append(game_id, 0, [to_new(e) for e in events], Metadata(correlation_id="new"))
