@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 import msgspec
+from msgspec.structs import replace
 
 from domain.errors import BadOption
 from domain.vocabulary import OnTimeout
@@ -61,6 +62,12 @@ def hand_sizes(rules: Rules, seats: int) -> tuple[int, ...]:
     if rules.hand_size is not None:
         return rules.hand_size
     return (4 if rules.game == "kozel" else 3,) * seats
+
+
+def in_effect(rules: Rules, seats: int) -> Rules:
+    """The options as the table plays them, for views and lists: the defaults that depend
+    on the seats (`dave`, `hand_size`) spelled out. The record keeps what was sent."""
+    return replace(rules, dave=dave_enabled(rules, seats), hand_size=hand_sizes(rules, seats))
 
 
 def clocked(rules: Rules) -> bool:

@@ -27,7 +27,7 @@ from domain.events import (
     SeedSent,
 )
 from domain.moves import Moves, moves
-from domain.rules import Rules
+from domain.rules import Rules, in_effect
 from domain.state import Clock, Deal, DealResult, Game, Shuffle
 from domain.table import seat_points
 from domain.vocabulary import Combination, Due, Reason, Status, ViewerKind, ViewPhase
@@ -242,7 +242,7 @@ def view(
         commitment=deal.commitment if deal else None,
         seed=state.seed if (state.finished or arbiter) and sees_seed(viewer, rules) else None,
         stock=deal.stock if deal and arbiter else None,
-        rules=rules,
+        rules=in_effect(rules, len(state.seats)),
         pot=deal.pot if deal else (),
         moves=moves(state, seat) if seat is not None else None,
         clock=_clock_view(state.clock)

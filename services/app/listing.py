@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import msgspec
 
+from domain.rules import in_effect
 from domain.state import Game
 from domain.views import Result
 from domain.vocabulary import Status
@@ -50,7 +51,7 @@ def summary(game: IndexedGame) -> GameSummary:
     return GameSummary(
         game_id=game.game_id,
         seats=game.seats,
-        rules=game.rules,
+        rules=in_effect(game.rules, len(game.seats)),
         version=game.version,
         status=game.status,
         result=result,

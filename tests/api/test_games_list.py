@@ -50,6 +50,9 @@ async def test_the_list_shows_each_game_with_seats_rules_version_status_and_resu
     shown = games[on.game_id]
     assert shown["seats"] == ["p0", "p1"] and shown["status"] == "in_progress"
     assert shown["rules"]["turn_seconds"] == 600 and shown["rules"]["stake"] == 2
+    # the defaults that depend on the seats, as the table plays them
+    assert shown["rules"]["dave"] is True and shown["rules"]["hand_size"] == [3, 3]
+    assert (await api.view(on))["rules"] == shown["rules"]
     assert shown["version"] == await api.version(on) and shown["result"] is None
     assert shown["created"] <= shown["updated"]
     done = games[over.game_id]

@@ -15,6 +15,7 @@ from domain.rules import (
     Rules,
     check,
     dave_enabled,
+    in_effect,
     score_bound,
 )
 from tests.domain.given import start
@@ -41,6 +42,19 @@ def test_the_defaults_make_the_classic_two_player_game():
     )
     assert dave_enabled(rules, 2) and not dave_enabled(rules, 3)
     assert rules_from_json(b"{}") == rules
+
+
+def test_views_spell_out_the_defaults_that_depend_on_the_seats():
+    """`dave` is on by default at two seats and off otherwise; a hand is 3 cards (Kozel 4).
+    A view or a list shows the table as played, not the null it was sent with."""
+    assert (in_effect(Rules(), 2).dave, in_effect(Rules(), 2).hand_size) == (True, (3, 3))
+    assert (in_effect(Rules(), 3).dave, in_effect(Rules(), 3).hand_size) == (False, (3, 3, 3))
+    assert in_effect(Rules(game="kozel"), 4).hand_size == (4, 4, 4, 4)
+    assert in_effect(Rules(dave=False), 2).dave is False
+    assert in_effect(Rules(hand_size=(4, 3), open_seats=(0,)), 2).hand_size == (4, 3)
+    shown = in_effect(Rules(stake=5, match_target=3), 2)
+    assert check(shown, 2) == shown  # what a view shows is a valid table to send again
+    assert (shown.stake, shown.match_target) == (5, 3)
 
 
 def test_every_section_1_to_7_option_decodes_from_json():
