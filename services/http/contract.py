@@ -61,7 +61,12 @@ def refine(openapi: Schema) -> Schema:
         schema.pop("default", None)
     _bound_rules(schemas.get("Rules", {}).get("properties", {}))
     # a draw takes one card or more (0 or fewer is `wrong_card_count`, a rule's refusal)
-    schemas.get("Draw", {}).get("properties", {}).get("count", {})["minimum"] = 1
+    count = schemas.get("Draw", {}).get("properties", {}).get("count", {})
+    count["minimum"] = 1
+    count["description"] = (
+        "Cards taken: 1, or 2 and more for a double draw (judged as a penalty). The server"
+        " reads 0 or fewer as a draw of no card and refuses it, 409 wrong_card_count."
+    )
     _add_stream_schemas(schemas)
     _forbid_unknown(schemas)
     for name, field in _UNIQUE:  # msgspec's extra JSON schema does not reach Litestar's

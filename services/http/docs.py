@@ -73,6 +73,8 @@ class OfflineSwagger(SwaggerRenderPlugin):
             css_url=f"{ASSETS}/swagger-ui.css",
             standalone_preset_js_url=f"{ASSETS}/swagger-ui-standalone-preset.js",
             path="/swagger",
+            # Litestar's default icon is on a CDN: the package's own, so nothing is fetched
+            favicon=f'<link rel="icon" type="image/png" href="{ASSETS}/favicon-32x32.png">',
         )
         self.cache = _Refined()
 

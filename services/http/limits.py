@@ -32,6 +32,7 @@ log = logging.getLogger("bura.http")
 
 Kind = Literal["commands", "create", "reads"]
 _COMMANDS = re.compile(r"^/games/[^/]+/commands/?$")
+_REMATCH = re.compile(r"^/games/[^/]+/rematch/?$")  # deals a new game, as POST /games
 _EXEMPT = ("/health/", "/metrics")
 _encode = msgspec.json.Encoder().encode
 
@@ -48,7 +49,7 @@ def kind_of(method: str, path: str) -> Kind | None:
     """Which limit a request counts against; None: never limited."""
     if method == "OPTIONS" or path.startswith(_EXEMPT):
         return None
-    if method == "POST" and path.rstrip("/") == "/games":
+    if method == "POST" and (path.rstrip("/") == "/games" or _REMATCH.match(path)):
         return "create"
     if method == "POST" and _COMMANDS.match(path):
         return "commands"

@@ -96,7 +96,7 @@ def serve(settings: Settings) -> int:
     url = f"http://{settings.host}:{settings.port}"
     banner = [
         f"Bura server on {url}  ({where})",
-        f"OpenAPI: {url}/schema",
+        f"OpenAPI: {url}/schema/openapi.json  API reference: {url}/schema/swagger",
         f"operator key (generated; set BURA_OPERATOR_KEY to fix it): {settings.operator_key}"
         if settings.operator_key_generated
         else "operator key: from BURA_OPERATOR_KEY",

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import socket
 import subprocess
 import sys
 import threading
+import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -187,6 +189,8 @@ PAGE = b"<!doctype html><html><body><h1>Welcome to nginx!</h1>" + b"x" * 400 + b
         (200, "application/json", b"[1, 2]"),
         (404, "text/html", PAGE),
         (401, "text/html", PAGE),
+        (501, "text/html", PAGE),  # a plain HTTP server's "not implemented"
+        (500, "text/plain", b"Internal Server Error"),  # after the client's retries
     ],
 )
 def test_play_against_a_server_that_is_not_bura_says_so_in_one_line(
@@ -540,6 +544,14 @@ def test_serve_announces_itself_only_once_it_serves(tmp_path: Path) -> None:
         assert first.startswith(f"Bura server on http://127.0.0.1:{port}"), first
         with socket.create_connection(("127.0.0.1", port), timeout=5):
             pass  # listening by the time it said so
+        # the document the README says the banner names, and it is there
+        named = re.findall(r"http://\S+", server.stdout.readline().decode())
+        assert named == [
+            f"http://127.0.0.1:{port}/schema/openapi.json",
+            f"http://127.0.0.1:{port}/schema/swagger",
+        ], named
+        with urllib.request.urlopen(named[0], timeout=10) as answer:
+            assert json.load(answer)["openapi"].startswith("3.")
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -95,6 +95,23 @@ async def test_reads_and_creation_have_limits_of_their_own(limited: Api) -> None
     assert [r.status_code for r in reads] == [200] * 4 + [429]
 
 
+async def test_a_rematch_counts_as_creating_a_game(limited: Api) -> None:
+    """A rematch deals a new game: it is game creation's to limit, not reads'."""
+    body = {"seats": [{"name": "a"}, {"name": "b"}], "deck": THIRTY_ONE_DECK, "dealer": 1}
+    game = (await limited.client.post("/games", json=body, headers=OPERATOR)).json()
+    seat = {"Authorization": f"Bearer {game['seats'][0]['token']}"}
+    over = await limited.client.post(
+        f"/games/{game['game_id']}/commands", json={"type": "concede"}, headers=seat
+    )
+    assert over.status_code == 200, over.text
+    rematch = await limited.client.post(f"/games/{game['game_id']}/rematch", headers=OPERATOR)
+    assert rematch.status_code == 201, rematch.text
+    assert set(policy(rematch)) == {"create-token", "create-address"}
+    assert policy(rematch)["create-token"][0] == 2  # the quota of game creation
+    again = await limited.client.post("/games", json=body, headers=OPERATOR)
+    assert again.status_code == 429 and "create-token" in again.headers["ratelimit"]
+
+
 async def test_health_and_metrics_are_never_limited(limited: Api) -> None:
     for _ in range(20):
         assert (await limited.client.get("/health/live")).status_code == 200

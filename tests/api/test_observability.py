@@ -72,6 +72,12 @@ async def test_metrics_expose_the_series_an_sre_needs_after_a_played_game(api: A
     assert (
         registry.get_sample_value("bura_commands_total", {"type": "draw", "outcome": "ok"}) == 11
     )  # ten in the won game, and the faulty draw that was judged (not refused)
+    # every series the SRE may see is named in the README's list
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    families = {m.name for m in registry.collect()}
+    assert families and all(f"`{name}" in readme for name in families), sorted(
+        name for name in families if f"`{name}" not in readme
+    )
 
 
 async def test_a_request_id_is_echoed_and_recorded_with_the_events(api: Api) -> None:

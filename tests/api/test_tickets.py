@@ -67,6 +67,19 @@ async def test_a_ticket_opens_no_other_game_and_is_spent_trying(api: Api) -> Non
     assert right.status_code == 401  # shown to the wrong URL, it is spent
 
 
+async def test_with_a_ticket_the_ticket_alone_says_who_watches(api: Api) -> None:
+    """An Authorization sent beside `?ticket=` is not read: the spectator's ticket opens
+    the spectator's stream, whichever token goes with it, and a good token does not save a
+    spent ticket."""
+    table = await finished(api)
+    given = await ticket(api, table, table.watcher)
+    opened = await api.client.get(str(given["stream"]), headers=table.seat(0))
+    assert opened.status_code == 200 and '"viewer":"spectator"' in opened.text
+    assert '"viewer":"seat"' not in opened.text
+    spent = await api.client.get(str(given["stream"]), headers=OPERATOR)
+    assert spent.status_code == 401 and spent.json()["code"] == "stream_ticket_invalid"
+
+
 async def test_a_made_up_ticket_and_no_token_are_refused(api: Api) -> None:
     table = await finished(api)
     made_up = await api.client.get(f"/games/{table.game_id}/stream", params={"ticket": "st_x"})
