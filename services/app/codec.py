@@ -7,6 +7,7 @@ import hashlib
 from collections.abc import Callable
 
 import msgspec
+from msgspec.structs import replace
 
 from domain.chain import Row
 from domain.commands import Command
@@ -46,8 +47,18 @@ def type_of_command(command: Command) -> str:
 
 def fingerprint(command: Command) -> str:
     """What a command says, as a hash: its canonical msgspec JSON (every field, defaults
-    and `seen` included, cards in their one code), so that two bodies meaning the same
-    command share it and any difference shows."""
+    and `seen` included, cards in their one code and in one order, since the order of a
+    lead's or an answer's cards means nothing), so that two bodies meaning the same command
+    share it and any difference shows."""
+    cards: tuple[str, ...] | None = getattr(command, "cards", None)
+    if cards is not None:
+        command = replace(command, cards=tuple(sorted(cards)))
+    return hashlib.sha256(_encode(command)).hexdigest()
+
+
+def fingerprint_as_sent(command: Command) -> str:
+    """The fingerprint of releases that kept the cards in the order sent: what a command
+    recorded by one carries, so that its exact retry is still known after an upgrade."""
     return hashlib.sha256(_encode(command)).hexdigest()
 
 

@@ -57,7 +57,13 @@ from infra.ports.snapshots import Snapshots
 from services import logs
 from services.app.arrivals import Arrivals
 from services.app.callers import GAME_ID, Seating
-from services.app.codec import fingerprint, from_recorded, to_new, type_of_command
+from services.app.codec import (
+    fingerprint,
+    fingerprint_as_sent,
+    from_recorded,
+    to_new,
+    type_of_command,
+)
 from services.app.errors import GameNotFound, KeyReused
 from services.app.results import (
     CommandStatus,
@@ -690,7 +696,9 @@ class GameService:
                 if keyed:  # the retry of a command that was applied: its first answer
                     found = await self.store.find_command(game_id, command_id)
                     if found is not None:
-                        version, stored, _, head = await self._previous(game_id, seat, said, found)
+                        version, stored, _, head = await self._previous(
+                            game_id, seat, command, found
+                        )
                         return version, stored, True, head
                 if fresh.version == state.version:
                     violation.version = fresh.version  # so the client can resynchronise
@@ -710,7 +718,7 @@ class GameService:
                 state = await self.load(game_id)
                 continue
             if result.duplicate:
-                version, stored, by, head = await self._previous(game_id, seat, said, result)
+                version, stored, by, head = await self._previous(game_id, seat, command, result)
                 if not result.recovered:
                     return version, stored, True, head
                 # The answer was lost and the store found the command: this very append
@@ -874,7 +882,7 @@ class GameService:
             observer(game_id, state)
 
     async def _previous(
-        self, game_id: str, seat: int, said: str, found: AppendResult
+        self, game_id: str, seat: int, command: PlayerCommand, found: AppendResult
     ) -> tuple[int, list[tuple[int, Event]], str | None, bytes]:
         """The first answer to a command id, if it names this seat's same command, the
         request it came in, and the record's hash at its last version."""
@@ -885,7 +893,10 @@ class GameService:
         actor = found.actor if found.actor is not None else rows[0].metadata.actor if rows else None
         if actor != seat:
             raise KeyReused("this Idempotency-Key was used by another seat of this game")
-        if found.fingerprint is not None and found.fingerprint != said:
+        if found.fingerprint is not None and found.fingerprint not in (
+            fingerprint(command),
+            fingerprint_as_sent(command),  # recorded by a release before cards were sorted
+        ):
             raise KeyReused(
                 "this Idempotency-Key was used for another command: send a new command "
                 "under a new key (a retry repeats the first body exactly)"

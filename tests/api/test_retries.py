@@ -7,12 +7,14 @@ import asyncio
 import random
 
 import msgspec
+import pytest
 
-from domain.commands import Concede, Declare, Draw, PlayerCommand
+from domain.commands import Concede, Declare, Draw, Lead, PlayerCommand
 from domain.evolve import replay
 from domain.legal import legal_commands
 from domain.state import Game
 from infra.memory.hints import InProcessHintBus
+from services.app import codec, games
 from services.app.codec import from_recorded
 from services.app.games import GameService
 from tests.api.conftest import FIRST_TRICK, THIRTY_ONE_GAME, Api, Body, Table, table_only
@@ -119,6 +121,37 @@ async def test_the_same_command_written_differently_is_the_same_retry(api: Api) 
     once = await api.play(drawn, 0, {"type": "draw"}, key="d-1")
     twice = await api.play(drawn, 0, {"type": "draw", "count": 1}, key="d-1")
     assert twice == {**once, "duplicate": True}
+
+
+async def test_a_retry_may_give_the_cards_in_another_order(api: Api) -> None:
+    """The order of a lead's (or an answer's) cards means nothing to the game, so a client
+    rebuilding the body from a set is still known as the same retry."""
+    table = await api.create()
+    first = await api.play(table, 0, {"type": "lead", "cards": ["AS", "10S"]}, key="k-1")
+    again = await api.play(table, 0, {"type": "lead", "cards": ["10s", "AS"]}, key="k-1")
+    assert again == {**first, "duplicate": True}
+    answered = await api.play(table, 1, {"type": "respond", "cards": ["6H", "7H"]}, key="r-1")
+    reordered = await api.play(table, 1, {"type": "respond", "cards": ["7H", "6H"]}, key="r-1")
+    assert reordered == {**answered, "duplicate": True}
+    other = await api.send(table, 1, {"type": "respond", "cards": ["6H", "8H"]}, key="r-1")
+    assert other.status_code == 422 and other.json()["code"] == "idempotency_key_reused"
+
+
+async def test_a_command_recorded_before_cards_were_sorted_is_still_known_by_its_retry(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A release before this one kept the cards in the order sent in the fingerprint: the
+    exact retry of a command it recorded is a duplicate after the upgrade, not a 422."""
+    table = await api.create()
+    with monkeypatch.context() as before:
+        before.setattr(games, "fingerprint", codec.fingerprint_as_sent)
+        first = await api.play(table, 0, {"type": "lead", "cards": ["AS", "10S"]}, key="k-1")
+    found = await api.store.find_command(table.game_id, "k-1")
+    assert found is not None and found.fingerprint != codec.fingerprint(
+        Lead(cards=("AS", "10S"))
+    )  # recorded as the older release did
+    again = await api.play(table, 0, {"type": "lead", "cards": ["AS", "10S"]}, key="k-1")
+    assert again == {**first, "duplicate": True}
 
 
 async def test_a_key_whose_command_was_refused_names_nothing_and_may_be_used_again(
