@@ -39,6 +39,7 @@ from services.http.limits import rate_limit_middleware
 from services.http.middleware import request_middleware
 from services.http.pages import PagesController, static
 from services.http.paths import documented
+from services.http.preflight import preflight, preflight_answer
 from services.http.queries import Kinds, kinds_of, mistyped
 from services.http.reviews import ReviewsController
 from services.http.schemas import MAX_NESTING, asked_twice, given_twice, invalid, too_deep
@@ -147,6 +148,7 @@ class Bura(Litestar):
 
     front: FrontDoor | None = None
     vary_origin = False  # some origins are allowed (CORS): every answer varies by Origin
+    cors = False  # some origins are allowed: the CORS middleware answers preflights
     query_kinds: Kinds | None = None  # its typed query parameters (services/http/queries.py)
     methods: Callable[[str], set[str]] | None = None  # each path's (services/http/head.py)
 
@@ -186,6 +188,8 @@ class Bura(Litestar):
                 await super().__call__(as_get(http), receive, bodiless(cast("Send", send)))
                 return
             elif method == "OPTIONS":  # its Allow names every method, HEAD where GET
+                if self.cors and preflight(http):
+                    send = preflight_answer(http, cast("Send", send))
                 if self.methods is None:
                     self.methods = route_methods(self.routes)
                 send = allow_head_in(http["path"], cast("Send", send), self.methods(http["path"]))
@@ -264,4 +268,5 @@ def create_app(settings: Settings, adapters: bootstrap.Adapters | None = None) -
     )
     app.front = FrontDoor(settings, metrics)
     app.vary_origin = bool(settings.allowed_origins) and "*" not in settings.allowed_origins
+    app.cors = bool(settings.allowed_origins)
     return app

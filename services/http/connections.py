@@ -14,6 +14,7 @@ import msgspec
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from services.config import Settings
+from services.http.middleware import new_request_id
 from services.http.problems import PROBLEM_JSON, details
 
 # How long a refused connection's input is still read (and dropped) before it is closed.
@@ -24,11 +25,15 @@ _REASONS = {408: b"Request Timeout", 431: b"Request Header Fields Too Large"}
 
 def _refusal(status: int, code: str, detail: str) -> bytes:
     """The refusal as every other error is answered: RFC 9457 problem details (without
-    `instance`: the request line may not have arrived whole)."""
+    `instance`: the request line may not have arrived whole), a request id of its own (the
+    caller's cannot be told from a request not read whole), and `Vary: Origin`, which a
+    server allowing origins puts on every answer and no other is harmed by."""
     body = msgspec.json.encode(details(code, detail))
     head = (
         f"HTTP/1.1 {status} ".encode() + _REASONS[status] + b"\r\n"
         b"content-type: " + PROBLEM_JSON.encode() + b"\r\n"
+        b"x-request-id: " + new_request_id().encode() + b"\r\n"
+        b"vary: Origin\r\n"
         b"connection: close\r\n"
         b"content-length: " + str(len(body)).encode() + b"\r\n\r\n"
     )

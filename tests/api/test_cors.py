@@ -80,3 +80,45 @@ async def test_a_page_may_call_every_method_and_read_every_documented_header(cor
     document = (await cors.client.get("/schema/openapi.json")).json()
     assert {h.lower() for h in document["components"]["headers"]} <= exposed
     assert {"location", "www-authenticate", "x-request-id", "allow"} <= exposed
+
+
+@pytest.mark.parametrize(
+    ("asked", "at_fault"),
+    [
+        ({"Origin": "https://elsewhere.example"}, "origin"),
+        ({"Access-Control-Request-Headers": "X-Secret"}, "access-control-request-headers"),
+        ({"Access-Control-Request-Method": "PUT"}, "access-control-request-method"),
+    ],
+)
+async def test_a_refused_preflight_is_problem_details_naming_the_header(
+    cors: Api, asked: dict[str, str], at_fault: str
+) -> None:
+    """Refused as every other error is: RFC 9457 problem details with the header at
+    fault, and the request id the caller gave (the CORS middleware wrote a line of text)."""
+    headers = {
+        "Origin": ALLOWED,
+        "Access-Control-Request-Method": "POST",
+        "X-Request-ID": "preflight-1",
+        **asked,
+    }
+    refused = await cors.client.options("/games", headers=headers)
+    assert refused.status_code == 400
+    assert refused.headers["content-type"] == "application/problem+json"
+    assert refused.headers["x-request-id"] == "preflight-1"
+    body = refused.json()
+    assert body["code"] == "bad_request" and body["status"] == 400
+    assert body["detail"].startswith("CORS preflight refused: ") and body["instance"] == "/games"
+    assert [e["key"] for e in body["errors"]] == [at_fault]
+    assert int(refused.headers["content-length"]) == len(refused.content)
+
+
+async def test_an_admitted_preflight_carries_a_request_id(cors: Api) -> None:
+    admitted = await cors.client.options(
+        "/games",
+        headers={"Origin": ALLOWED, "Access-Control-Request-Method": "POST"},
+    )
+    assert admitted.status_code in (200, 204), admitted.text
+    assert len(admitted.headers["x-request-id"]) == 32
+    assert admitted.headers.get_list("x-request-id") == [admitted.headers["x-request-id"]]
+    plain = await cors.client.options("/games")  # no preflight: the route's own answer
+    assert len(plain.headers.get_list("x-request-id")) == 1

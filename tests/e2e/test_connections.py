@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import random
+import re
 import socket
 import time
 from pathlib import Path
@@ -62,6 +63,7 @@ def answer_of(raw: bytes) -> tuple[int, dict[str, str]]:
     status = int(head.split(b" ", 2)[1])
     problem = json.loads(body)
     assert b"\r\ncontent-type: application/problem+json\r\n" in head.lower() + b"\r\n"
+    assert re.search(rb"\r\nx-request-id: [0-9a-f]{32}\r\n", head.lower() + b"\r\n"), head
     assert problem["type"] == f"/problems/{problem['code']}"
     assert problem["status"] == status and problem["title"]
     return status, problem
