@@ -8,6 +8,7 @@ itself, so a new parameter is covered without a list to keep."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
@@ -23,6 +24,26 @@ Kinds = dict[str, dict[str, Expected]]  # path template -> query parameter -> it
 _WHOLE = re.compile(r"-?[0-9]+")
 _BOOLEAN = Expected(lambda text: text in ("true", "false"), "true or false")
 _INTEGER = Expected(lambda text: _WHOLE.fullmatch(text) is not None, "a whole number, in digits")
+
+
+def _integer(least: int | None, most: int | None) -> Expected:
+    """Whole digits, within the documented bounds: one wording for `abc` and for `-1`."""
+    if least is None and most is None:
+        return _INTEGER
+    low = least if least is not None else -math.inf
+    high = most if most is not None else math.inf
+    says = _INTEGER.says + (
+        f", from {least} to {most}" if least is not None and most is not None
+        else f", of at least {least}" if least is not None
+        else f", of at most {most}"
+    )  # fmt: skip
+
+    def holds(text: str) -> bool:  # 20 digits pass any bound: no huge text is read
+        return _INTEGER.holds(text) and len(text) <= 20 and low <= int(text) <= high
+
+    return Expected(holds, says)
+
+
 # an anchor at the end that no backslash escapes: ECMA's `$` is the end of the text only
 _FINAL_ANCHOR = re.compile(r"(?<!\\)((?:\\\\)*)\$$")
 
@@ -58,7 +79,7 @@ def _expected(schema: dict[str, Any]) -> Expected | None:
     if kind == "boolean":
         return _BOOLEAN
     if kind == "integer":
-        return _INTEGER
+        return _integer(plain.get("minimum"), plain.get("maximum"))
     # an optional parameter's pattern stands beside its `oneOf`, a required one's inside
     pattern = schema.get("pattern", plain.get("pattern"))
     if kind == "string" and pattern is not None:

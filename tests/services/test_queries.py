@@ -54,3 +54,41 @@ def test_every_typed_query_parameter_is_read_from_the_document() -> None:
     assert mistyped(kinds, [("all", "1")]) == ("all", "true or false")
     assert mistyped(kinds, [("n", "1.0")]) == ("n", "a whole number, in digits")
     assert mistyped(kinds, [("at", "abc\n")]) == ("at", "text matching ^[a-z]+$")
+
+
+def test_a_bounded_integer_says_its_bounds_whatever_the_text() -> None:
+    """`after=-1` and `after=abc` are told the same way: what the parameter should be."""
+    document = {
+        "paths": {
+            "/feed": {
+                "get": {
+                    "parameters": [
+                        {
+                            "name": "after",
+                            "in": "query",
+                            "schema": {"type": "integer", "minimum": 0},
+                        },
+                        {
+                            "name": "limit",
+                            "in": "query",
+                            "schema": {
+                                "oneOf": [
+                                    {"type": "integer", "minimum": 1, "maximum": 200},
+                                    {"type": "null"},
+                                ]
+                            },
+                        },
+                    ]
+                }
+            }
+        }
+    }
+    kinds = kinds_of(document)["/feed"]
+    from_zero = ("after", "a whole number, in digits, of at least 0")
+    assert mistyped(kinds, [("after", "-1")]) == mistyped(kinds, [("after", "abc")]) == from_zero
+    assert mistyped(kinds, [("after", "9" * 5000)]) == from_zero  # never read as a number
+    assert mistyped(kinds, [("after", "0"), ("limit", "200")]) is None
+    assert mistyped(kinds, [("limit", "201")]) == (
+        "limit",
+        "a whole number, in digits, from 1 to 200",
+    )
