@@ -363,9 +363,13 @@ class GameService:
         """The current state: the cached one brought up to date with what it lacks."""
         return (await self.current(game_id))[0]
 
-    async def current(self, game_id: str) -> tuple[Game, bytes]:
+    async def current(self, game_id: str, seen: int = 0) -> tuple[Game, bytes]:
         """The current state and its chain head. A seeding whose deadline has passed is
-        closed first (services/app/seeding.py): the table is no longer waiting for seeds."""
+        closed first (services/app/seeding.py): the table is no longer waiting for seeds.
+        A caller that has `seen` a version this copy lacks (answered by another replica,
+        whose hint is still on its way) gets the store's, never an older table."""
+        if seen:
+            self._behind(game_id, seen - 1)
         state, head = await self._caught_up(game_id)
         if overdue(state, self.now()):
             state, head = await self._close_seeding(game_id, state)

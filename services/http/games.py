@@ -167,6 +167,18 @@ class GamesController(Controller):
         game_id: FromPath[str],
         caller: NamedDependency[Caller],
         runtime: NamedDependency[Runtime],
+        seen: Annotated[
+            int,
+            Parameter(
+                ge=0,
+                le=LAST_VERSION,
+                description="The last version the caller has seen (a command's answer, a "
+                "stream message): the view is never older than it. Behind a load balancer "
+                "another replica may not yet have heard of a command just answered; this "
+                "makes it read the store first. A version the game has not reached gives "
+                "the current table.",
+            ),
+        ] = 0,
     ) -> TableView:
         """The table as the caller may see it, with the clock as of the view's `now` (each
         seat's `deadline`, `time_left`, `time_bank`), each seat's presence, and the
@@ -175,7 +187,7 @@ class GamesController(Controller):
         # the runtime, not its parts, as dependencies: Litestar resolves dependencies of
         # one level together in a task group, which costs a command more than it saves
         games = runtime.games
-        state, head = await games.current(game_id)
+        state, head = await games.current(game_id, seen)
         now = games.now()
         presence = await runtime.attendance.presence(game_id, len(state.seats), now)
         rematch = await runtime.listing.rematch(game_id, state)

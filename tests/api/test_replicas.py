@@ -452,3 +452,32 @@ async def test_an_events_page_is_never_older_than_the_last_event_it_lists(
     listed = [e["version"] for e in page["events"]]
     assert listed[-1] == answer["version"] + len(missed)
     assert page["version"] == listed[-1]
+
+
+async def test_a_read_with_seen_is_never_older_than_the_callers_last_answer(
+    replicas: tuple[Replica, Replica],
+) -> None:
+    """Behind a load balancer the command's answer may come from one replica and the next
+    read from another that has not heard of it yet. `?seen=` (the version the caller got)
+    makes that replica read the store rather than show the table before the command."""
+    one, two = replicas
+    table = await one.api.create()
+    await two.api.view(table)  # the follower's copy, current as far as it knows
+    seat, command = THIRTY_ONE_GAME[0]
+    await unheard(one, table, seat, command)  # its hint still on its way, for ever
+    answered = table.version + 1
+    path = f"/games/{table.game_id}"
+    stale = await two.api.client.get(path, headers=table.seat(0))
+    assert stale.json()["version"] == table.version  # what a read without seen may show
+    reads = two.counted.reads[table.game_id]
+    fresh = await two.api.client.get(path, params={"seen": answered}, headers=table.seat(0))
+    assert fresh.status_code == 200 and fresh.json()["version"] == answered
+    assert fresh.json()["turn"] == 1 and stale.json()["turn"] == 0  # the lead is made
+    assert two.counted.reads[table.game_id] == reads + 1
+    again = await two.api.client.get(path, params={"seen": answered}, headers=table.seat(0))
+    assert again.json()["version"] == answered
+    assert two.counted.reads[table.game_id] == reads + 1  # current now: no read
+    ahead = await two.api.client.get(path, params={"seen": 10**6}, headers=table.seat(0))
+    assert ahead.status_code == 200 and ahead.json()["version"] == answered
+    bad = await two.api.client.get(path, params={"seen": -1}, headers=table.seat(0))
+    assert bad.status_code == 400 and bad.json()["errors"][0]["key"] == "seen"

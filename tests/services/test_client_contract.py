@@ -94,6 +94,27 @@ def test_an_unknown_command_is_looked_up_as_unknown(slept: list[float]) -> None:
     assert not found.applied and found.events == [] and found.version is None
 
 
+@pytest.mark.parametrize("seen", [True, False])
+def test_a_view_read_after_an_answer_says_the_version_the_seat_saw(seen: bool) -> None:
+    """Behind a load balancer the read may reach a replica that has not heard of the
+    command yet: `?seen=` makes it read the store (README: What a seat may do now)."""
+    asked: list[httpx.URL] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url)
+        if request.method == "POST":
+            return httpx.Response(200, json=ANSWER)
+        return httpx.Response(200, json={"version": 8, "status": "in_progress"})
+
+    with _client(answer) as client:
+        seat = client.seat("g1", "g1.a", seen=seen)
+        seat.view()  # nothing seen yet: nothing to say
+        seat.send(COMMAND)
+        seat.view()
+    assert "seen" not in asked[0].params
+    assert asked[2].params.get("seen") == ("8" if seen else None)
+
+
 def test_a_command_error_after_its_retries_names_its_key(slept: list[float]) -> None:
     def answer(request: httpx.Request) -> httpx.Response:
         return httpx.Response(503, json={"code": "outcome_unknown", "detail": "lost"})

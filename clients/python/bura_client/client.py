@@ -171,7 +171,10 @@ class Seat:
     # --- reads -------------------------------------------------------------------------
 
     def view(self) -> JSON:
-        view = self.client.request("GET", self.path, token=self.token)
+        """The seat's view, never older than the last version this seat saw (with `seen`
+        on, the read says it: another replica behind a load balancer reads the store)."""
+        params = {"seen": self.version} if self.seen and self.version else None
+        view = self.client.request("GET", self.path, token=self.token, params=params)
         self._saw(int(view["version"]))
         return view
 
