@@ -11,6 +11,7 @@ from domain.cards import Card
 from domain.events import DealLost, Declared, Event, PauseEnded, PenaltyApplied, PotPaid, TimedOut
 from domain.evolve import fold
 from domain.state import NEW_GAME, Deal, Game
+from domain.table import team_of
 from domain.views import ARBITER, Viewer, disclosed_to, sees_hand
 from domain.vocabulary import Claim, ClockKind, FindingRule, Phase
 
@@ -49,6 +50,9 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     needed: int | None = None
     pile: tuple[Card, ...] | None = None  # a declaration of 31: the tricks that were counted
     hidden: int = 0  # cards of that pile played face down by others, left out for this viewer
+    # a declaration of 31: the points the declarer's side was given (open seats' or the first
+    # lead's compensation), counted with the pile toward `value`
+    compensation: int | None = None
     hand: tuple[Card, ...] | None = None  # bura or four aces: the hand it was judged on
     clock: ClockKind | None = None  # a timeout: the turn clock, or the absence allowed
     deadline: int | None = None  # a timeout: when the time ran out (ms since 1970, UTC)
@@ -125,6 +129,9 @@ def _findings(events: Iterable[Event], viewer: Viewer) -> tuple[list[Finding], G
                     needed=needed,
                     pile=pile,
                     hidden=len(deal.piles[seat]) - len(pile) if pile is not None else 0,
+                    compensation=sum(deal.bonus[s] for s in team_of(state.rules, seat))
+                    if claim == "thirty_one"
+                    else None,
                     hand=deal.hands[seat] if claim != "thirty_one" else None,
                     before_version=before.version,
                     seen=seen,

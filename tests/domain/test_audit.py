@@ -77,6 +77,33 @@ def test_a_false_declaration_of_31_is_found_with_the_tricks_counted():
     assert finding.seat == finding.due == 0
 
 
+def test_a_false_31_says_the_compensation_counted_with_the_pile():
+    """An open seat is given compensation by the other side: it counts toward 31 with the pile,
+    and the finding says how much, so that `value` is explained (docs/rules.md §5)."""
+    events = recorded(
+        start_table(open_seats=(0,), compensation=10),
+        (0, lead("AS")),
+        (1, respond("7S")),
+        (0, Draw()),
+        (1, Draw()),
+        (0, Declare("thirty_one")),
+    )
+    [finding] = audit(events)
+    assert (finding.value, finding.pile, finding.compensation) == (21, ("AS", "7S"), 10)
+    assert finding.value == 11 + finding.compensation  # the pile's 11 and the 10 given
+    [plain] = audit(
+        recorded(
+            start_table(),
+            (0, lead("AS")),
+            (1, respond("7S")),
+            (0, Draw()),
+            (1, Draw()),
+            (0, Declare("thirty_one")),
+        )
+    )
+    assert plain.compensation == 0
+
+
 def test_a_false_bura_is_found_with_the_hand_it_was_judged_on():
     [finding] = audit(recorded(start_table(), (0, Declare("bura"))))
     assert (finding.claim, finding.value, finding.needed) == ("bura", 0, 3)
