@@ -213,3 +213,94 @@ def test_bura_play_with_a_token_no_header_can_carry_is_a_bad_argument(
     assert raised.value.exit_code == USAGE, said
     assert said.startswith("--token") and "\n" not in said
     assert "secret" not in said  # the token itself is not echoed
+
+
+def test_a_retry_with_the_cards_in_another_order_repeats_the_first_body(
+    slept: list[float],
+) -> None:
+    """The seat's version moved on (a view) between the lost answer and the retry: the
+    retry still sends the first body, its `seen` included, whatever the cards' order."""
+    bodies: list[Any] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            return httpx.Response(200, json={"version": 12, "status": "in_progress"})
+        bodies.append(json.loads(request.content))
+        if len(bodies) == 1:
+            raise httpx.ReadError("lost", request=request)
+        return httpx.Response(200, json={**ANSWER, "duplicate": True})
+
+    with _client(answer, retries=1) as client:
+        seat = client.seat("g1", "g1.a")
+        seat.version = 10
+        with pytest.raises(OutcomeUnknown) as lost:
+            seat.lead("AS", "KS")
+        seat.view()  # now at 12
+        seat.send({"type": "lead", "cards": ["ks", "AS"]}, key=lost.value.command_id)
+    assert bodies[1] == bodies[0] == {"type": "lead", "cards": ["AS", "KS"], "seen": 10}
+
+
+def test_a_body_refused_as_another_commands_is_not_sent_again(slept: list[float]) -> None:
+    bodies: list[Any] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        bodies.append(json.loads(request.content))
+        if len(bodies) == 1:
+            return httpx.Response(
+                422, json={"code": "idempotency_key_reused", "detail": "another command"}
+            )
+        return httpx.Response(200, json=ANSWER)
+
+    with _client(answer) as client:
+        seat = client.seat("g1", "g1.a")
+        seat.version = 11
+        with pytest.raises(ApiError):
+            seat.send({"type": "draw"}, key="k")  # sent with seen 11: not the key's first
+        seat.send({"type": "draw", "seen": 10}, key="k")  # the caller's own, as it says
+    assert bodies == [{"type": "draw", "seen": 11}, {"type": "draw", "seen": 10}]
+
+
+@pytest.mark.parametrize("body", ["[]", "null", '"oops"'])
+def test_an_error_answer_that_is_no_object_is_retried_by_its_status(
+    slept: list[float], body: str
+) -> None:
+    asked = 0
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        nonlocal asked
+        asked += 1
+        return httpx.Response(503, text=body, headers={"content-type": "application/json"})
+
+    with _client(answer, retries=3) as client, pytest.raises(Unavailable):
+        client.seat("g1", "g1.a").view()
+    assert asked == 3
+
+
+def test_a_success_that_is_no_json_object_is_an_api_error() -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(
+            200, text="<html>portal</html>", headers={"content-type": "text/html"}
+        )
+
+    with _client(answer) as client, pytest.raises(ApiError) as raised:
+        client.seat("g1", "g1.a").view()
+    assert raised.value.status == 200 and "text/html" in raised.value.detail
+
+
+def test_every_seat_command_has_its_method() -> None:
+    bodies: list[Any] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        bodies.append(json.loads(request.content))
+        return httpx.Response(200, json=ANSWER)
+
+    with _client(answer) as client:
+        seat = client.seat("g1", "g1.a", seen=False)
+        seat.draw(2)
+        seat.draw()
+        seat.seed("mine")
+    assert bodies == [
+        {"type": "draw", "count": 2},
+        {"type": "draw"},
+        {"type": "seed", "value": "mine"},
+    ]

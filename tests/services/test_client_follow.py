@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
-from bura_client import ApiError, Client, RateLimited, StreamEnded, Unavailable
+from bura_client import ApiError, Client, OutcomeUnknown, RateLimited, StreamEnded, Unavailable
 from bura_client.retries import retry_after
 
 from services.cli import play as bura_play
@@ -262,3 +262,54 @@ def test_a_game_is_created_again_when_nothing_was_done(
     with _client(_failing_once(failure, asked)) as client:
         assert client.create_game(["ann", "bob"], token="operator").game_id == "g1"
     assert len(asked) == 2
+
+
+def test_a_creation_that_never_got_an_answer_names_its_key(slept: list[float]) -> None:
+    """No answer to the end of the retries: OutcomeUnknown with the key, so that the
+    caller can ask again under it (the key it made would otherwise be lost)."""
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        raise httpx.RemoteProtocolError("dropped", request=request)
+
+    with _client(answer, retries=3) as client, pytest.raises(OutcomeUnknown) as raised:
+        client.create_game(["ann", "bob"], token="operator")
+    assert raised.value.command_id.startswith("create-")
+    assert isinstance(raised.value, httpx.TransportError)
+
+
+def test_presence_is_no_progress_of_a_stream_that_keeps_being_cut(slept: list[float]) -> None:
+    """Each cut makes the other seat reconnect, which sends a presence message: that must
+    not reset the count of failures in a row, or `reconnects` is never reached."""
+    asked = 0
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        nonlocal asked
+        asked += 1
+        if asked > 50:
+            raise RuntimeError("reconnected without end")
+        body = _frame(4) if asked == 1 else 'event: presence\ndata: {"seat": 1}\n\n'
+        return httpx.Response(200, text=body, headers={"content-type": "text/event-stream"})
+
+    events: list[str] = []
+    with _client(answer) as client, pytest.raises(StreamEnded):
+        for message in client.seat("g1", "token").follow(reconnects=3):
+            events.append(message.event)
+    assert events == ["view", "presence", "presence", "presence"]
+    assert asked == 4  # the first and 3 reconnects, each cut again: then it gives up
+
+
+def test_a_long_retry_after_is_waited_out_up_to_a_minute(slept: list[float]) -> None:
+    tries = 0
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        nonlocal tries
+        tries += 1
+        if tries == 1:
+            return _problem(429, "rate_limited", **{"Retry-After": "30"})
+        if tries == 2:
+            return _problem(429, "rate_limited", **{"Retry-After": "600"})
+        return httpx.Response(200, json={"version": 3, "status": "in_progress"})
+
+    with _client(answer) as client:
+        client.seat("g1", "token").view()
+    assert slept == [30.0, 60.0]

@@ -30,6 +30,9 @@ KEPT_BODIES = 256  # keys whose first body a retry repeats
 # A stream with nothing to read for this long is taken as dropped (a half-open connection)
 # and resumed: well above the server's keep-alive (BURA_SSE_KEEPALIVE_SECONDS, 15 s).
 STREAM_READ_TIMEOUT = 45.0
+# A stream that stayed open this long before it dropped was working: its drop is the first
+# failure of a new run, whatever came on it (a quiet table sends only keep-alives).
+HEALTHY_SECONDS = 10.0
 
 
 class Client:
@@ -95,8 +98,7 @@ class Client:
                 attempt += 1
                 continue
             if answer.status_code < 400:
-                body: JSON = answer.json()
-                return body
+                return _answer(answer)
             problem = _problem(answer)
             if not retried(answer.status_code, problem.get("code"), once=once) or (
                 attempt + 1 >= self.retries.attempts
@@ -122,9 +124,10 @@ class Client:
         """A new game (the operator key as `token`): one token per seat and a spectator's.
         Sent under an Idempotency-Key (`key`, or one made here) that every retry carries,
         so a retry answers with the game the first try made (`duplicate` set), never a
-        second game. Once the retries are spent, an ApiError carries the key as
-        `command_id`: call again with `key=` and the same options to learn whether the
-        game was made (it answers with it, or makes it now)."""
+        second game. Once the retries are spent, the error carries the key as `command_id`
+        (ApiError for an answer, OutcomeUnknown when none came): call again with `key=` and
+        the same options to learn whether the game was made (it answers with it, or makes
+        it now)."""
         body: JSON = {"seats": [{"name": name} for name in seats]}
         for option, value in (("rules", rules), ("seed", seed), ("dealer", dealer)):
             if value is not None:
@@ -139,6 +142,10 @@ class Client:
         except ApiError as error:
             error.command_id = error.command_id or key
             raise
+        except httpx.TransportError as error:
+            if not transient(error):
+                raise  # a request that cannot be sent as it is: nothing reached the server
+            raise OutcomeUnknown(key, error) from error
         return CreatedGame.of(answer)
 
     def seat(self, game_id: str, token: str, *, seen: bool = True) -> Seat:
@@ -222,6 +229,9 @@ class Seat:
             )
         except ApiError as error:
             error.command_id = error.command_id or key
+            if error.code == "idempotency_key_reused":
+                # not what the key's first try sent: the next send under it builds anew
+                self._sent.pop(key, None)
             raise
         except httpx.TransportError as error:
             if not transient(error):
@@ -246,7 +256,7 @@ class Seat:
 
     def _body(self, command: JSON, key: str, seen: bool) -> JSON:
         first = self._sent.get(key)
-        if first is not None and _unseen(first) == _unseen(command):
+        if first is not None and _same(first, command):
             return first
         body = {k: v for k, v in command.items() if k != "seen" or v is not None}
         if seen and self.version:  # a `"seen": null` (a struct's default) names none either
@@ -256,8 +266,14 @@ class Seat:
             self._sent.popitem(last=False)
         return body
 
-    def draw(self) -> Outcome:
-        return self.send({"type": "draw"})
+    def draw(self, count: int = 1) -> Outcome:
+        """Take the top card; a `count` of 2 or more is a double draw (a penalty, or a 409
+        at a table that rejects faulty draws)."""
+        return self.send({"type": "draw"} if count == 1 else {"type": "draw", "count": count})
+
+    def seed(self, value: str) -> Outcome:
+        """The seat's own seed for the seats' shuffle (`shuffle: "seats"`)."""
+        return self.send({"type": "seed", "value": value})
 
     def lead(self, *cards: str) -> Outcome:
         return self.send({"type": "lead", "cards": list(cards)})
@@ -303,6 +319,7 @@ class Seat:
             headers = {"Authorization": f"Bearer {self.token}", "Accept": "text/event-stream"}
             if last is not None:
                 headers["Last-Event-ID"] = str(last)
+            opened = time.monotonic()
             try:
                 with self.client.http.stream(
                     "GET",
@@ -330,7 +347,11 @@ class Seat:
                             if restarted:
                                 self.version = message.id
                             self._saw(message.id)
-                        failures = 0  # something new came: the stream works
+                            failures = 0  # a new version came: the stream works
+                        elif message.event == "end":
+                            failures = 0
+                        # (a `presence` message is no progress: a stream cut again and
+                        # again, with the other seat reconnecting each time, still fails)
                         yield message
                         if message.event == "end":
                             return
@@ -341,6 +362,8 @@ class Seat:
             except (httpx.TransportError, _Retry, _Ended) as error:
                 if isinstance(error, httpx.TransportError) and not transient(error):
                     raise
+                if time.monotonic() - opened >= HEALTHY_SECONDS:
+                    failures = 0  # it worked a while: a quiet table, not a failing stream
                 failures += 1
                 if failures > reconnects:
                     if isinstance(error, _Retry):
@@ -372,15 +395,41 @@ class _Ended(Exception):
     """A stream's body that ended with neither `end` nor `shutdown`."""
 
 
+def _same(first: JSON, command: JSON) -> bool:
+    """The command the key's first body sent, whatever its `seen`, and whatever the order
+    or case of its cards (the server takes them as one command too)."""
+    return _unseen(first) == _unseen(command)
+
+
 def _unseen(body: JSON) -> JSON:
-    return {k: v for k, v in body.items() if k != "seen"}
+    found = {k: v for k, v in body.items() if k != "seen"}
+    cards = found.get("cards")
+    if isinstance(cards, list) and all(isinstance(c, str) for c in cards):
+        found["cards"] = sorted(c.upper() for c in cards)
+    return found
+
+
+def _answer(answer: httpx.Response) -> JSON:
+    """A success's JSON object; ApiError for anything else (an HTML page of a portal or a
+    proxy, a redirect not followed), never a JSON decoding error deep in the caller."""
+    try:
+        body = answer.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict):
+        return body
+    kind = answer.headers.get("content-type", "no type")
+    detail = f"answered {answer.status_code} with {kind}, not a JSON object of the Bura API"
+    raise ApiError(answer.status_code, {"code": "error", "detail": detail}, dict(answer.headers))
 
 
 def _problem(answer: httpx.Response) -> JSON:
+    """An error answer's problem details; anything else (a proxy's page, JSON that is no
+    object) is told by its status alone, and retried as that status is."""
     try:
         body = answer.json()
     except ValueError:
         return {"code": "error", "detail": answer.text[:200]}
     if isinstance(body, dict):
         return body
-    raise ApiError(answer.status_code, {"detail": str(body)}, dict(answer.headers))
+    return {"code": "error", "detail": str(body)[:200]}

@@ -128,7 +128,10 @@ class StreamTicket:
 
 @dataclass(frozen=True)
 class StreamMessage:
-    """One message of a live stream: `view` (with `id` the version), `end` or `shutdown`."""
+    """One message of a live stream: `view` (with `id` the version, and the seat's view in
+    `view`), `presence` (a seat connected or went away: `data` holds who, no `id`), `end`
+    (the game is over) or `shutdown` (the server is going; `follow()` reconnects). Only a
+    `view` message has a `view`; for the others it is `{}`."""
 
     event: str
     id: int | None

@@ -32,10 +32,13 @@ class Retries:
     attempts: int = 4  # sends in all, the first included
     base_delay: float = 0.1
     max_delay: float = 5.0
+    # the longest Retry-After waited out as said; a longer one is waited this long (a
+    # server's rate window is 10 s by default, BURA_RATE_WINDOW_SECONDS)
+    longest_retry_after: float = 60.0
 
     def delay(self, attempt: int, retry_after: float | None = None) -> float:
         if retry_after is not None:
-            return min(self.max_delay * 4, max(0.0, retry_after))
+            return min(self.longest_retry_after, max(0.0, retry_after))
         backoff = min(self.max_delay, self.base_delay * 2.0**attempt)
         return float(backoff * (0.5 + random.random() / 2))
 
