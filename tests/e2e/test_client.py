@@ -21,6 +21,7 @@ from bura_client.client import Seat
 
 from harness.databases import free_port
 from harness.processes import OPERATOR_KEY, ROOT
+from services.app.bundle_check import check_bundle
 from tests.api.conftest import THIRTY_ONE_DECK, THIRTY_ONE_GAME
 from tests.api.test_variants_http import VARIANTS
 from tests.e2e.conftest import StartService
@@ -273,3 +274,30 @@ async def test_the_readmes_python_example_runs_as_shown(start_service: StartServ
     out, err = await asyncio.wait_for(run.communicate(), 60)
     assert run.returncode == 0, err.decode()
     assert out.decode().split() == ["11", "None"]
+
+
+async def test_the_operators_calls_against_a_running_service(
+    start_service: StartService,
+) -> None:
+    """A rematch under a key (its retry the same game), the list with the finished game,
+    and the bundle as served, which verifies from the bytes alone."""
+    service = await start_service()
+
+    def operate() -> None:
+        with Client(service.url) as api:
+            created = api.create_game(
+                ["ann", "bob"], token=OPERATOR_KEY, deck=THIRTY_ONE_DECK, dealer=1
+            )
+            seats = [api.seat(created.game_id, s.token, seen=SEEN) for s in created.seats]
+            for seat, command in THIRTY_ONE_GAME:
+                act(seats[seat], command)
+            rematch = api.rematch(created.game_id, token=OPERATOR_KEY, key="again-1")
+            retried = api.rematch(created.game_id, token=OPERATOR_KEY, key="again-1")
+            assert rematch.rematch_of == created.game_id and not rematch.duplicate
+            assert retried.duplicate and retried.game_id == rematch.game_id
+            finished = [g["game_id"] for g in api.games(token=OPERATOR_KEY, status="finished")]
+            assert created.game_id in finished and rematch.game_id not in finished
+            raw = seats[1].bundle()  # a seat's, once the game is over
+            assert check_bundle(raw).ok
+
+    await asyncio.to_thread(operate)

@@ -304,3 +304,46 @@ def test_every_seat_command_has_its_method() -> None:
         {"type": "draw"},
         {"type": "seed", "value": "mine"},
     ]
+
+
+def test_the_operators_calls_rematch_rule_list_and_the_bundle() -> None:
+    """What the API offers the operator, through the client: a rematch under a key, the
+    ruling on a paused clock, the list page after page, and the bundle byte for byte."""
+    asked: list[httpx.Request] = []
+    created = {
+        "game_id": "g2",
+        "version": 10,
+        "seats": [{"seat": 0, "name": "ann", "token": "g2.a"}],
+        "spectator_token": "g2.s",
+        "rematch_of": "g1",
+    }
+    bundle = b'{"format":"bura-bundle",  "kept": "as served"}'
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        asked.append(request)
+        path, cursor = request.url.path, request.url.params.get("cursor")
+        if path == "/games/g1/rematch":
+            return httpx.Response(201, json=created)
+        if path == "/games/g1/resume":
+            return httpx.Response(200, json={**ANSWER, "command_id": "bura-1"})
+        if path == "/games" and cursor is None:
+            return httpx.Response(200, json={"games": [{"game_id": "a"}], "next_cursor": "c1"})
+        if path == "/games":
+            return httpx.Response(200, json={"games": [{"game_id": "b"}], "next_cursor": None})
+        if path == "/games/g1/bundle":
+            return httpx.Response(200, content=bundle)
+        return httpx.Response(404, json={"code": "not_found", "detail": path})
+
+    with _client(answer) as client:
+        rematch = client.rematch("g1", token="op", seed="again", key="r-1")
+        ruled = client.resume("g1", token="op", verdict="lose_deal")
+        listed = [g["game_id"] for g in client.games(token="op", status="finished", limit=1)]
+        kept = client.seat("g1", "op").bundle()
+    assert rematch.game_id == "g2" and rematch.rematch_of == "g1"
+    assert asked[0].headers["idempotency-key"] == "r-1"
+    assert json.loads(asked[0].content) == {"seed": "again"}
+    assert json.loads(asked[1].content) == {"verdict": "lose_deal"}
+    assert ruled.version == 8 and ruled.command_id == "bura-1"
+    assert listed == ["a", "b"]
+    assert asked[3].url.params["cursor"] == "c1" and asked[3].url.params["status"] == "finished"
+    assert kept == bundle

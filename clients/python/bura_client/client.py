@@ -148,6 +148,55 @@ class Client:
             raise OutcomeUnknown(key, error) from error
         return CreatedGame.of(answer)
 
+    def rematch(
+        self, game_id: str, *, token: str, seed: str | None = None, key: str | None = None
+    ) -> CreatedGame:
+        """The rematch of a finished game (the operator key as `token`): the same seats
+        and rules, new tokens. Sent under an Idempotency-Key as create_game is; a second
+        rematch of one game is 409 `rematch_exists`."""
+        key = key or f"rematch-{uuid.uuid4().hex}"
+        body = {"seed": seed} if seed is not None else None
+        try:
+            answer = self.request(
+                "POST",
+                f"/games/{quote(game_id, safe='')}/rematch",
+                token=token,
+                json=body,
+                headers={"Idempotency-Key": key},
+            )
+        except ApiError as error:
+            error.command_id = error.command_id or key
+            raise
+        except httpx.TransportError as error:
+            if not transient(error):
+                raise
+            raise OutcomeUnknown(key, error) from error
+        return CreatedGame.of(answer)
+
+    def resume(self, game_id: str, *, token: str, verdict: str = "play_on") -> Outcome:
+        """The operator's ruling on a clock paused by a timeout (`on_timeout: "pause"`):
+        `play_on` (a fresh turn for the seat due) or `lose_deal`. Ruling twice is no
+        second ruling: the second is 409 `not_paused`."""
+        answer = self.request(
+            "POST",
+            f"/games/{quote(game_id, safe='')}/resume",
+            token=token,
+            json={"verdict": verdict},
+        )
+        return Outcome.of(answer, answer.get("command_id") or "")
+
+    def games(self, *, token: str, **filters: Any) -> Iterator[JSON]:
+        """Every game of the operator's list (GET /games), page after page: `status`,
+        `created_since`, `updated_since` (RFC 3339) and `limit` (a page's size) as the API
+        takes them."""
+        params = {k: v for k, v in filters.items() if v is not None}
+        while True:
+            page = self.request("GET", "/games", token=token, params=params)
+            yield from page["games"]
+            if not page.get("next_cursor"):
+                return
+            params = {**params, "cursor": page["next_cursor"]}
+
     def seat(self, game_id: str, token: str, *, seen: bool = True) -> Seat:
         """A viewer of one game: a seat's token (which may send commands), the spectator's
         or the operator's (which may only watch)."""
@@ -202,6 +251,17 @@ class Seat:
 
     def verify(self) -> JSON:
         return self.client.request("GET", f"{self.path}/verify", token=self.token)
+
+    def bundle(self) -> bytes:
+        """The audit bundle (GET /games/{id}/bundle), byte for byte as served: the bytes
+        are what `bura verify-bundle` checks, so they are never decoded and encoded again.
+        The operator's any time; a seat's once the game is over."""
+        answer = self.client.http.get(
+            f"{self.path}/bundle", headers={"Authorization": f"Bearer {self.token}"}
+        )
+        if answer.status_code >= 400:
+            raise error_of(answer.status_code, _problem(answer), dict(answer.headers))
+        return answer.content
 
     def stream_ticket(self) -> StreamTicket:
         """A ticket for a client that cannot send Authorization (a browser's EventSource)."""
