@@ -57,16 +57,20 @@ def test_a_double_draw_is_found_with_both_cards():
     assert finding.rule == "double_draw" and finding.cards == ("KC", "QC")
 
 
-def test_a_false_declaration_of_31_is_found_with_the_tricks_counted():
-    events = recorded(
-        start_table(),
+def a_false_31(**options):
+    """Seat 0 takes AS and 7S (11 points), both draw, and seat 0 declares 31."""
+    return recorded(
+        start_table(**options),
         (0, lead("AS")),
         (1, respond("7S")),
         (0, Draw()),
         (1, Draw()),
         (0, Declare("thirty_one")),
     )
-    [finding] = audit(events)
+
+
+def test_a_false_declaration_of_31_is_found_with_the_tricks_counted():
+    [finding] = audit(a_false_31())
     assert (finding.rule, finding.claim, finding.value, finding.needed) == (
         "false_declaration",
         "thirty_one",
@@ -78,29 +82,12 @@ def test_a_false_declaration_of_31_is_found_with_the_tricks_counted():
 
 
 def test_a_false_31_says_the_compensation_counted_with_the_pile():
-    """An open seat is given compensation by the other side: it counts toward 31 with the pile,
-    and the finding says how much, so that `value` is explained (docs/rules.md §5)."""
-    events = recorded(
-        start_table(open_seats=(0,), compensation=10),
-        (0, lead("AS")),
-        (1, respond("7S")),
-        (0, Draw()),
-        (1, Draw()),
-        (0, Declare("thirty_one")),
-    )
-    [finding] = audit(events)
+    """An open seat is given compensation by the other side: it counts toward 31 with the
+    pile, and the finding says how much, so that `value` is explained (docs/rules.md §5)."""
+    [finding] = audit(a_false_31(open_seats=(0,), compensation=10))
     assert (finding.value, finding.pile, finding.compensation) == (21, ("AS", "7S"), 10)
     assert finding.value == 11 + finding.compensation  # the pile's 11 and the 10 given
-    [plain] = audit(
-        recorded(
-            start_table(),
-            (0, lead("AS")),
-            (1, respond("7S")),
-            (0, Draw()),
-            (1, Draw()),
-            (0, Declare("thirty_one")),
-        )
-    )
+    [plain] = audit(a_false_31())
     assert plain.compensation == 0
 
 
