@@ -35,6 +35,12 @@ def act(seat: Seat, command: dict[str, object]) -> None:
     seat.send(command)
 
 
+def walk_through_table(api: Client) -> tuple[CreatedGame, list[Seat]]:
+    """The README walk-through's table (its deck and dealer), and a Seat of each seat."""
+    created = api.create_game(["ann", "bob"], token=OPERATOR_KEY, deck=THIRTY_ONE_DECK, dealer=1)
+    return created, [api.seat(created.game_id, s.token, seen=SEEN) for s in created.seats]
+
+
 async def test_the_client_plays_a_whole_game_and_retries_safely(
     start_service: StartService,
 ) -> None:
@@ -42,10 +48,7 @@ async def test_the_client_plays_a_whole_game_and_retries_safely(
 
     def game() -> None:
         with Client(service.url) as api:
-            created = api.create_game(
-                ["ann", "bob"], token=OPERATOR_KEY, deck=THIRTY_ONE_DECK, dealer=1
-            )
-            seats = [api.seat(created.game_id, s.token, seen=SEEN) for s in created.seats]
+            _, seats = walk_through_table(api)
             assert seats[0].view()["hand"] == ["AS", "10S", "KS"]
             with pytest.raises(Refused) as refused:
                 seats[1].lead("6H")
@@ -285,10 +288,7 @@ async def test_the_operators_calls_against_a_running_service(
 
     def operate() -> None:
         with Client(service.url) as api:
-            created = api.create_game(
-                ["ann", "bob"], token=OPERATOR_KEY, deck=THIRTY_ONE_DECK, dealer=1
-            )
-            seats = [api.seat(created.game_id, s.token, seen=SEEN) for s in created.seats]
+            created, seats = walk_through_table(api)
             for seat, command in THIRTY_ONE_GAME:
                 act(seats[seat], command)
             rematch = api.rematch(created.game_id, token=OPERATOR_KEY, key="again-1")
