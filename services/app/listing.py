@@ -82,7 +82,7 @@ class Listing:
             status=status,
             created_since=created_since,
             updated_since=updated_since,
-            after=_after(cursor) if cursor else None,
+            after=_after(cursor) if cursor is not None else None,
             limit=limit + 1,
         )
         shown = found[:limit]

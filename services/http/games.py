@@ -139,7 +139,7 @@ class GamesController(Controller):
         status: FromQuery[Status | None] = None,
         created_since: FromQuery[datetime | None] = None,
         updated_since: FromQuery[datetime | None] = None,
-        cursor: Annotated[str | None, QueryParameter(max_length=200)] = None,
+        cursor: Annotated[str | None, QueryParameter(min_length=1, max_length=200)] = None,
         limit: Annotated[int, QueryParameter(ge=1, le=200)] = 50,
     ) -> GamePage:
         """Games in the order they were created, each with its seats, rules, version,

@@ -99,6 +99,7 @@ async def test_only_the_operator_lists_games_and_bad_filters_are_400(api: Api) -
     assert (await api.client.get("/games", headers=bearer("nobody"))).status_code == 401
     for params, code in (
         ({"cursor": "not-a-cursor"}, "bad_cursor"),
+        ({"cursor": ""}, "bad_request"),  # no cursor is no `cursor`, not an empty one
         ({"status": "paused"}, "bad_request"),
         ({"limit": 0}, "bad_request"),
         ({"updated_since": "yesterday"}, "bad_request"),
