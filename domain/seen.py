@@ -69,6 +69,7 @@ def as_seen(view: View, piles: Sequence[Sequence[Card]] = ()) -> Game:
         dave_from=view.dave.offered_by,
         face_down=((),) * seats,
         pot=view.pot or (0,) * seats,
+        refuted=_refuted(view),
     )
     return Game(
         seats=tuple(s.name for s in view.seats),
@@ -105,3 +106,16 @@ def _trick(shown: TrickView, trump: str | None) -> Trick:
         responses=tuple(responses),
         combination=shown.combination,
     )
+
+
+def _refuted(view: View) -> tuple[int, ...]:
+    """The seat itself, when its 31 was found false since the last trick (pay_pot): no
+    field of the view says so, but its own `moves` leave the 31 out while it is due where
+    a 31 may be declared (the server refuses it, `already_declared`)."""
+    seat, moves = view.seat, view.moves
+    if seat is None or moves is None or view.turn != seat or "thirty_one" in moves.declare:
+        return ()
+    may_declare = ("lead", "respond") if view.rules.declare_on == "any_turn" else ("lead",)
+    if view.rules.game == "kozel" or view.phase not in may_declare:
+        return ()
+    return (seat,)

@@ -14,7 +14,7 @@ from domain.cards import Card
 from domain.commands import AnyCommand, Draw, Lead, PlayerCommand, Respond, StartGame
 from domain.decide import decide
 from domain.errors import RuleViolation
-from domain.events import Event
+from domain.events import DealVoid, DealWon, Event
 from domain.evolve import fold
 from domain.rules import Rules, clocked
 from domain.state import NEW_GAME, Deal, Game
@@ -178,3 +178,25 @@ def refused(state: Game, seat: int | None, command: AnyCommand, now: int | None 
     except RuleViolation as violation:
         return violation.code
     raise AssertionError(f"{command} by seat {seat} was accepted")
+
+
+def play_to_the_count(state: Game) -> tuple[Game, list[Event]]:
+    """Plays a Kozel deal by play_out's plain rule until it is counted (docs/rules.md §8.11:
+    no further trick can be led): the table it was counted on (the last trick taken, every
+    draw made) and the events from the deal's end on."""
+    number = current(state).number
+    while True:
+        deal = current(state)
+        assert deal.number == number and not state.finished
+        if deal.phase == "draw":
+            command: PlayerCommand = Draw()
+        elif deal.phase == "lead":
+            command = Lead(deal.hands[deal.turn][:1])
+        else:
+            assert deal.trick is not None
+            command = Respond(deal.hands[deal.turn][: len(deal.trick.led)])
+        before = state
+        state, events = act(state, deal.turn, command)
+        ends = [i for i, e in enumerate(events) if isinstance(e, DealWon | DealVoid)]
+        if ends:
+            return fold(before, events[: ends[0]]), events[ends[0] :]
