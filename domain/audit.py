@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import cast
+from typing import Literal, cast
 
 import msgspec
 
@@ -57,6 +57,8 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     clock: ClockKind | None = None  # a timeout: the turn clock, or the absence allowed
     deadline: int | None = None  # a timeout: when the time ran out (ms since 1970, UTC)
     at: int | None = None  # a timeout: when it was judged (a ruling: when the operator ruled)
+    # a timeout: who judged it, the server's clock or the operator ruling after a pause
+    judged_by: Literal["clock", "operator"] | None = None
     away_since: int | None = None  # an abandonment: since when the seat had no live stream
     before_version: int  # the table state the verdict was judged on
     versions: tuple[int, ...]  # the events that prove it: the act and the verdict
@@ -172,6 +174,7 @@ def _timeout(event: TimedOut | PauseEnded, before: Game, deal: Deal) -> dict[str
         clock=event.clock if isinstance(event, TimedOut) else "turn",
         deadline=event.deadline if isinstance(event, TimedOut) else before.clock.deadline,
         at=event.at,
+        judged_by="clock" if isinstance(event, TimedOut) else "operator",
         away_since=event.away_since if isinstance(event, TimedOut) else None,
         before_version=before.version,
         act=before.version + 1,

@@ -180,7 +180,11 @@ class NotBura(ValueError):
 def _is_problem(error: ApiError) -> bool:
     """An error answer of the Bura API: RFC 9457 problem details with its `code`."""
     kind = error.headers.get("content-type", "")
-    return "json" in kind and isinstance(error.body.get("code"), str)
+    return (
+        error.status >= 400  # a success that is no JSON object is no Bura answer at all
+        and "json" in kind
+        and isinstance(error.body.get("code"), str)
+    )
 
 
 def _check_arguments(url: str, game_id: str, token: str) -> None:

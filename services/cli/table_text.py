@@ -8,7 +8,16 @@ from collections.abc import Sequence
 from domain.cards import POINTS
 from domain.views import View
 from services.app.results import AuditFinding
-from services.pages.words import VERBS, seat_named, waiting_for
+from services.pages.words import (
+    clock_evidence,
+    compensated,
+    ruled_by_operator,
+    seat_named,
+    sizes_named,
+    timed,
+    waiting,
+    waiting_for,
+)
 
 
 def render(v: View) -> str:
@@ -22,8 +31,8 @@ def render(v: View) -> str:
     if v.turn is not None and v.phase == "dealing":
         # no seat deals: the server does, and `turn` is the seat that leads after it
         lines.append(f"  dealing: {seat_named(v.turn, names)} leads once the cards are out")
-    elif v.turn is not None and v.phase in VERBS:
-        lines.append(f"  waiting for {seat_named(v.turn, names)} to {VERBS[v.phase]}")
+    else:
+        lines.append(f"  waiting for {waiting(v, names)}")
     for s in v.seats:
         # an empty hand reads as an empty pile and stock do, seen or not
         if s.hand is not None:
@@ -84,7 +93,7 @@ def finding_lines(f: AuditFinding, names: Sequence[str]) -> list[str]:
         f"(events {f.versions[0]}-{f.versions[1]})",
         f"  rule: {f.text}",
         f"  table at version {f.before_version}: waiting for {waiting_for(f, names)}; "
-        f"hands {list(f.hand_sizes)}, stock {f.stock_count}",
+        f"hands: {sizes_named(f.hand_sizes, names)}; stock {f.stock_count}",
     ]
     if f.phase == "draw" and f.due is not None:
         lines.append(f"  due to draw: {seat_named(f.due, names)}")
@@ -97,14 +106,21 @@ def finding_lines(f: AuditFinding, names: Sequence[str]) -> list[str]:
         hidden = f", {f.hidden} face-down card(s) left out" if f.hidden else ""
         lines.append(
             f"  counted pile: {' '.join(f.pile) or 'no trick taken'} ({counted} points{hidden})"
+            + compensated(counted, f.compensation)
         )
     if f.hand is not None:
         lines.append(f"  judged on the hand: {' '.join(f.hand)}")
+    at = f.recorded_at.isoformat() if f.recorded_at else "-"
+    if timed(f):
+        # no player sent a command: the server's timer judged it, or the operator ruled
+        evidence = clock_evidence(f, ruled_by_operator(f))
+        lines.append("  " + "; ".join(f"{k} {v}" for k, v in evidence))
+        lines.append(f"  request {f.request_id or '-'}, recorded at {at}")
+        return lines
     seen = (
         f"the command named version {f.seen}"
         if f.seen_carried
         else "the command named no version: judged on the table it found"
     )
-    at = f.recorded_at.isoformat() if f.recorded_at else "-"
     lines.append(f"  {seen}; request {f.request_id or '-'}, recorded at {at}")
     return lines

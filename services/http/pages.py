@@ -24,7 +24,7 @@ from domain.rules import Rules
 from domain.views import ARBITER, Viewer, redact, sees_hand, view
 from services.app.callers import Seating
 from services.app.codec import from_recorded
-from services.app.errors import Forbidden, Unauthorized
+from services.app.errors import Forbidden, Unauthorized, VersionNotFound
 from services.app.games import GameService
 from services.app.results import AuditFinding
 from services.app.reviews import audited, check_record
@@ -74,10 +74,15 @@ def _perspective(raw: object, key: str, source: str) -> str | None:
     raise invalid(key, "must be 'arbiter' or a seat's number", source)
 
 
-def _viewer(raw: str | None, seats: int) -> Viewer:
-    if raw is not None and _NUMBER.fullmatch(raw) and int(raw) < seats:
+def _viewer(raw: str | None, seats: int, named: tuple[str, str]) -> Viewer:
+    """The perspective asked for; a seat the table does not have is a 400, never quietly
+    the arbiter's."""
+    if raw is None or raw == ARBITER:
+        return ARBITER
+    if int(raw) < seats:
         return int(raw)
-    return ARBITER
+    key, source = named
+    raise invalid(key, f"no seat {raw} at this table: 0 to {seats - 1}, or 'arbiter'", source)
 
 
 def _hidden_from(finding: AuditFinding, viewer: Viewer, rules: Rules) -> AuditFinding:
@@ -89,16 +94,23 @@ def _hidden_from(finding: AuditFinding, viewer: Viewer, rules: Rules) -> AuditFi
 
 
 async def record(
-    games: GameService, game_id: str, version: int | None, viewer_raw: str | None
+    games: GameService,
+    game_id: str,
+    version: int | None,
+    viewer_raw: str | None,
+    named: tuple[str, str] = ("as", "query"),
 ) -> Record:
-    """The page's whole content at `version`, as `viewer` may see it (domain/views.py)."""
+    """The page's whole content at `version`, as `viewer` may see it (domain/views.py). A
+    version the game has not reached is a 404, as the API's replay answers it."""
     rows = await games.rows(game_id)
     events = [from_recorded(r) for r in rows]
     last = len(rows)
+    if version is not None and version > last:
+        raise VersionNotFound(game_id, version, last)
     at = min(max(1, version or last), last)
     state = replay(events[:at])
     names = state.seats
-    viewer = _viewer(viewer_raw, len(names))
+    viewer = _viewer(viewer_raw, len(names), named)
     rules = state.rules
     findings = audited(rows, viewer)
     proving = {
@@ -226,11 +238,12 @@ class PagesController(Controller):
         slider = _number(form.get("slider"), "slider")
         stepped = _number(form.get("version"), "version")
         version = slider if form.get("show") else stepped
-        perspective = _perspective(form.get("perspective"), "perspective", "body") or _perspective(
-            form.get("as"), "as", "body"
-        )
+        perspective = _perspective(form.get("perspective"), "perspective", "body")
+        named = ("perspective", "body")
+        if perspective is None:
+            perspective, named = _perspective(form.get("as"), "as", "body"), ("as", "body")
         chosen = _number(form.get("print"), "print")
-        shown = await record(games, game_id, version, perspective)
+        shown = await record(games, game_id, version, perspective, named)
         shown = Record(**{**shown.__dict__, "key": key})
         if chosen is not None and chosen < len(shown.findings):
             return _html(printable(shown, chosen))

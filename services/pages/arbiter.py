@@ -9,7 +9,7 @@ reached this module: the page holds no card that seat could not see at that vers
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from domain.cards import POINTS
@@ -17,7 +17,18 @@ from domain.fairness import DealCheck
 from domain.views import View, Viewer
 from services.app.results import AuditFinding
 from services.pages.html import card, cards, page, text
-from services.pages.words import VERBS, seat_named, waiting_for
+from services.pages.words import (
+    POT_PAID,
+    clock_evidence,
+    compensated,
+    reason_named,
+    ruled_by_operator,
+    seat_named,
+    sizes_named,
+    timed,
+    waiting,
+    waiting_for,
+)
 
 
 @dataclass(frozen=True)
@@ -139,15 +150,37 @@ def _controls(r: Record) -> str:
     )
 
 
+def _step(r: Record, version: int) -> Step | None:
+    return r.steps[version - 1] if 0 < version <= len(r.steps) else None
+
+
+def _mid_command(r: Record) -> Step | None:
+    """The next step when the version shown is in the middle of one command's events (the
+    same request wrote the next one): the table then waits for no seat, the server's next
+    event follows. A clock_started closes a command; a timed_out opens the timer's next."""
+    here, after = _step(r, r.table.version), _step(r, r.table.version + 1)
+    if here is None or after is None or here.request_id is None:
+        return None
+    if after.request_id != here.request_id or here.kind == "clock_started":
+        return None
+    if after.kind in ("timed_out", "clock_started"):
+        return None
+    return after
+
+
+def _waiting(r: Record) -> str:
+    said = waiting(r.table, r.names)
+    after = _mid_command(r)
+    if after is None or said.startswith(("nobody", "the server", "every seat")):
+        return said
+    follows = after.said if after.said is not None else "an event not yet seen from here"
+    return f"nobody: the same command goes on with version {after.version}: {follows}"
+
+
 def _table(r: Record) -> str:
     t = r.table
     names = r.names
-    if t.phase == "dealing" and t.turn is not None:  # the server deals, not a seat
-        waiting = f"dealing: {seat_named(t.turn, names)} leads once the cards are out"
-    elif t.turn is not None and t.phase in VERBS:
-        waiting = f"{seat_named(t.turn, names)} to {VERBS[t.phase]}"
-    else:
-        waiting = t.phase
+    awaited = _waiting(r)
     rows = []
     for s in t.seats:
         pile = s.pile
@@ -185,7 +218,7 @@ def _table(r: Record) -> str:
         f'<section id="table" aria-labelledby="table-title" data-version="{t.version}">'
         f'<h2 id="table-title">The table at version {t.version}, '
         f"{text(_viewer_name(r.viewer, names))}</h2>"
-        f"<p>deal {t.deal} · {text(t.status)} · waiting for <strong>{text(waiting)}</strong></p>"
+        f"<p>deal {t.deal} · {text(t.status)} · waiting for <strong>{text(awaited)}</strong></p>"
         f"<p>trump: {card(t.trump) if t.trump else text(t.trump_suit or 'none')} · "
         f'stock, top first: <span id="stock">{stock}</span></p>'
         f'<p id="trick">on the table: {trick}</p><p>dave: {dave}</p>'
@@ -193,7 +226,7 @@ def _table(r: Record) -> str:
         f"<th>score</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
         + (
             f"<p>result: {', '.join(text(seat_named(w, names)) for w in t.result.winners)} "
-            f"({text(t.result.reason)})</p>"
+            f"({text(reason_named(t.result.reason))})</p>"
             if t.result
             else ""
         )
@@ -203,7 +236,15 @@ def _table(r: Record) -> str:
 
 def _timeline(r: Record) -> str:
     items = []
+    pots: list[str] = []  # what the pots of the deal on the table owe, as their steps said
     for step in r.steps:
+        if step.kind == "deal_started":
+            pots = []
+        elif step.kind == "pot_paid" and step.said is not None:
+            pots.append(step.said.removesuffix(POT_PAID))
+        elif step.kind == "stake_settled" and step.said is not None and pots:
+            # the stake less the pots: without them "+0, +0" reads as nothing won
+            step = replace(step, said=f"{step.said}, net of the pot: {'; '.join(pots)}")
         classes = ["step"]
         if step.version == r.table.version:
             classes.append("current")
@@ -231,11 +272,50 @@ def _timeline(r: Record) -> str:
     )
 
 
-def finding_article(r: Record, index: int, shown: Shown) -> str:
-    f = shown.finding
+def _evidence(r: Record, f: AuditFinding) -> list[tuple[str, str]]:
     names = r.names
+    rows = [
+        ("rule", text(f.text)),
+        ("seat due", text(seat_named(f.due, names))),
+        ("the table was waiting for", text(waiting_for(f, names))),
+        ("judged on the table at version", str(f.before_version)),
+    ]
+    if timed(f):  # no player sent a command: the server's clock or the operator judged
+        rows += [(k, text(v)) for k, v in clock_evidence(f, ruled_by_operator(f))]
+    else:
+        seen = str(f.seen) if f.seen_carried else "none named: judged on the table it found"
+        rows.append(("the version the player had seen", seen))
+    rows += [
+        ("events that prove it", f"{f.versions[0]} to {f.versions[1]}"),
+        ("hands, stock", text(f"{sizes_named(f.hand_sizes, names)}; {f.stock_count} in the stock")),
+    ]
+    if f.cards is not None:
+        rows.append(("cards taken", cards(f.cards)))
+    if f.claim is not None:
+        rows.append(("claim", f"{text(f.claim)}: had {f.value}, needed {f.needed}"))
+    if f.pile is not None:
+        counted = sum(POINTS[c] for c in f.pile)
+        hidden = f" ({f.hidden} face-down card(s) left out)" if f.hidden else ""
+        rows.append(
+            (
+                "counted pile",
+                f"{cards(f.pile)} = {counted} points{text(compensated(counted, f.compensation))}"
+                f"{hidden}",
+            )
+        )
+    if f.hand is not None:
+        rows.append(("judged on the hand", cards(f.hand)))
+    rows.append(("request", text(f.request_id or "—")))
+    rows.append(("recorded at", text(f.recorded_at.isoformat() if f.recorded_at else "—")))
+    return rows
+
+
+def finding_article(r: Record, index: int, shown: Shown, *, controls: bool = True) -> str:
+    """One finding with its evidence; `controls`: its buttons to step there and print it
+    (a printable page has none: they would do nothing there)."""
+    f = shown.finding
     head = (
-        f"<h3>Finding {index + 1}: {text(f.rule)} by {text(seat_named(f.seat, names))}, "
+        f"<h3>Finding {index + 1}: {text(f.rule)} by {text(seat_named(f.seat, r.names))}, "
         f"deal {f.deal}</h3>"
     )
     go = (
@@ -243,6 +323,8 @@ def finding_article(r: Record, index: int, shown: Shown) -> str:
         f"step to version {f.versions[0]}</button> "
         f'<button type="submit" name="print" value="{index}" class="print">'
         "printable summary</button>"
+        if controls
+        else ""
     )
     if not shown.evidence:
         return (
@@ -250,32 +332,7 @@ def finding_article(r: Record, index: int, shown: Shown) -> str:
             f"<p>at version {f.versions[0]}: step there to see its evidence from here.</p>"
             f"{go}</article>"
         )
-    rows = [
-        ("rule", text(f.text)),
-        ("seat due", text(seat_named(f.due, names))),
-        ("the table was waiting for", text(waiting_for(f, names))),
-        ("judged on the table at version", str(f.before_version)),
-        (
-            "the version the player had seen",
-            str(f.seen) if f.seen_carried else "none named: judged on the table it found",
-        ),
-        ("events that prove it", f"{f.versions[0]} to {f.versions[1]}"),
-        ("hands, stock", f"{list(f.hand_sizes)}, {f.stock_count} in the stock"),
-    ]
-    if f.cards is not None:
-        rows.append(("cards taken", cards(f.cards)))
-    if f.claim is not None:
-        rows.append(("claim", f"{text(f.claim)}: had {f.value}, needed {f.needed}"))
-    if f.pile is not None:
-        hidden = f" ({f.hidden} face-down card(s) left out)" if f.hidden else ""
-        rows.append(
-            ("counted pile", f"{cards(f.pile)} = {sum(POINTS[c] for c in f.pile)} points{hidden}")
-        )
-    if f.hand is not None:
-        rows.append(("judged on the hand", cards(f.hand)))
-    rows.append(("request", text(f.request_id or "—")))
-    rows.append(("recorded at", text(f.recorded_at.isoformat() if f.recorded_at else "—")))
-    body = "".join(f'<tr><th scope="row">{k}</th><td>{v}</td></tr>' for k, v in rows)
+    body = "".join(f'<tr><th scope="row">{k}</th><td>{v}</td></tr>' for k, v in _evidence(r, f))
     return (
         f'<article class="finding" id="finding-{index}" data-finding="{index}">{head}'
         f'<table class="evidence">{body}</table>{go}</article>'
@@ -309,9 +366,10 @@ def _fairness(r: Record) -> str:
     return (
         '<section id="fairness" aria-labelledby="fairness-title">'
         f'<h2 id="fairness-title">Fairness</h2><p>game seed: {seed}</p>'
-        "<table><thead><tr><th>deal</th><th>version</th><th>shuffle</th><th>commitment</th>"
-        "<th>commitment</th><th>deck</th><th>seeds</th><th>deal</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table></section>"
+        '<div class="wide"><table><thead><tr><th>deal</th><th>dealt at version</th>'
+        "<th>shuffle</th><th>commitment</th><th>commitment matches</th>"
+        "<th>deck matches</th><th>seeds</th><th>the deal verifies</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></div>{_downloads(r)}</section>"
     )
 
 
@@ -321,8 +379,20 @@ def _seeds(c: DealCheck) -> str:
         return "the game seed"
     seeds = ", ".join(f"<code>{text(s or '∅')}</code>" for s in c.seeds or ())
     server = "verified" if c.server_commitment_ok else "MISMATCH"
-    missing = f"; seats {list(c.missing)} sent none" if c.missing else ""
+    missing = f"; {', '.join(f'seat {s}' for s in c.missing)} sent none" if c.missing else ""
     return f"seats' seeds {seeds}{missing}; server seed {server}"
+
+
+def _downloads(r: Record) -> str:
+    """The API's audit and bundle of the game. They take the key in a header: arbiter.js
+    fetches them with it (the links alone carry no key, and would be refused)."""
+    game = text(r.game_id)
+    return (
+        '<p id="downloads">From the API, with the operator key: '
+        f'<a href="/games/{game}/audit" data-download="audit-{game}.json">the audit (JSON)</a> · '
+        f'<a href="/games/{game}/bundle" data-download="bura-{game}.json">the audit bundle</a>'
+        ' <span class="note">(this page\'s script sends the key in a header)</span></p>'
+    )
 
 
 def printable(r: Record, index: int) -> str:
@@ -331,7 +401,8 @@ def printable(r: Record, index: int) -> str:
     body = (
         f"<header><h1>Finding in game <code>{text(r.game_id)}</code></h1>"
         f"<p>seats: {text(', '.join(r.names))}</p></header>"
-        f'<main id="printable">{finding_article(r, index, r.findings[index])}</main>'
+        f'<main id="printable">'
+        f"{finding_article(r, index, r.findings[index], controls=False)}</main>"
     )
     return page(
         f"Finding {index + 1} · {r.game_id}",

@@ -31,6 +31,15 @@ def card(c: Card) -> str:
     )
 
 
+# The pages' icon, in the page itself: a browser that finds no <link rel="icon"> asks for
+# /favicon.ico, and its 404 is an error in the console of every page.
+ICON = (
+    "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'%3E"
+    "%3Crect x='2' y='1' width='12' height='14' rx='2' fill='%23fff' stroke='%23b00020'/%3E"
+    "%3Ctext x='8' y='12' font-size='10' text-anchor='middle' fill='%23b00020'%3E%E2%99%A5"
+    "%3C/text%3E%3C/svg%3E"
+)
+
 BACK = '<span class="card back" role="img" aria-label="a hidden card">🂠</span>'
 
 
@@ -45,6 +54,7 @@ def page(title: str, body: str, *, script: str, kind: str, game_id: str) -> str:
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{text(title)}</title>"
+        f'<link rel="icon" type="image/svg+xml" href="{ICON}">'
         f'<link rel="stylesheet" href="{STATIC_PATH}/pages.css">'
         f'<script src="{STATIC_PATH}/{script}" defer></script></head>'
         f'<body data-page="{kind}" data-game="{text(game_id)}">{body}</body></html>'

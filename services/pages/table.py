@@ -17,15 +17,17 @@ IN_A_LINK = (
 
 
 def table_page(game_id: str, said: str | None = None) -> str:
-    """`said`: a note for the status line; never anything the request carried. The form
-    posts (body, not URL) when table.js has not taken it over."""
+    """`said`: a note for the status line (`{id}` in it stands for this game); never
+    anything the request carried. The form posts (body, not URL) when table.js has not
+    taken it over."""
+    said = (said or "").replace("{id}", game_id)
     body = (
         f"<header><h1>Bura · game <code>{text(game_id)}</code></h1></header>"
         '<form id="token-form" method="post"><label>Your seat token '
         '<input type="password" name="token" autocomplete="off" required></label> '
         '<button type="submit">Sit down</button>'
         '<p class="note">Kept in this tab only (sessionStorage).</p></form>'
-        f'<p id="status" role="status" aria-live="polite">{text(said or "")}</p>'
+        f'<p id="status" role="status" aria-live="polite">{text(said)}</p>'
         '<main id="table" data-status="" data-version="0"></main>'
     )
     return page(f"Bura · {game_id}", body, script="table.js", kind="play", game_id=game_id)

@@ -61,7 +61,7 @@ async def test_the_posted_key_renders_the_whole_record_without_javascript(api: A
     last = audit["version"]
     # the timeline: every version, with its event, seat, time and request id
     assert all(f'id="v{v}"' in page for v in range(1, last + 1))
-    assert "seat 1 (p1) draws" in page or "penalty: out_of_turn_draw by seat 1 (p1)" in page
+    assert "seat 1 (p1) draws" in page or "penalty: out of turn draw by seat 1 (p1)" in page
     assert page.count('class="step finding') >= 4
     # the table at version 1, then at the finding: hands, stock in order, piles with points
     at = await api.client.post(
@@ -97,6 +97,26 @@ async def test_a_header_key_renders_the_same_record_and_a_wrong_key_is_refused(
     player = await api.client.post(path, data={"key": table.tokens[0]})
     assert player.status_code == 200 and "player's token" in html.unescape(player.text)
     assert 'id="timeline"' not in wrong.text + player.text
+
+
+async def test_a_seat_or_a_version_the_game_lacks_is_refused_not_shown_as_the_arbiter(
+    api: Api,
+) -> None:
+    """`?as=7` at a table of two, and a version past the game's last, answered as the
+    API's replay answers them: never quietly the arbiter's latest view."""
+    table = await with_findings(api)
+    path = f"/arbiter/games/{table.game_id}"
+    last = await api.version(table)
+    seat = await api.client.get(path, headers=OPERATOR, params={"as": 7})
+    assert seat.status_code == 400 and seat.json()["errors"][0]["key"] == "as"
+    assert "no seat 7" in seat.json()["detail"]
+    late = await api.client.get(path, headers=OPERATOR, params={"version": last + 1})
+    assert late.status_code == 404 and late.json()["code"] == "version_not_found"
+    assert late.json()["version"] == last
+    posted = await api.client.post(path, data={"key": OPERATOR_KEY, "perspective": "2"})
+    assert posted.status_code == 400 and posted.json()["errors"][0]["key"] == "perspective"
+    fine = await api.client.get(path, headers=OPERATOR, params={"version": last, "as": 1})
+    assert fine.status_code == 200 and 'data-viewer="1"' in fine.text
 
 
 @pytest.mark.parametrize("seat", [0, 1])
@@ -267,3 +287,61 @@ async def test_the_table_while_dealing_says_who_leads_not_who_deals(api: Api) ->
     assert dealing.status_code == 200, dealing.text
     assert "leads once the cards are out" in dealing.text
     assert " to deal<" not in dealing.text and " to deal " not in dealing.text
+
+
+async def pot_paid_and_conceded(api: Api) -> Table:
+    """pay_pot: p0 declares 31 with nothing taken (a pot of 1 to p1), leads, and p1 concedes:
+    the stake p0 wins and the pot it owes cancel out, and the game is over at 0 to 0."""
+    table = await api.create(rules={"closed_discard": True, "false_declaration": "pay_pot"})
+    await api.play(table, 0, {"type": "declare", "claim": "thirty_one"})
+    await api.play(table, 0, {"type": "lead", "cards": ["AS"]})
+    await api.play(table, 1, {"type": "concede"})
+    return table
+
+
+async def test_the_settlement_of_a_deal_with_a_pot_says_what_the_pot_took(api: Api) -> None:
+    table = await pot_paid_and_conceded(api)
+    assert (await api.view(table))["score"] == [0, 0]
+    page = html.unescape(
+        (await api.client.get(f"/arbiter/games/{table.game_id}", headers=OPERATOR)).text
+    )
+    assert "seat 0 (p0) owes 1 to every other side (the pot for a false 31)" in page
+    assert (
+        "deal 1 settled at stake 1: p0 +0, p1 +0, net of the pot: "
+        "seat 0 (p0) owes 1 to every other side<"
+    ) in page
+    assert "(conceded)" in page and "pot_paid by seat" not in page
+
+
+async def test_the_fairness_headers_are_distinct_and_the_api_files_are_linked(api: Api) -> None:
+    """Two columns were headed "commitment" and two "deal"; the record now links the API's
+    audit and bundle of the game, which the page's script fetches with the key in a header
+    (no key in any link)."""
+    table = await with_findings(api)
+    page = (await api.client.get(f"/arbiter/games/{table.game_id}", headers=OPERATOR)).text
+    fairness = page[page.index('id="fairness"') :]
+    headers = re.findall(r"<th>([^<]*)</th>", fairness[: fairness.index("</thead>")])
+    assert len(headers) == len(set(headers)) == 8, headers
+    assert f'href="/games/{table.game_id}/audit"' in page
+    assert f'href="/games/{table.game_id}/bundle"' in page
+    assert OPERATOR_KEY not in page and "token=" not in page and "key=" not in page
+    evidence = page[page.index('id="findings"') :]
+    assert "[3, 3]" not in evidence and "p0 " in evidence  # hand sizes in words, no list
+
+
+async def test_the_pages_have_an_icon_of_their_own(api: Api) -> None:
+    """No <link rel="icon">: every browser then asked for /favicon.ico, a 404 and an error
+    in the console of both pages."""
+    table = await with_findings(api)
+    for path in (f"/arbiter/games/{table.game_id}", f"/play/{table.game_id}"):
+        page = (await api.client.get(path, headers=OPERATOR)).text
+        icon = re.search(r'<link rel="icon" type="image/svg\+xml" href="([^"]+)">', page)
+        assert icon is not None and icon[1].startswith("data:image/svg+xml,"), path
+
+
+async def test_a_token_in_the_query_is_answered_with_this_games_own_link(api: Api) -> None:
+    table = await with_findings(api)
+    linked = await api.client.get(f"/play/{table.game_id}", params={"token": "x"})
+    said = html.unescape(linked.text)
+    assert f"Share /play/{table.game_id}#seat=<token> instead" in said
+    assert "{id}" not in said

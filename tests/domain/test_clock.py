@@ -466,8 +466,21 @@ def test_the_audit_lists_a_deal_lost_on_time_with_its_deadline_and_the_moment_ju
     (finding,) = audit(events + more)
     assert (finding.rule, finding.seat, finding.due, finding.phase) == ("timeout", 1, 1, "respond")
     assert (finding.clock, finding.deadline, finding.at) == ("turn", deadline, deadline + 40)
+    assert finding.judged_by == "clock"
     assert finding.before_version == state.version
     assert finding.versions == (state.version + 1, state.version + 2)
+
+
+def test_the_audit_says_a_deal_lost_by_the_operators_ruling_was_ruled() -> None:
+    """Judged by no clock and no player: the operator ruled the paused deal lost."""
+    given, started = table_and_events(
+        HANDS, trump="9H", stock="KC QC JC 10C", turn_seconds=10, on_timeout="pause", now=T0
+    )
+    paused, stopped = timed_out(given)
+    later = T0 + 90_000
+    _, ruled = act(paused, None, EndPause("lose_deal"), now=later)
+    (finding,) = audit([*started, *stopped, *ruled])
+    assert (finding.rule, finding.judged_by, finding.at) == ("timeout", "operator", later)
 
 
 # -- the options --------------------------------------------------------------------------------

@@ -424,3 +424,129 @@ async def test_the_table_tells_a_dave_offered_and_how_the_last_deal_ended(
     await until(page, "document.getElementById('last-deal') !== null")
     said = await page.inner_text("#last-deal")
     assert said.startswith("Deal 1: won by ann") and "stake 1" in said, said
+
+
+def console_errors(page: Any) -> list[str]:
+    """Every error the page logs from now on (a failed request for /favicon.ico is one)."""
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    return errors
+
+
+async def test_both_pages_keep_a_clean_console_and_the_record_fits_a_phone(
+    start_service: StartService, client: httpx.AsyncClient, browser: Any
+) -> None:
+    """No /favicon.ico 404 in the console of either page; at 390 px wide the arbiter's
+    record does not scroll sideways; its links fetch the API's audit and bundle with the key
+    in a header, never in the address."""
+    service = await start_service()
+    game_id, tokens = await record_with_findings(client, service.url)
+    context = await browser.new_context(viewport={"width": 390, "height": 844})
+    page = await context.new_page()
+    errors = console_errors(page)
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url))
+    await page.goto(f"{service.url}/arbiter/games/{game_id}")
+    await page.fill("#key-form input[name=key]", OPERATOR_KEY)
+    await page.click("#key-form button")
+    await page.wait_for_selector("#steps")
+    await page.click("#timeline li.finding button")  # a finding's evidence, at its version
+    await until(page, "document.querySelector('#finding-0 .evidence') !== null")
+    width = await page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, width
+    await page.screenshot(path=shot("arbiter-390px"), full_page=True)
+
+    async with page.expect_download() as fetched:
+        await page.click("#downloads a[href$='/audit']")
+    audit = msgspec.json.decode(Path(await (await fetched.value).path()).read_bytes())
+    assert [f["rule"] for f in audit["findings"]] == ["out_of_turn_draw", "false_declaration"]
+    async with page.expect_download() as fetched:
+        await page.click("#downloads a[href$='/bundle']")
+    assert (await fetched.value).suggested_filename == f"bura-{game_id}.json"
+    assert all(OPERATOR_KEY not in url for url in asked)
+
+    await page.emulate_media(media="print")
+    assert not await page.locator("#findings button").first.is_visible()
+    await page.emulate_media(media="screen")
+
+    table = await context.new_page()
+    errors_at_table = console_errors(table)
+    await table.goto(f"{service.url}/play/{game_id}#seat={tokens[0]}")
+    await until(table, "document.querySelector('#table').dataset.version !== '0'")
+    await table.wait_for_timeout(300)
+    assert errors == [] and errors_at_table == [], (errors, errors_at_table)
+    await context.close()
+
+
+async def test_a_declined_dave_is_no_offer_on_the_finished_table_and_reasons_read_as_words(
+    start_service: StartService, client: httpx.AsyncClient, browser: Any
+) -> None:
+    """The finished page still said "ann offers to double it." after bob declined it, and
+    ended on "(dave_declined)" where the last deal's line said "dave declined"."""
+    service = await start_service()
+    _, game_id, tokens = await walk_through(client, service.url)
+    url = f"{service.url}/games/{game_id}/commands"
+    assert (await client.post(url, json={"type": "dave"}, headers=bearer(tokens[0]))).is_success
+    answer = {"type": "dave_answer", "accept": False}
+    assert (await client.post(url, json=answer, headers=bearer(tokens[1]))).is_success
+    page = await browser.new_page()
+    await page.goto(f"{service.url}/play/{game_id}#seat={tokens[0]}")
+    await until(page, "document.querySelector('#table').dataset.status === 'finished'")
+    told = await page.inner_text("#table")
+    assert "offers to double it" not in told, told
+    assert "ann (you) offered to double it; it was not accepted" in await page.inner_text("#dave")
+    assert "(dave declined)" in await page.inner_text("#turn")
+    assert "_" not in await page.inner_text("#turn")
+
+
+async def test_open_hands_say_so_and_the_operators_key_sees_hands_that_are_not_open(
+    start_service: StartService, client: httpx.AsyncClient, browser: Any
+) -> None:
+    """The open seat's own line did not say it plays open nor its compensation; with the
+    operator key every hidden hand was labelled "plays open"."""
+    service = await start_service()
+    _, game_id, tokens = await walk_through(
+        client, service.url, {"open_seats": [0], "compensation": 5}
+    )
+    page = await browser.new_page()
+    await page.goto(f"{service.url}/play/{game_id}#seat={tokens[0]}")
+    await until(page, "document.querySelector('#table').dataset.version !== '0'")
+    mine = await page.inner_text("#seats li.mine")
+    assert "plays open" in mine and "5 points of compensation" in mine, mine
+
+    operator = await browser.new_page()
+    await operator.goto(f"{service.url}/play/{game_id}#seat={OPERATOR_KEY}")
+    await until(operator, "document.querySelector('#table').dataset.version !== '0'")
+    ann, bob = [await operator.locator("#seats li").nth(i).inner_text() for i in (0, 1)]
+    assert "plays open" in ann and "plays open" not in bob, (ann, bob)
+    assert "hand:" in bob and await operator.locator("#seats li >> nth=1 >> .card").count() == 3
+
+
+async def test_the_table_explains_a_stake_the_pot_cancelled(
+    start_service: StartService, client: httpx.AsyncClient, browser: Any
+) -> None:
+    """pay_pot: ann's false 31 owed bob a pot of 1, then bob conceded: "won by ann, stake 1"
+    and scores of 0 to 0 (the next deal on) now read together."""
+    service = await start_service()
+    _, game_id, tokens = await walk_through(
+        client, service.url, {"closed_discard": True, "false_declaration": "pay_pot"}
+    )
+    page = await browser.new_page()
+    await page.goto(f"{service.url}/play/{game_id}#seat={tokens[1]}")
+    await until(page, "document.querySelector('#table').dataset.version !== '0'")
+    url = f"{service.url}/games/{game_id}/commands"
+    for seat, command in (
+        (0, {"type": "declare", "claim": "thirty_one"}),
+        (0, {"type": "lead", "cards": ["AS"]}),
+        (1, {"type": "concede"}),
+    ):
+        sent = await client.post(url, json=command, headers=bearer(tokens[seat]))
+        assert sent.status_code == 200, sent.text
+        await until(
+            page,
+            f"Number(document.querySelector('#table').dataset.version) >= {sent.json()['version']}",
+        )
+    said = await page.inner_text("#last-deal")
+    assert said.startswith("Deal 1: won by ann (conceded), stake 1.")
+    assert "The pot for a false 31: ann owed 1 to every other side" in said, said

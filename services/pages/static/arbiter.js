@@ -95,10 +95,36 @@
     });
   }
 
+  // The API's audit and bundle take the key in a header, never in the link: fetched here
+  // with it, then handed to the browser as a file.
+  async function download(link) {
+    const key = keyOf();
+    if (!key) return;
+    let answer;
+    try {
+      answer = await fetch(link.getAttribute("href"), { headers: { Authorization: `Bearer ${key}` } });
+    } catch (error) {
+      say("The server could not be reached; try again.");
+      return;
+    }
+    if (!answer.ok) { say(`The server answered ${answer.status}.`); return; }
+    const file = URL.createObjectURL(await answer.blob());
+    const save = document.createElement("a");
+    save.href = file;
+    save.download = link.dataset.download;
+    document.body.append(save);
+    save.click();
+    save.remove();
+    setTimeout(() => URL.revokeObjectURL(file), 1000);
+  }
+
   function bindRecord() {
     const main = document.getElementById("arbiter");
     const form = document.getElementById("steps");
     if (!main || !form) return;
+    for (const link of main.querySelectorAll("a[data-download]")) {
+      link.addEventListener("click", (event) => { event.preventDefault(); download(link); });
+    }
     const viewer = () => form.elements.perspective.value;
     // the version shown, in view within the timeline's own scroll
     document.querySelector("#timeline li.current")?.scrollIntoView({ block: "nearest" });

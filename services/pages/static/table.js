@@ -20,6 +20,9 @@
   let ended = false;
   let retry = 500;
   let refocus = false; // a move was just sent: the next moves get the focus (keyboard play)
+  // pay_pot: what each seat owed in each deal, as this page saw it (a view holds only the
+  // current deal's pot, and the last deal's line needs it once the next deal is on)
+  const pots = {};
 
   const name = (c) => `${RANKS[c.slice(0, -1)]} of ${SUITS[c.slice(-1)][0]}`;
   const sign = (c) => c.slice(0, -1) + SUITS[c.slice(-1)][1];
@@ -37,6 +40,8 @@
   const seatName = (view, s) => (s === null || s === undefined ? "nobody"
     : `${view.seats[s].name}${s === view.seat ? " (you)" : ""}`);
   const say = (text) => { status.textContent = text; };
+  // a reason as the arbiter's page and the command line say it (services/pages/words.py)
+  const reasonNamed = (r) => (r === "thirty_one" ? "31" : r.replaceAll("_", " "));
 
   function subsets(cards, k) {
     if (k === 0) return [[]];
@@ -125,6 +130,7 @@
     // views that offer none (the other seat's turn) until some come again
     const held = refocus || document.activeElement?.closest?.("#moves") != null;
     shown = view;
+    if (view.pot && view.pot.some((n) => n)) pots[view.deal] = view.pot;
     if (typeof view.now === "number") skew = view.now - Date.now();
     main.dataset.version = String(view.version);
     main.dataset.status = view.status;
@@ -140,15 +146,22 @@
       const told = !me ? `${winners.map((w) => view.seats[w].name).join(", ")} won`
         : (winners.includes(view.seat) ? "you won" : "you lost");
       turn.textContent = `The game is over: ${told}` +
-        (view.result ? ` (${view.result.reason}).` : ".");
+        (view.result ? ` (${reasonNamed(view.result.reason)}).` : ".");
     } else if (view.due) {
       turn.textContent = `Your turn: ${VERBS[view.due] || view.due}.`;
-    } else if (view.turn !== null && view.turn === view.seat) {  // dealing: the server deals
-      turn.textContent = `Waiting (${(VERBS[view.phase] || view.phase)}ing: nothing is yours to do).`;
+    } else if (view.phase === "dealing") {  // the server deals, not a seat
+      turn.textContent = view.turn === null ? "Waiting for the server to deal."
+        : `The server deals: ${seatName(view, view.turn)} leads once the cards are out.`;
+    } else if (view.phase === "over") {
+      turn.textContent = `Deal ${view.deal} is over: the next deal follows.`;
+    } else if (view.phase === "seeding") {
+      turn.textContent = `Waiting for the seats' seeds for deal ${view.deal}.`;
+    } else if (view.turn !== null && view.turn === view.seat) {
+      turn.textContent = `Waiting (${VERBS[view.phase] || view.phase}: nothing is yours to do yet).`;
     } else if (view.turn !== null) {
       turn.textContent = `Waiting for ${seatName(view, view.turn)} to ${VERBS[view.phase] || view.phase}.`;
     } else {
-      turn.textContent = `Waiting (${view.phase}).`;
+      turn.textContent = "Waiting for the server.";
     }
     const due = view.turn !== null ? view.seats[view.turn] : null;
     if (due && due.deadline) {
@@ -161,12 +174,21 @@
     const past = view.deals && view.deals.length ? view.deals[view.deals.length - 1] : null;
     if (past) {
       const who = past.winners.length ? past.winners.map((w) => seatName(view, w)).join(", ") : "nobody";
-      main.append(el("p", `Deal ${past.number}: won by ${who} (${past.reason.replaceAll("_", " ")}), ` +
-        `stake ${past.stake}.`, { id: "last-deal" }));
+      // pay_pot: the pots of that deal explain a stake that nets to nothing
+      const owed = (past.number === view.deal ? view.pot : pots[past.number]) || [];
+      const pot = owed.map((n, s) => (n ? `${seatName(view, s)} owed ${n} to every other side` : null))
+        .filter((p) => p);
+      main.append(el("p", `Deal ${past.number}: won by ${who} (${reasonNamed(past.reason)}), ` +
+        `stake ${past.stake}.` + (pot.length ? ` The pot for a false 31: ${pot.join("; ")}, ` +
+        "counted in the scores." : ""), { id: "last-deal" }));
     }
     if (view.dave && view.dave.enabled && (view.dave.multiplier > 1 || view.dave.offered_by !== null)) {
-      const offered = view.dave.offered_by !== null
-        ? ` ${seatName(view, view.dave.offered_by)} offers to double it.` : "";
+      // an offer stays on a deal that ended without its answer being yes (declined, or timed
+      // out): it is an offer only while the table waits for the answer
+      const by = view.dave.offered_by !== null ? seatName(view, view.dave.offered_by) : null;
+      const offered = by === null ? ""
+        : (view.phase === "dave_answer" ? ` ${by} offers to double it.`
+          : ` ${by} offered to double it; it was not accepted.`);
       main.append(el("p", `Dave: the deal counts ×${view.dave.multiplier}.${offered}`, { id: "dave" }));
     }
 
@@ -204,10 +226,17 @@
       const mine = s.seat === view.seat;
       const line = el("li", `${s.name}${mine ? " (you)" : ""}: ${s.cards} card(s), ${s.tricks} trick(s), ` +
         `score ${s.score}`, mine ? { class: "mine" } : {});
-      if (!mine && s.hand) {  // an open seat: its hand is on the table for everyone
-        const open = el("span", " · plays open: ", { class: "open-hand" });
-        open.append(...s.hand.map(cardOf));
+      const given = s.open && view.rules && view.rules.compensation
+        ? ` (given ${view.rules.compensation} points of compensation toward ` +
+          `${view.rules.target_points} each deal)` : "";
+      if (s.open) {  // an open seat: its hand is on the table for everyone
+        const open = el("span", ` · plays open${given}${mine ? "" : ": "}`, { class: "open-hand" });
+        if (!mine) open.append(...(s.hand || []).map(cardOf));
         line.append(open);
+      } else if (!mine && s.hand) {  // the operator's key: every hand, none of them open
+        const hand = el("span", " · hand: ", { class: "seen-hand" });
+        hand.append(...s.hand.map(cardOf));
+        line.append(hand);
       }
       seats.append(line);
     }
