@@ -32,7 +32,11 @@ RULE_TEXT: dict[FindingRule, str] = {
 }
 
 
-class Finding(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class RecordedFinding(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A finding as the audit bundle records it (services/app/bundle.py, format
+    `bura-audit-bundle/1`): these fields, in this order, spell every bundle ever written,
+    so they never change. What explains a verdict further goes in Finding."""
+
     rule: FindingRule
     text: str
     deal: int
@@ -50,15 +54,10 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     needed: int | None = None
     pile: tuple[Card, ...] | None = None  # a declaration of 31: the tricks that were counted
     hidden: int = 0  # cards of that pile played face down by others, left out for this viewer
-    # a declaration of 31: the points the declarer's side was given (open seats' or the first
-    # lead's compensation), counted with the pile toward `value`
-    compensation: int | None = None
     hand: tuple[Card, ...] | None = None  # bura or four aces: the hand it was judged on
     clock: ClockKind | None = None  # a timeout: the turn clock, or the absence allowed
     deadline: int | None = None  # a timeout: when the time ran out (ms since 1970, UTC)
     at: int | None = None  # a timeout: when it was judged (a ruling: when the operator ruled)
-    # a timeout: who judged it, the server's clock or the operator ruling after a pause
-    judged_by: Literal["clock", "operator"] | None = None
     away_since: int | None = None  # an abandonment: since when the seat had no live stream
     before_version: int  # the table state the verdict was judged on
     versions: tuple[int, ...]  # the events that prove it: the act and the verdict
@@ -67,6 +66,25 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     # seen_carried false: the command named none, and was judged on the table it found.
     seen: int | None = None
     seen_carried: bool = False
+
+
+class Finding(RecordedFinding, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A finding with all the evidence the audit gives (GET /games/{id}/audit, the pages,
+    `bura audit`)."""
+
+    # a declaration of 31: the points the declarer's side was given (open seats' or the first
+    # lead's compensation), counted with the pile toward `value`
+    compensation: int | None = None
+    # a timeout: who judged it, the server's clock or the operator ruling after a pause
+    judged_by: Literal["clock", "operator"] | None = None
+
+
+_RECORDED = RecordedFinding.__struct_fields__
+
+
+def as_recorded(finding: Finding) -> RecordedFinding:
+    """The finding with the fields a bundle records, and no others."""
+    return RecordedFinding(**{name: getattr(finding, name) for name in _RECORDED})
 
 
 def audit(events: Iterable[Event], viewer: Viewer = ARBITER) -> list[Finding]:

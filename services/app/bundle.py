@@ -17,7 +17,7 @@ from typing import Literal
 
 import msgspec
 
-from domain.audit import Finding, audit
+from domain.audit import RecordedFinding, as_recorded, audit
 from domain.events import DealStarted, Event, SeedingClosed, SeedingOpened, SeedRevealed
 from domain.evolve import replay
 from domain.fairness import DealCheck, verify_deals
@@ -82,7 +82,7 @@ class Bundle(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     head: BundleHead | None  # the last row: the record's chain head (None when redacted)
     events: list[BundleRow]
     deals: list[BundleDeal]
-    findings: list[Finding]  # the audit (domain/audit.py) as the viewer may see it
+    findings: list[RecordedFinding]  # the audit (domain/audit.py) as the viewer may see it
 
 
 _encode = msgspec.json.Encoder().encode
@@ -124,7 +124,7 @@ def make_bundle(game_id: str, rows: Sequence[RecordedEvent], viewer: Viewer = AR
         head=BundleHead(rows[-1].version, rows[-1].hash.hex()) if shown_as == ARBITER else None,
         events=out,
         deals=deals_of(seen, seed),
-        findings=audit(events, shown_as),
+        findings=[as_recorded(f) for f in audit(events, shown_as)],
     )
     return _encode(bundle)
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from domain.audit import audit
+from domain.audit import as_recorded, audit
 from domain.chain import HASH_HEX, ChainCheck, Row, check_chain, receipt, receipt_key
 from domain.events import (
     DealLost,
@@ -151,7 +151,8 @@ def check_bundle(raw: bytes, kept: Sequence[Kept] = ()) -> BundleReport:
             )
         if state.finished != bundle.finished:
             problems.append(Problem("finished", f"the replay says {state.finished}"))
-        _same("findings", audit(events, bundle.viewer), bundle.findings, problems)
+        recomputed = [as_recorded(f) for f in audit(events, bundle.viewer)]
+        _same("findings", recomputed, bundle.findings, problems)
         replayed = True
     _check_spelling(raw, bundle, problems)
     held = _check_kept(bundle, kept, problems, unchecked)

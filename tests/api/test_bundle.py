@@ -454,3 +454,30 @@ async def test_heads_and_receipts_kept_from_answers_find_a_record_cut_or_rewritt
     assert check_bundle(rewritten).ok
     report = check_bundle(rewritten, [early])
     assert not report.ok and "changed after it was given" in report.problems[0].what
+
+
+# The findings' fields of format bura-audit-bundle/1, in their order: every bundle ever
+# written is spelled with them, so a verifier of today must read one of yesterday.
+BUNDLE_1_FINDING = (
+    "rule", "text", "deal", "seat", "due", "turn", "phase", "hand_sizes", "stock_count",
+    "cards", "asked", "claim", "value", "needed", "pile", "hidden", "hand", "clock",
+    "deadline", "at", "away_since", "before_version", "versions", "seen", "seen_carried",
+)  # fmt: skip
+
+
+async def test_a_bundle_spells_its_findings_as_format_1_while_the_audit_explains_more(
+    api: Api,
+) -> None:
+    """The audit gains fields that explain a verdict (`compensation`, `judged_by`); the
+    bundle's findings keep format 1's, so a bundle written before verifies as it did."""
+    table = await api.create(rules={"open_seats": [0], "compensation": 5})
+    for seat, command in THIRTY_ONE_GAME[:8]:
+        await api.play(table, seat, command)
+    await api.play(table, 0, {"type": "declare", "claim": "thirty_one"})  # false: 25 + 5
+    [explained] = (await api.get(f"/games/{table.game_id}/audit"))["findings"]
+    assert explained["compensation"] == 5 and explained["value"] == 30
+    raw = await bundle_of(api, table.game_id)
+    [recorded] = msgspec.json.decode(raw)["findings"]
+    assert tuple(recorded) == BUNDLE_1_FINDING
+    assert {k: v for k, v in explained.items() if k in BUNDLE_1_FINDING} == recorded
+    assert check_bundle(raw).ok
