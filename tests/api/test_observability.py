@@ -121,7 +121,7 @@ async def test_an_unexpected_error_is_a_500_with_a_code_and_its_traceback_is_log
     traceback by."""
     table = await api.create()
 
-    async def a_bug(game_id: str) -> None:
+    async def a_bug(game_id: str, seen: int = 0) -> None:
         raise RuntimeError(f"a bug reading {game_id}")
 
     monkeypatch.setattr(api.runtime.games, "current", a_bug)
