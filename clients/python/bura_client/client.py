@@ -108,6 +108,23 @@ class Client:
             time.sleep(self.retries.delay(attempt, after))
             attempt += 1
 
+    def keyed(self, path: str, *, token: str, json: Any, key: str) -> JSON:
+        """POST under an Idempotency-Key that every retry carries. Once the retries are
+        spent the error names the key as `command_id`: ApiError for an answer,
+        OutcomeUnknown when none came (a request that cannot be sent as it is raises
+        httpx's own error: nothing reached the server)."""
+        try:
+            return self.request(
+                "POST", path, token=token, json=json, headers={"Idempotency-Key": key}
+            )
+        except ApiError as error:
+            error.command_id = error.command_id or key
+            raise
+        except httpx.TransportError as error:
+            if not transient(error):
+                raise
+            raise OutcomeUnknown(key, error) from error
+
     # --- the operator ------------------------------------------------------------------
 
     def create_game(
@@ -135,18 +152,7 @@ class Client:
         if deck is not None:
             body["deck"] = list(deck)
         key = key or f"create-{uuid.uuid4().hex}"
-        try:
-            answer = self.request(
-                "POST", "/games", token=token, json=body, headers={"Idempotency-Key": key}
-            )
-        except ApiError as error:
-            error.command_id = error.command_id or key
-            raise
-        except httpx.TransportError as error:
-            if not transient(error):
-                raise  # a request that cannot be sent as it is: nothing reached the server
-            raise OutcomeUnknown(key, error) from error
-        return CreatedGame.of(answer)
+        return CreatedGame.of(self.keyed("/games", token=token, json=body, key=key))
 
     def rematch(
         self, game_id: str, *, token: str, seed: str | None = None, key: str | None = None
@@ -156,22 +162,8 @@ class Client:
         rematch of one game is 409 `rematch_exists`."""
         key = key or f"rematch-{uuid.uuid4().hex}"
         body = {"seed": seed} if seed is not None else None
-        try:
-            answer = self.request(
-                "POST",
-                f"/games/{quote(game_id, safe='')}/rematch",
-                token=token,
-                json=body,
-                headers={"Idempotency-Key": key},
-            )
-        except ApiError as error:
-            error.command_id = error.command_id or key
-            raise
-        except httpx.TransportError as error:
-            if not transient(error):
-                raise
-            raise OutcomeUnknown(key, error) from error
-        return CreatedGame.of(answer)
+        path = f"/games/{quote(game_id, safe='')}/rematch"
+        return CreatedGame.of(self.keyed(path, token=token, json=body, key=key))
 
     def resume(self, game_id: str, *, token: str, verdict: str = "play_on") -> Outcome:
         """The operator's ruling on a clock paused by a timeout (`on_timeout: "pause"`):
@@ -280,23 +272,14 @@ class Seat:
         key = key or f"{uuid.uuid4().hex}"
         body = self._body(command, key, self.seen if seen is None else seen)
         try:
-            answer = self.client.request(
-                "POST",
-                f"{self.path}/commands",
-                token=self.token,
-                json=body,
-                headers={"Idempotency-Key": key},
+            answer = self.client.keyed(
+                f"{self.path}/commands", token=self.token, json=body, key=key
             )
         except ApiError as error:
-            error.command_id = error.command_id or key
             if error.code == "idempotency_key_reused":
                 # not what the key's first try sent: the next send under it builds anew
                 self._sent.pop(key, None)
             raise
-        except httpx.TransportError as error:
-            if not transient(error):
-                raise  # a request that cannot be sent as it is: nothing reached the server
-            raise OutcomeUnknown(key, error) from error
         outcome = Outcome.of(answer, key)
         self._saw(outcome.version)
         return outcome
