@@ -53,7 +53,7 @@ def fingerprint(command: Command) -> str:
     cards: tuple[str, ...] | None = getattr(command, "cards", None)
     if cards is not None:
         command = replace(command, cards=tuple(sorted(cards)))
-    return hashlib.sha256(_encode(command)).hexdigest()
+    return fingerprint_as_sent(command)
 
 
 def fingerprint_as_sent(command: Command) -> str:

@@ -701,7 +701,7 @@ class GameService:
                     found = await self.store.find_command(game_id, command_id)
                     if found is not None:
                         version, stored, _, head = await self._previous(
-                            game_id, seat, command, found
+                            game_id, seat, command, said, found
                         )
                         return version, stored, True, head
                 if fresh.version == state.version:
@@ -722,7 +722,9 @@ class GameService:
                 state = await self.load(game_id)
                 continue
             if result.duplicate:
-                version, stored, by, head = await self._previous(game_id, seat, command, result)
+                version, stored, by, head = await self._previous(
+                    game_id, seat, command, said, result
+                )
                 if not result.recovered:
                     return version, stored, True, head
                 # The answer was lost and the store found the command: this very append
@@ -886,10 +888,16 @@ class GameService:
             observer(game_id, state)
 
     async def _previous(
-        self, game_id: str, seat: int, command: PlayerCommand, found: AppendResult
+        self,
+        game_id: str,
+        seat: int,
+        command: PlayerCommand,
+        said: str,
+        found: AppendResult,
     ) -> tuple[int, list[tuple[int, Event]], str | None, bytes]:
-        """The first answer to a command id, if it names this seat's same command, the
-        request it came in, and the record's hash at its last version."""
+        """The first answer to a command id, if it names this seat's same command (`said`,
+        its fingerprint), the request it came in, and the record's hash at its last
+        version."""
         rows = await self.store.read(
             game_id, after=found.first_version - 1, until=found.last_version
         )
@@ -897,9 +905,11 @@ class GameService:
         actor = found.actor if found.actor is not None else rows[0].metadata.actor if rows else None
         if actor != seat:
             raise KeyReused("this Idempotency-Key was used by another seat of this game")
-        if found.fingerprint is not None and found.fingerprint not in (
-            fingerprint(command),
-            fingerprint_as_sent(command),  # recorded by a release before cards were sorted
+        if (
+            found.fingerprint is not None
+            and found.fingerprint != said
+            # recorded by a release before cards were sorted
+            and found.fingerprint != fingerprint_as_sent(command)
         ):
             raise KeyReused(
                 "this Idempotency-Key was used for another command: send a new command "
