@@ -109,13 +109,10 @@ def _trick(shown: TrickView, trump: str | None) -> Trick:
 
 
 def _refuted(view: View) -> tuple[int, ...]:
-    """The seat itself, when its 31 was found false since the last trick (pay_pot): no
-    field of the view says so, but its own `moves` leave the 31 out while it is due where
-    a 31 may be declared (the server refuses it, `already_declared`)."""
+    """The seat itself, when its own `moves` leave the 31 out: no field of the view says
+    its 31 was found false since the last trick (pay_pot, `already_declared`), but where
+    a 31 could not be declared anyway, counting the seat refuted changes nothing."""
     seat, moves = view.seat, view.moves
-    if seat is None or moves is None or view.turn != seat or "thirty_one" in moves.declare:
-        return ()
-    may_declare = ("lead", "respond") if view.rules.declare_on == "any_turn" else ("lead",)
-    if view.rules.game == "kozel" or view.phase not in may_declare:
+    if seat is None or moves is None or "thirty_one" in moves.declare:
         return ()
     return (seat,)
