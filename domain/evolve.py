@@ -290,6 +290,7 @@ def _deal_over(
         losers=losers,
         reason=reason,
         stake=state.rules.stake * deal.multiplier,
+        pot=deal.pot if any(deal.pot) else (),
     )
     return replace(
         state, version=version, deal=replace(deal, phase="over"), deals=(*state.deals, result)

@@ -32,6 +32,7 @@ class DealResult(msgspec.Struct, frozen=True):
     reason: Reason
     stake: int
     server_seed: str | None = None  # shuffle "seats": revealed when the deal ended
+    pot: tuple[int, ...] = ()  # pay_pot: per seat, the deal's fines for false 31s, if any
 
 
 class Shuffle(msgspec.Struct, frozen=True, kw_only=True):

@@ -98,6 +98,7 @@ class DealView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     reason: Reason
     stake: int
     server_seed: str | None = None  # shuffle "seats": the deal's server seed, revealed
+    pot: tuple[int, ...] = ()  # pay_pot: what each seat owed every other side, when any did
 
 
 class ShuffleView(msgspec.Struct, frozen=True, kw_only=True):
@@ -265,6 +266,7 @@ def _deal_view(deal: DealResult, viewer: Viewer, rules: Rules) -> DealView:
         reason=deal.reason,
         stake=deal.stake,
         server_seed=deal.server_seed if sees_seed(viewer, rules) else None,
+        pot=deal.pot,
     )
 
 

@@ -129,7 +129,8 @@ async def cmd_replay(
     at = len(rows) if version is None else version
     # as services/app/reviews.py Reviews.replay: the table at `at`, with the head there
     current = replay(events)
-    table = with_head(review(replay(events[:at]), ARBITER), current, ARBITER, rows[at - 1].hash)
+    state = current if at == len(events) else replay(events[:at])
+    table = with_head(review(state, ARBITER), current, ARBITER, rows[at - 1].hash)
     if as_json:
         print(_json.encode(ReplayText(game_id, table.version, table)).decode())
     else:

@@ -102,9 +102,14 @@ def test_the_pot_is_the_stake_times_the_dave_multiplier_and_is_settled_so() -> N
         Declared(seat=0, claim="thirty_one", value=21, needed=31, true=False),
         PotPaid(0, 6),
     ]
-    _, events = act(given, 0, Concede())
+    settled, events = act(given, 0, Concede())
     # the doubled stake, and the pot of 6 on top
     assert events[2] == StakeSettled(deal=1, stake=3, multiplier=2, payments=(-12, 12))
+    # the settled deal keeps its pot in every view, after the next deal's pot starts empty
+    for viewer in (0, 1, SPECTATOR):
+        (deal,) = view(settled, viewer).deals
+        assert (deal.stake, deal.pot) == (6, (6, 0))
+        assert view(settled, viewer).pot == (0, 0)
 
 
 def test_a_false_bura_still_loses_the_deal_under_pay_pot_and_pays_no_pot() -> None:

@@ -527,7 +527,8 @@ async def test_the_table_explains_a_stake_the_pot_cancelled(
     start_service: StartService, client: httpx.AsyncClient, browser: Any
 ) -> None:
     """pay_pot: ann's false 31 owed bob a pot of 1, then bob conceded: "won by ann, stake 1"
-    and scores of 0 to 0 (the next deal on) now read together."""
+    and scores of 0 to 0 (the next deal on) now read together, also on a page opened after
+    the deal ended (the view's settled deal carries its pot)."""
     service = await start_service()
     _, game_id, tokens = await walk_through(
         client, service.url, {"closed_discard": True, "false_declaration": "pay_pot"}
@@ -550,3 +551,7 @@ async def test_the_table_explains_a_stake_the_pot_cancelled(
     said = await page.inner_text("#last-deal")
     assert said.startswith("Deal 1: won by ann (conceded), stake 1.")
     assert "The pot for a false 31: ann owed 1 to every other side" in said, said
+    later = await browser.new_page()
+    await later.goto(f"{service.url}/play/{game_id}#seat={tokens[1]}")
+    await until(later, "document.getElementById('last-deal') !== null")
+    assert await later.inner_text("#last-deal") == said

@@ -20,10 +20,6 @@
   let ended = false;
   let retry = 500;
   let refocus = false; // a move was just sent: the next moves get the focus (keyboard play)
-  // pay_pot: what each seat owed in each deal, as this page saw it (a view holds only the
-  // current deal's pot, and the last deal's line needs it once the next deal is on)
-  const pots = {};
-
   const name = (c) => `${RANKS[c.slice(0, -1)]} of ${SUITS[c.slice(-1)][0]}`;
   const sign = (c) => c.slice(0, -1) + SUITS[c.slice(-1)][1];
   const names = (cs) => cs.map(name).join(" and ");
@@ -130,7 +126,6 @@
     // views that offer none (the other seat's turn) until some come again
     const held = refocus || document.activeElement?.closest?.("#moves") != null;
     shown = view;
-    if (view.pot && view.pot.some((n) => n)) pots[view.deal] = view.pot;
     if (typeof view.now === "number") skew = view.now - Date.now();
     main.dataset.version = String(view.version);
     main.dataset.status = view.status;
@@ -175,7 +170,7 @@
     if (past) {
       const who = past.winners.length ? past.winners.map((w) => seatName(view, w)).join(", ") : "nobody";
       // pay_pot: the pots of that deal explain a stake that nets to nothing
-      const owed = (past.number === view.deal ? view.pot : pots[past.number]) || [];
+      const owed = past.pot || [];
       const pot = owed.map((n, s) => (n ? `${seatName(view, s)} owed ${n} to every other side` : null))
         .filter((p) => p);
       main.append(el("p", `Deal ${past.number}: won by ${who} (${reasonNamed(past.reason)}), ` +
