@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import urllib.parse
 from typing import Annotated, Any
 
 import msgspec
@@ -23,8 +24,9 @@ from services.http.schemas import invalid, strictly
 # What an Idempotency-Key may be; the lookup's path segment is held to the same. No space
 # at either end (HTTP strips a header's, so a retry through a proxy could arrive as
 # another key), and not `.` or `..` (a client normalizes such a path segment away, so its
-# lookup would ask for something else).
-KEY_PATTERN = r"^(?!\.\.?$)[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$"
+# lookup would ask for something else), and not slashes alone (their path segment is read as
+# the end of /games/{id}/commands; any other key's slashes are read as sent, see _key_of).
+KEY_PATTERN = r"^(?!\.\.?$)(?!/+$)[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$"
 KEY_MAX = 200
 _KEY = re.compile(KEY_PATTERN)
 
@@ -120,6 +122,7 @@ class CommandsController(Controller):
     )
     async def command_status(
         self,
+        request: Request[Any, Any, Any],
         game_id: FromPath[str],
         command_id: FromPath[str],
         caller: NamedDependency[Caller],
@@ -132,8 +135,25 @@ class CommandsController(Controller):
         with the same key."""
         if caller.role == "spectator":
             raise Forbidden("only the seat that sent a command, or the operator, may ask")
-        key = command_id.removeprefix("/")
+        key = _key_of(request, command_id)
         if not key_fits(key):
             message = f"1 to {KEY_MAX} printable ASCII characters, as in Idempotency-Key"
             raise invalid("command_id", message, "path")
         return await runtime.games.command(game_id, key, caller.viewer)
+
+
+def _key_of(request: Request[Any, Any, Any], routed: str) -> str:
+    """The lookup's key as the request's path has it: the framework's routing joins
+    repeated slashes and drops them at either end of the path (`/d`, `d/` and `d` would
+    all ask for `d`), so the key is read from the raw path after `/commands/` and
+    percent-decoded; `routed`, the routed parameter, only where no raw path is given."""
+    raw: bytes | None = request.scope.get("raw_path")
+    if not raw:
+        return routed.removeprefix("/")
+    # (some servers' raw path carries the query too: a key's own `?` comes encoded)
+    path = raw.decode("latin-1").partition("?")[0]
+    _, found, tail = path.partition("/commands/")
+    if not found:
+        return routed.removeprefix("/")
+    # anything that is no ASCII decodes to what key_fits refuses
+    return urllib.parse.unquote(tail, errors="replace")

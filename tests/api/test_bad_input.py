@@ -124,7 +124,15 @@ async def test_a_bad_command_is_refused_with_its_reason_and_changes_nothing(
 
 @pytest.mark.parametrize(
     ("key", "says"),
-    [("k" * 201, "<= 200"), ("", ">= 1"), ("k ", "regex"), (" k", "regex"), ("..", "regex")],
+    [
+        ("k" * 201, "<= 200"),
+        ("", ">= 1"),
+        ("k ", "regex"),
+        (" k", "regex"),
+        ("..", "regex"),
+        ("/", "regex"),
+        ("//", "regex"),
+    ],
 )
 async def test_a_bad_idempotency_key_is_refused(api: Api, key: str, says: str) -> None:
     table = await api.create()

@@ -86,6 +86,29 @@ async def test_any_key_the_header_accepts_can_be_looked_up(api: Api) -> None:
         assert (status["status"], status["command_id"], status["seat"]) == ("applied", key, seat)
 
 
+async def test_slashes_at_either_end_or_doubled_are_part_of_the_key(api: Api) -> None:
+    """The router joins repeated slashes and drops them at a path's ends: the lookup reads
+    its key as the path has it, so `/d`, `d/`, `d//e` and `d` are four keys, each found
+    by its own seat, and one seat's key never answers for another's."""
+    table = await api.create()
+    keys = ("/d", "d/", "d//e", "d")
+    plays = (
+        (0, {"type": "lead", "cards": ["AS"]}),
+        (1, {"type": "respond", "cards": ["6H"]}),
+        (0, {"type": "draw"}),
+        (1, {"type": "draw"}),
+    )
+    for key, (seat, command) in zip(keys, plays, strict=True):
+        await api.play(table, seat, command, key=key)
+    for key, (seat, _) in zip(keys, plays, strict=True):
+        status = await lookup(api, table, key, table.seat(seat))
+        assert (status["status"], status["command_id"], status["seat"]) == ("applied", key, seat)
+        assert (await lookup(api, table, key, OPERATOR))["seat"] == seat
+    raw = f"/games/{table.game_id}/commands//d?as=x"  # sent unencoded, a query after it
+    answer = await api.client.get(raw, headers=table.seat(0))
+    assert answer.status_code == 200 and answer.json()["command_id"] == "/d", answer.text
+
+
 async def test_keys_stay_valid_after_the_game_ends(api: Api) -> None:
     table = await api.create()
     await api.play(table, 0, {"type": "concede"}, key="give-up")
