@@ -65,16 +65,36 @@ class GameIndex(Protocol):
         rules: Rules,
         *,
         rematch_of: str | None = None,
+        keyed: bool = False,
     ) -> None:
         """Index a new game, in progress, before its first events are appended. With
         `rematch_of`, link the finished game to this one in the same write, and raise
-        AlreadyRematched if that game has its rematch already."""
+        AlreadyRematched if that game has its rematch already.
+
+        `keyed`: a creation under an Idempotency-Key, whose game id is the key's. A row
+        the id has already is left as it is: another try under the key wrote it (under
+        way on another replica, perhaps with other options), or a try whose append never
+        happened. The try whose append makes the game then `settle`s the row."""
+        ...
+
+    async def settle(
+        self,
+        game_id: str,
+        seats: Sequence[str],
+        rules: Rules,
+        *,
+        rematch_of: str | None = None,
+    ) -> None:
+        """The row of a game created under an Idempotency-Key, as the game was dealt:
+        written over what another try under the key left (seats, rules, the rematch link),
+        or written anew; its status is left alone. Raises AlreadyRematched as `add` does."""
         ...
 
     async def finish(self, game_id: str, winners: Sequence[int], reason: Reason) -> None: ...
 
     async def remove(self, game_id: str) -> None:
-        """Forget a game whose first append failed, and any rematch link to it."""
+        """Forget a game whose first append failed, and any rematch link to it; a game
+        with events is kept (another try under its key made it meanwhile)."""
         ...
 
     async def get(self, game_id: str) -> IndexedGame | None:

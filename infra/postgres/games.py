@@ -61,14 +61,34 @@ def _indexed(row: asyncpg.Record) -> IndexedGame:
     )
 
 
-_ADD = """
-WITH added AS (
+_INSERT = """
     INSERT INTO games (stream_id, seats, rules, clocked, rematch_of)
-    VALUES ($1, $2::jsonb, $3::jsonb, $4, $5)
-    RETURNING rematch_of
+    VALUES ($1, $2::jsonb, $3::jsonb, $4, $5)"""
+_LINK = "UPDATE games SET rematch = $1 FROM added WHERE games.stream_id = added.rematch_of"
+_ADD = f"WITH added AS ({_INSERT} RETURNING rematch_of) {_LINK}"
+# under a key: a row the id has is kept (ON CONFLICT names the id alone, so a second rematch
+# of one game still breaks rematch_of's UNIQUE)
+_ADD_KEYED = (
+    f"WITH added AS ({_INSERT} ON CONFLICT (stream_id) DO NOTHING RETURNING rematch_of) {_LINK}"
 )
-UPDATE games SET rematch = $1 FROM added WHERE games.stream_id = added.rematch_of
+# one statement: the row as dealt, the link from the game it is a rematch of, and no link
+# left from another (disjoint rows: one statement's CTEs must not update one row twice)
+_SETTLE = f"""
+WITH added AS (
+    {_INSERT}
+    ON CONFLICT (stream_id) DO UPDATE SET seats = excluded.seats, rules = excluded.rules,
+        clocked = excluded.clocked, rematch_of = excluded.rematch_of
+    RETURNING rematch_of
+), unlinked AS (
+    UPDATE games SET rematch = NULL
+    WHERE rematch = $1 AND stream_id IS DISTINCT FROM $5
+)
+{_LINK}
 """
+_REMOVE = (
+    "DELETE FROM games WHERE stream_id = $1"
+    " AND NOT EXISTS (SELECT 1 FROM events WHERE stream_id = $1) RETURNING stream_id"
+)
 
 
 class PostgresGameIndex:
@@ -82,14 +102,42 @@ class PostgresGameIndex:
         rules: Rules,
         *,
         rematch_of: str | None = None,
+        keyed: bool = False,
+    ) -> None:
+        # one statement: the row, and the link from the game it is a rematch of, both or
+        # neither (a second rematch breaks rematch_of's UNIQUE)
+        await self._write(_ADD_KEYED if keyed else _ADD, game_id, seats, rules, rematch_of)
+
+    @staticmethod
+    async def _rematched(conn: Any, game_id: str) -> None:
+        """Raise AlreadyRematched naming the rematch a concurrent writer made first."""
+        existing = await conn.fetchval("SELECT stream_id FROM games WHERE rematch_of = $1", game_id)
+        if existing is not None:
+            raise AlreadyRematched(game_id, existing)
+
+    async def settle(
+        self,
+        game_id: str,
+        seats: Sequence[str],
+        rules: Rules,
+        *,
+        rematch_of: str | None = None,
+    ) -> None:
+        await self._write(_SETTLE, game_id, seats, rules, rematch_of)
+
+    async def _write(
+        self,
+        statement: str,
+        game_id: str,
+        seats: Sequence[str],
+        rules: Rules,
+        rematch_of: str | None,
     ) -> None:
         with reachable():
             async with self.pool.acquire() as conn:
                 try:
-                    # one statement: the row, and the link from the game it is a rematch
-                    # of, both or neither (a second rematch breaks rematch_of's UNIQUE)
                     await conn.execute(
-                        _ADD,
+                        statement,
                         game_id,
                         _encode(list(seats)).decode(),
                         _encode(rules).decode(),
@@ -100,13 +148,6 @@ class PostgresGameIndex:
                     if rematch_of is not None:
                         await self._rematched(conn, rematch_of)
                     raise
-
-    @staticmethod
-    async def _rematched(conn: Any, game_id: str) -> None:
-        """Raise AlreadyRematched naming the rematch a concurrent writer made first."""
-        existing = await conn.fetchval("SELECT stream_id FROM games WHERE rematch_of = $1", game_id)
-        if existing is not None:
-            raise AlreadyRematched(game_id, existing)
 
     async def finish(self, game_id: str, winners: Sequence[int], reason: Reason) -> None:
         with reachable():
@@ -121,8 +162,10 @@ class PostgresGameIndex:
     async def remove(self, game_id: str) -> None:
         with reachable():
             async with self.pool.acquire() as conn, conn.transaction():
-                await conn.execute("UPDATE games SET rematch = NULL WHERE rematch = $1", game_id)
-                await conn.execute("DELETE FROM games WHERE stream_id = $1", game_id)
+                if await conn.fetchval(_REMOVE, game_id) is not None:
+                    await conn.execute(
+                        "UPDATE games SET rematch = NULL WHERE rematch = $1", game_id
+                    )
 
     async def get(self, game_id: str) -> IndexedGame | None:
         with reachable():

@@ -69,25 +69,43 @@ def _add(
     seats: Sequence[str],
     rules: Rules,
     rematch_of: str | None,
+    keyed: bool = False,
+    settle: bool = False,
 ) -> None:
+    """`keyed`: a row the id has is kept; `settle`: written over (status and creation
+    time kept), the rematch link moved to its game (GameIndex.add and .settle)."""
+    held = db.execute("SELECT rematch_of FROM games WHERE stream_id = ?", (game_id,)).fetchone()
+    if held is not None and keyed:
+        return
     if rematch_of is not None:
         existing = db.execute(
-            "SELECT stream_id FROM games WHERE rematch_of = ?", (rematch_of,)
+            "SELECT stream_id FROM games WHERE rematch_of = ? AND stream_id != ?",
+            (rematch_of, game_id),
         ).fetchone()
         if existing is not None:
             raise AlreadyRematched(rematch_of, existing[0])
-    db.execute(
-        "INSERT INTO games (stream_id, seats, rules, clocked, created_us, rematch_of)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
-        (
-            game_id,
-            _encode(list(seats)).decode(),
-            _encode(rules).decode(),
-            rules.turn_seconds is not None,
-            micros(datetime.now(UTC)),
-            rematch_of,
-        ),
+    fields = (
+        _encode(list(seats)).decode(),
+        _encode(rules).decode(),
+        rules.turn_seconds is not None,
+        rematch_of,
     )
+    if held is not None and settle:
+        db.execute(
+            "UPDATE games SET seats = ?, rules = ?, clocked = ?, rematch_of = ?"
+            " WHERE stream_id = ?",
+            (*fields, game_id),
+        )
+        db.execute(
+            "UPDATE games SET rematch = NULL WHERE rematch = ? AND stream_id IS NOT ?",
+            (game_id, rematch_of),
+        )
+    else:
+        db.execute(
+            "INSERT INTO games (stream_id, seats, rules, clocked, rematch_of, created_us)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (game_id, *fields, micros(datetime.now(UTC))),
+        )
     if rematch_of is not None:
         db.execute("UPDATE games SET rematch = ? WHERE stream_id = ?", (game_id, rematch_of))
 
@@ -103,8 +121,19 @@ class SqliteGameIndex:
         rules: Rules,
         *,
         rematch_of: str | None = None,
+        keyed: bool = False,
     ) -> None:
-        await self.db.write(lambda db: _add(db, game_id, seats, rules, rematch_of))
+        await self.db.write(lambda db: _add(db, game_id, seats, rules, rematch_of, keyed=keyed))
+
+    async def settle(
+        self,
+        game_id: str,
+        seats: Sequence[str],
+        rules: Rules,
+        *,
+        rematch_of: str | None = None,
+    ) -> None:
+        await self.db.write(lambda db: _add(db, game_id, seats, rules, rematch_of, settle=True))
 
     async def finish(self, game_id: str, winners: Sequence[int], reason: Reason) -> None:
         await self.db.write(
@@ -116,8 +145,13 @@ class SqliteGameIndex:
 
     async def remove(self, game_id: str) -> None:
         def forget(db: sqlite3.Connection) -> None:
-            db.execute("UPDATE games SET rematch = NULL WHERE rematch = ?", (game_id,))
-            db.execute("DELETE FROM games WHERE stream_id = ?", (game_id,))
+            gone = db.execute(
+                "DELETE FROM games WHERE stream_id = ?"
+                " AND NOT EXISTS (SELECT 1 FROM events WHERE stream_id = ?)",
+                (game_id, game_id),
+            )
+            if gone.rowcount:
+                db.execute("UPDATE games SET rematch = NULL WHERE rematch = ?", (game_id,))
 
         await self.db.write(forget)
 

@@ -233,10 +233,10 @@ class GameService:
         started = events[0]
         assert isinstance(started, GameStarted)
         if self.index is not None:
-            if key is not None:  # a row left by a try whose append never happened
-                await self.index.remove(game_id)
             try:
-                await self.index.add(game_id, names, started.rules, rematch_of=rematch_of)
+                await self.index.add(
+                    game_id, names, started.rules, rematch_of=rematch_of, keyed=key is not None
+                )
             except StoreUnavailable:
                 raise
             except Exception:
@@ -246,7 +246,11 @@ class GameService:
                     raise
                 return again
         try:
-            tokens, spectator = await self.seating.issue(game_id, len(names), keyed=key is not None)
+            # Under a key the tokens are the key's game's, written once the append has made
+            # it: a try that loses the append to another one (on another replica, perhaps
+            # with other options) must not write the seats of a game it did not make.
+            if key is None:
+                tokens, spectator = await self.seating.issue(game_id, len(names))
             # an id of its own, so that an answer lost on the way back can still be found
             created = Metadata(
                 command_id=key if key is not None else f"bura-{uuid.uuid4().hex}",
@@ -256,7 +260,8 @@ class GameService:
             result = await self.store.append(game_id, 0, [to_new(e) for e in events], created)
         except StoreUnavailable:
             # certainly nothing was written (an unknown outcome is OutcomeUnknown): the row
-            # (and a rematch link to it) would name no game
+            # (and a rematch link to it) would name no game; kept if another try under the
+            # key has made the game meanwhile
             if self.index is not None:
                 with contextlib.suppress(Exception):
                     await self.index.remove(game_id)
@@ -272,6 +277,8 @@ class GameService:
                     await self._told(game_id, await self.load(game_id), [], again.version)
                 return again
         state = fold(NEW_GAME, events)
+        if key is not None:
+            tokens, spectator = await self._settled(game_id, state)
         self.metrics.games_created.inc()
         await self._appended(game_id, state, events, result)
         seats = [SeatToken(i, n, t) for i, (n, t) in enumerate(zip(names, tokens, strict=True))]
@@ -304,6 +311,15 @@ class GameService:
             duplicate=duplicate,
         )
 
+    async def _settled(self, game_id: str, state: Game) -> tuple[list[str], str]:
+        """A game made under an Idempotency-Key, indexed and seated as it was dealt: its
+        games-index row written over whatever another try under the key wrote (other
+        options, on another replica), and its seats' token hashes saved. Its tokens, and
+        the spectator's."""
+        if self.index is not None:
+            await self.index.settle(game_id, state.seats, state.rules, rematch_of=state.rematch_of)
+        return await self.seating.issue(game_id, len(state.seats), keyed=True)
+
     async def _created_before(
         self, game_id: str, key: str, said: str | None, mine: str | None = None
     ) -> CreatedGame | None:
@@ -320,8 +336,10 @@ class GameService:
             )
         rows = await self.store.read(game_id, until=found.last_version)
         state = fold(NEW_GAME, [from_recorded(r) for r in rows])
+        # as the try that made it left them, or would have had it not died first
+        keys, _ = await self._settled(game_id, state)
         tokens = [
-            SeatToken(i, n, self.seating.keyed_token(game_id, i)) for i, n in enumerate(state.seats)
+            SeatToken(i, n, t) for i, (n, t) in enumerate(zip(state.seats, keys, strict=True))
         ]
         ours = mine is not None and rows[0].metadata.correlation_id == mine
         return self._creation(

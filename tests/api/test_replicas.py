@@ -7,11 +7,7 @@ the store, and no stream skips a version."""
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections import Counter
-from collections.abc import AsyncIterator, Callable
-from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
 from typing import Any
 
 import msgspec
@@ -19,89 +15,18 @@ import pytest
 
 from domain.decide import decide
 from domain.evolve import fold
-from infra.ports.events import EventStore, RecordedEvent
 from infra.ports.hints import Hint
-from infra.postgres.games import PostgresGameIndex
-from infra.postgres.leases import PostgresLeases
-from infra.postgres.snapshots import PostgresSnapshots
 from infra.postgres.store import PostgresEventStore
-from infra.postgres.tokens import PostgresSeatTokens
-from infra.postgres.webhooks import PostgresWebhookStore
-from infra.redis.hints import RedisHintBus
 from services.app.codec import to_new
-from services.bootstrap import Adapters
-from services.config import Settings
-from services.http.app import create_app
-from tests import servers
-from tests.api.conftest import OPERATOR_KEY, THIRTY_ONE_GAME, Api, Table, serving
+from tests.api.conftest import THIRTY_ONE_GAME, Table
+from tests.api.replicas import Replica, two_replicas, until
 from tests.infra.test_store_contract import rehashed
-
-
-class CountedReads:
-    """The real PostgreSQL event store, counting its reads of each game (the Redis server
-    may be shared, and other servers' hints make the timers look their games up)."""
-
-    def __init__(self, store: EventStore) -> None:
-        self.store = store
-        self.reads: Counter[str] = Counter()
-
-    async def read(
-        self, stream_id: str, after: int = 0, until: int | None = None
-    ) -> list[RecordedEvent]:
-        self.reads[stream_id] += 1
-        return await self.store.read(stream_id, after, until)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.store, name)
-
-
-@dataclass
-class Replica:
-    api: Api
-    counted: CountedReads
-
-
-async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():
-        assert asyncio.get_running_loop().time() < deadline, "timed out"
-        await asyncio.sleep(0.01)
 
 
 @pytest.fixture
 async def replicas(database_url: str, redis_url: str) -> AsyncIterator[tuple[Replica, Replica]]:
-    async with AsyncExitStack() as stack:
-        made = []
-        for _ in range(2):
-            store = await servers.open_postgres_store(database_url)
-            counted = CountedReads(store)
-            pool = store.pool
-            adapters = Adapters(
-                counted,  # type: ignore[arg-type]
-                PostgresSeatTokens(pool),
-                await RedisHintBus.open(redis_url),
-                PostgresWebhookStore(pool),
-                PostgresLeases(pool),
-                index=PostgresGameIndex(pool),
-                snapshots=PostgresSnapshots(pool),
-            )
-            stack.push_async_callback(adapters.close)
-            # the poll slower than any test: only the hints move anything here
-            settings = Settings(operator_key=OPERATOR_KEY, rate_limits=False, feed_poll_seconds=60)
-            app = create_app(settings, adapters)
-            client = await stack.enter_async_context(serving(app))
-            made.append(Replica(Api(client, app, adapters), counted))
-        one, two = made
-        # Each hears the other's hint: both have subscribed (and said so) by then.
-        for speaker, hearer in ((one, two), (two, one)):
-            probe = Hint(f"probe-{uuid.uuid4().hex}", 1)
-            for _ in range(100):  # published again until heard: none is kept for later
-                await speaker.api.adapters.hints.publish(probe)
-                await asyncio.sleep(0.05)
-                if probe.game_id in hearer.api.service._hinted:
-                    break
-            assert probe.game_id in hearer.api.service._hinted
-        yield one, two
+    async with two_replicas(database_url, redis_url) as pair:
+        yield pair
 
 
 async def test_a_current_follower_takes_a_published_command_without_reading_the_store(

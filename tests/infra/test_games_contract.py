@@ -186,3 +186,57 @@ async def test_stale_rows_a_crash_left_are_found_for_the_repair(
     assert orphan in stale.orphans and ongoing not in stale.orphans
     margin = await index.stale(datetime.now(UTC) - timedelta(minutes=10))
     assert orphan not in margin.orphans  # a creation still under way is left alone
+
+
+async def test_a_keyed_add_keeps_the_row_the_id_has_and_settle_writes_it_over(
+    index: GameIndex, store: EventStore
+) -> None:
+    """Tries under one Idempotency-Key share the game id: a try's add leaves another's row
+    (and adds one where there is none); the try whose append made the game settles the
+    row as dealt, the rematch link moved with it; the status is the game's own."""
+    first, other = await finished(index, store), await finished(index, store)
+    game_id = game()
+    await index.add(game_id, ["x", "y", "z"], CLOCKED, rematch_of=other, keyed=True)
+    await index.add(game_id, ["ann", "bob"], CLASSIC, rematch_of=first, keyed=True)
+    await store.append(game_id, 0, [NewEvent("game_started", b"{}")])
+    kept = await index.get(game_id)
+    assert kept is not None and (kept.seats, kept.rematch_of) == (("x", "y", "z"), other)
+    await index.settle(game_id, ["ann", "bob"], CLASSIC, rematch_of=first)
+    settled, was, now = await index.get(game_id), await index.get(other), await index.get(first)
+    assert settled is not None and was is not None and now is not None
+    assert (settled.seats, settled.rules, settled.rematch_of) == (("ann", "bob"), CLASSIC, first)
+    assert (was.rematch, now.rematch) == (None, game_id)
+    assert game_id not in await index.clocked_in_progress()
+    await index.finish(game_id, [0], "thirty_one")
+    await index.settle(game_id, ["ann", "bob"], CLASSIC, rematch_of=first)
+    again = await index.get(game_id)
+    assert again is not None and again.status == "finished"
+    # settled with no row at all: written anew
+    fresh = game()
+    await index.settle(fresh, ["ann", "bob"], CLOCKED)
+    await store.append(fresh, 0, [NewEvent("game_started", b"{}")])
+    written = await index.get(fresh)
+    assert written is not None and written.seats == ("ann", "bob")
+    assert fresh in await index.clocked_in_progress()
+
+
+async def test_a_keyed_add_or_a_settle_still_refuses_a_second_rematch(
+    index: GameIndex, store: EventStore
+) -> None:
+    first = await finished(index, store)
+    second = await created(index, store, rematch_of=first)
+    for write in (index.add, index.settle):
+        kwargs = {"keyed": True} if write == index.add else {}
+        with pytest.raises(AlreadyRematched) as again:
+            await write(game(), ["ann", "bob"], Rules(), rematch_of=first, **kwargs)
+        assert again.value.existing == second
+
+
+async def test_removing_keeps_a_game_that_has_events(index: GameIndex, store: EventStore) -> None:
+    """A try whose append failed forgets the row; if another try under its key made the
+    game meanwhile, the row is that game's and stays, with the rematch link to it."""
+    first = await finished(index, store)
+    made = await created(index, store, rematch_of=first)
+    await index.remove(made)
+    kept, linked = await index.get(made), await index.get(first)
+    assert kept is not None and linked is not None and linked.rematch == made
