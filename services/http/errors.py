@@ -30,7 +30,15 @@ from services.app.errors import (
 )
 from services.http.head import allowing_head
 from services.http.middleware import given_request_id
-from services.http.problems import FALLBACK, PROBLEMS, ProblemDetails, problem, responses
+from services.http.problems import (
+    FALLBACK,
+    PROBLEMS,
+    FieldError,
+    ProblemDetails,
+    instance_of,
+    problem,
+    responses,
+)
 from services.logs import request_id
 
 __all__ = ["HANDLERS", "error", "responses"]
@@ -48,7 +56,7 @@ def error(status: int, code: str, detail: str, **extra: Any) -> Response[Problem
 
 
 def _instance(request: Request[Any, Any, Any]) -> str:
-    return str(request.scope.get("path", ""))
+    return instance_of(request.scope)
 
 
 def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[ProblemDetails]:
@@ -59,11 +67,17 @@ def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Probl
     detail = exc.detail
     if isinstance(exc, ValidationException) and exc.extra:
         wire = _wire_names(request)
-        extra["errors"] = [_on_the_wire(e, wire) for e in exc.extra if isinstance(e, dict)] or None
-        detail = (
-            "; ".join(f"{e.get('key', '')}: {e.get('message', '')}" for e in extra["errors"] or ())
-            or exc.detail
-        )
+        errors = [_on_the_wire(e, wire) for e in exc.extra if isinstance(e, dict)]
+        extra["errors"] = [
+            FieldError(
+                key=str(e.get("key", "")),
+                message=str(e.get("message", "")),
+                # the framework's source may be its enum (ParamType.QUERY): its value
+                source=str(getattr(e.get("source"), "value", e.get("source") or "")),
+            )
+            for e in errors
+        ] or None
+        detail = "; ".join(f"{e.key}: {e.message}" for e in extra["errors"] or ()) or exc.detail
     elif isinstance(exc.__cause__, SerializationException):
         code, detail = "malformed_json", f"the body is not valid JSON: {exc.detail}"
     if request.scope.get("route_handler") is None:

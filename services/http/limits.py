@@ -25,7 +25,7 @@ from litestar.types import ASGIApp, HTTPResponseStartEvent, Message, Receive, Sc
 from infra.ports.limits import Hit
 from services.config import Settings
 from services.http.deps import token_in
-from services.http.problems import PROBLEM_JSON, details
+from services.http.problems import PROBLEM_JSON, details, instance_of
 from services.metrics import Metrics
 
 log = logging.getLogger("bura.http")
@@ -225,7 +225,7 @@ async def _too_many(
             "rate_limited",
             f"more than {policy.quota} {what} in {_seconds(policy.window)} s from this "
             f"{'token' if who == 'token' else 'client address'}: retry after {wait} s",
-            instance=scope.get("path"),
+            instance=instance_of(scope),
             retry_after=wait,
         )
     )

@@ -12,7 +12,7 @@ import msgspec
 from litestar.types import HTTPResponseStartEvent, HTTPScope, Message, Send
 
 from services.http.middleware import REQUEST_ID, given_request_id
-from services.http.problems import PROBLEM_JSON, details
+from services.http.problems import PROBLEM_JSON, FieldError, details, instance_of
 
 _encode = msgspec.json.Encoder().encode
 
@@ -77,8 +77,8 @@ async def _refused(start: Any, text: str, scope: HTTPScope, send: Send) -> None:
         details(
             "bad_request",
             f"CORS preflight refused: {why}",
-            instance=scope["path"],
-            errors=[{"key": header, "message": why, "source": "header"}],
+            instance=instance_of(scope),
+            errors=[FieldError(key=header, message=why, source="header")],
         )
     )
     kept = [

@@ -10,7 +10,8 @@ tests/api/test_problems.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import urllib.parse
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -449,6 +450,23 @@ FALLBACK: dict[int, str] = {
 }
 
 
+class FieldError(msgspec.Struct, frozen=True, kw_only=True):
+    """One thing at fault in a `bad_request`."""
+
+    key: str  # the body's field (`rules.stake`, `seats[0]`), the query parameter or header
+    message: str  # what is wrong with it
+    source: str  # where it is: `body`, `query`, `header` or `path`
+
+
+def instance_of(scope: Mapping[str, Any]) -> str:
+    """A problem's `instance`: the request's path as the client sent it (percent-encoding
+    kept, so it stays a URI reference; `/games/a%20b`, not `/games/a b`), without the
+    query."""
+    raw = scope.get("raw_path")
+    path = raw.decode("latin-1").partition("?")[0] if raw else str(scope.get("path", ""))
+    return urllib.parse.quote(path, safe="/%:@!$&'()*+,;=~")
+
+
 class ProblemDetails(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """RFC 9457 problem details. `type` resolves to the page that documents `code`; `code`
     (and `option`, `errors`, `version`) are extension members, so clients that read
@@ -461,7 +479,7 @@ class ProblemDetails(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tr
     code: str
     instance: str | None = None  # the request path
     option: str | None = None  # bad_option: the table option at fault
-    errors: list[dict[str, Any]] | None = None  # bad_request: each field at fault
+    errors: list[FieldError] | None = None  # bad_request: each thing at fault
     version: int | None = None  # the game's version when it helps to resynchronise
     retry_after: int | None = None  # rate_limited: seconds to wait
     command_id: str | None = None  # outcome_unknown: the id to retry under, or to look up
@@ -512,7 +530,7 @@ def example(code: str) -> dict[str, Any]:
     if code == "bad_option":
         body = msgspec.structs.replace(body, option="false_declaration")
     if code == "bad_request":  # as the server writes it: each field at fault in `errors`
-        at_fault = {"key": "count", "message": "Expected `int`, got `str`", "source": "body"}
+        at_fault = FieldError(key="count", message="Expected `int`, got `str`", source="body")
         body = msgspec.structs.replace(body, errors=[at_fault])
     return msgspec.to_builtins(body)  # type: ignore[no-any-return]
 

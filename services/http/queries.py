@@ -79,12 +79,19 @@ def _expected(schema: dict[str, Any]) -> Expected | None:
     if kind == "boolean":
         return _BOOLEAN
     if kind == "integer":
-        return _integer(plain.get("minimum"), plain.get("maximum"))
+        # an optional parameter's bounds stand beside its `oneOf`, a required one's inside;
+        # the framework writes them as floats (`1.0`), told here as the integers they are
+        least, most = (schema.get(b, plain.get(b)) for b in ("minimum", "maximum"))
+        return _integer(_whole(least), _whole(most))
     # an optional parameter's pattern stands beside its `oneOf`, a required one's inside
     pattern = schema.get("pattern", plain.get("pattern"))
     if kind == "string" and pattern is not None:
         return _patterned(str(pattern))
     return None
+
+
+def _whole(bound: object) -> int | None:
+    return int(bound) if isinstance(bound, int | float) else None
 
 
 def _plain(schema: dict[str, Any]) -> dict[str, Any]:

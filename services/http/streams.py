@@ -19,7 +19,7 @@ from services.app.tickets import StreamTicket, Tickets
 from services.http.created import created
 from services.http.deps import Watcher
 from services.http.errors import RETRY_AFTER, responses
-from services.http.problems import ProblemDetails, problem
+from services.http.problems import ProblemDetails, instance_of, problem
 from services.http.schemas import LAST_VERSION
 from services.live.projector import Projector
 
@@ -48,7 +48,7 @@ def _tickets_unavailable(
         f"stream tickets cannot be reached ({exc}): ask for a ticket again in a moment, or "
         "open the stream with an Authorization header",
         headers=RETRY_AFTER,
-        instance=str(request.scope.get("path", "")),
+        instance=instance_of(request.scope),
     )
 
 

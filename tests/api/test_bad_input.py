@@ -562,6 +562,41 @@ async def test_a_query_parameter_is_read_as_its_documented_type_and_nothing_loos
         assert answer.status_code == 200, (path, answer.text)
 
 
+async def test_every_integer_query_parameter_is_told_with_its_bounds_whatever_the_text(
+    api: Api,
+) -> None:
+    """Below its least, above its most, or no number at all: one detail for each integer
+    parameter of the served document, its bounds as the integers the document gives,
+    optional parameters (a stream's `after`, a replay's `version`) as well."""
+    table = await api.create()
+    document = await api.get("/schema/openapi.json")
+    checked = []
+    for template, item in document["paths"].items():
+        operation = item.get("get")
+        path = template.replace("{game_id}", table.game_id)
+        for parameter in (operation or {}).get("parameters", []):
+            schema = parameter["schema"]
+            if parameter["in"] != "query" or schema.get("type") != "integer" or "{" in path:
+                continue
+            least, most = schema["minimum"], schema["maximum"]
+            said = f"{parameter['name']}: a whole number, in digits, from {least} to {most}"
+            for text in (str(least - 1), str(most + 1), "abc", "1.5"):
+                answer = await api.client.get(
+                    path, params={parameter["name"]: text}, headers=OPERATOR
+                )
+                assert answer.status_code == 400, (path, text, answer.text)
+                assert answer.json()["detail"] == said, (path, text, answer.json())
+            checked.append(f"{template}?{parameter['name']}")
+    assert {
+        "/games?limit",
+        "/games/{game_id}?seen",
+        "/games/{game_id}/stream?after",
+        "/games/{game_id}/replay?version",
+        "/events?limit",
+        "/webhooks/deliveries?limit",
+    } <= set(checked), checked
+
+
 async def test_a_patterned_query_parameter_matches_its_pattern_whole(api: Api) -> None:
     """A checkpoint (`after`) matches its pattern as JSON Schema reads it: the `$` is the
     end of the text, so a final line feed (which Python's `$` lets through) is a 400

@@ -7,6 +7,7 @@ it, every `type` resolves to its page, and every row, raised, answers as documen
 from __future__ import annotations
 
 import ast
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, get_args
@@ -209,3 +210,24 @@ async def test_problems_keep_the_extension_members_clients_read(api: Api) -> Non
     assert refused.status_code == 409 and body["code"] == "not_your_turn"
     assert body["instance"] == f"/games/{table_.game_id}/commands"
     assert body["version"] == table_.version  # the table the refusal was judged on
+
+
+async def test_instance_is_the_path_as_sent_and_errors_name_key_message_and_source(
+    api: Api,
+) -> None:
+    """`instance` is a URI reference: the path with its percent-encoding, no query. Each
+    of `errors` is a FieldError (`key`, `message`, `source`), which the document names."""
+    missing = await api.client.get("/games/a%20b?x=1", headers=OPERATOR)
+    assert missing.status_code == 404 and missing.json()["instance"] == "/games/a%20b"
+    field = await api.client.post("/games", json={"seats": "two"}, headers=OPERATOR)
+    assert field.json()["errors"] == [
+        {"key": "seats", "message": "Expected `array`, got `str`", "source": "body"}
+    ]
+    assert field.json()["instance"] == "/games"
+    query = await api.client.get("/games?limit=0", headers=OPERATOR)
+    [error] = query.json()["errors"]
+    assert (error["key"], error["source"]) == ("limit", "query"), error
+    schemas = (await api.get("/schema/openapi.json"))["components"]["schemas"]
+    items = schemas["ProblemDetails"]["properties"]["errors"]
+    assert "FieldError" in json.dumps(items), items
+    assert set(schemas["FieldError"]["required"]) == {"key", "message", "source"}
