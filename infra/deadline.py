@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import Context, ContextVar
 from typing import Any, TypeVar
@@ -55,3 +55,22 @@ def detached(work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
     """`work` as a task of its own, outside whatever request is running: no deadline
     follows it from there (nor the request's id into its log lines)."""
     return asyncio.create_task(work, context=Context())
+
+
+# what stopping waits for cancelled background work to end: a query cut off on a stalled
+# database waits for the server to hear the cancel, which a stalled server never does
+STOP_SECONDS = 1.0
+
+
+async def cancelled(tasks: Iterable[asyncio.Task[Any]], within: float = STOP_SECONDS) -> None:
+    """Cancel background `tasks` and wait for them `within` seconds at most, all together:
+    what is still waiting on a stalled database by then ends when its pool is closed."""
+    every = list(tasks)
+    waiting = [task for task in every if not task.done()]
+    for task in waiting:
+        task.cancel()
+    if waiting:
+        await asyncio.wait(waiting, timeout=within)
+    for task in every:  # what ended with an error is logged by its own code, not here
+        if task.done() and not task.cancelled():
+            task.exception()

@@ -45,6 +45,13 @@ from services.metrics import Metrics
 
 log = logging.getLogger("bura.store")
 
+# What a shutdown may take on a stalled database once the work in flight has ended, each
+# step bounded: five components' background work cancelled (infra/deadline.STOP_SECONDS
+# each), the webhook attempts in flight (dispatcher.ATTEMPTS_END_SECONDS), the webhook
+# lease let go (infra/postgres/leases.RELEASE_SECONDS), the pool closed
+# (infra/postgres/connections.CLOSE_SECONDS). docs/deploy.md counts it in the pod's grace.
+STALLED_CLOSE = 5 * 1.0 + 2.0 + 2.0 + 2.0
+
 
 def index_on(store: EventStore) -> GameIndex:
     """The games index in the event store's own database."""
@@ -350,7 +357,7 @@ def adapters_on(
         tokens,
         hints,
         PostgresWebhookStore(store.pool),
-        PostgresLeases(store.pool),
+        PostgresLeases(store.pool, store.command_timeout),
         tickets,
         counters,
         index_on(store),

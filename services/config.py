@@ -294,6 +294,8 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
     redis = raw.get("redis_url")
     if isinstance(redis, str) and not redis.startswith(("redis://", "rediss://", "unix://")):
         raise ConfigError(f"BURA_REDIS_URL must be a redis:// URL, got {redis!r}")
+    if isinstance(redis, str):
+        _check_redis_url(redis)
     _check_webhooks(raw, defaults)
     key = raw.get("operator_key")
     if isinstance(key, str) and not _OPERATOR_KEY.fullmatch(key):
@@ -320,6 +322,21 @@ def _check_seconds(raw: dict[str, object], defaults: Settings, env: Mapping[str,
             raise ConfigError(f"{name}={given!r} must be whole seconds")
         if isinstance(getattr(defaults, field), int):
             raw[field] = int(seconds)  # read as a number above
+
+
+def _check_redis_url(url: str) -> None:
+    """The URL read as the server will read it: a port of 0 to 65535 and a database
+    number in digits, or a one-line refusal now rather than a traceback at start-up."""
+    from infra.redis.wire import Where
+
+    try:
+        where = Where(url)
+    except ValueError as error:
+        # never a password in the message
+        shown = url if "@" not in url else f"{url.split(':', 1)[0]}://...@{url.rsplit('@', 1)[1]}"
+        raise ConfigError(f"BURA_REDIS_URL cannot be read ({error}): {shown}") from None
+    if where.db < 0:
+        raise ConfigError(f"BURA_REDIS_URL names database {where.db}: 0 or more")
 
 
 def _check_webhooks(raw: dict[str, object], defaults: Settings) -> None:
@@ -366,6 +383,11 @@ def _check_webhooks(raw: dict[str, object], defaults: Settings) -> None:
     if repeated:
         raise ConfigError(
             f"BURA_WEBHOOK_EVENTS: {', '.join(repeated)} given twice; name each webhook type once"
+        )
+    if events and not isinstance(url, str):
+        # types chosen for no endpoint: most likely the URL's variable is misspelt or unset
+        raise ConfigError(
+            "BURA_WEBHOOK_EVENTS is set without BURA_WEBHOOK_URL: set both, or neither"
         )
 
 

@@ -3,6 +3,7 @@ broken or unreachable server told apart from the server's own answers."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -113,6 +114,12 @@ async def acquired(pool: asyncpg.Pool, default: float) -> AsyncIterator[PoolConn
         conn = await pool.acquire(timeout=budget(default))
     try:
         yield conn
+    except asyncio.CancelledError:
+        # cut off mid-query (a readiness probe's bound, a request's task): giving it back
+        # would wait for the server to finish or reset it, as long as a stalled database
+        # takes; closed at once instead
+        discard(conn)
+        raise
     except UNAVAILABLE as error:
         if not unavailable(error):
             raise
@@ -122,3 +129,17 @@ async def acquired(pool: asyncpg.Pool, default: float) -> AsyncIterator[PoolConn
         # a release that fails has closed the connection already: the caller's answer stands
         with contextlib.suppress(*UNAVAILABLE):
             await pool.release(conn, timeout=max(remaining(default), 0.1))
+
+
+# what closing a pool waits for its connections to end gracefully before ending them
+CLOSE_SECONDS = 2.0
+
+
+async def close_pool(pool: asyncpg.Pool, within: float = CLOSE_SECONDS) -> None:
+    """Close a pool at shutdown: gracefully within `within` seconds, else at once. A
+    stalled database would hold a graceful close for asyncpg's own 10 s or more, beyond
+    the shutdown's grace."""
+    try:
+        await asyncio.wait_for(pool.close(), within)
+    except (TimeoutError, *UNAVAILABLE):
+        pool.terminate()

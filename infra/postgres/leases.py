@@ -5,7 +5,11 @@ from __future__ import annotations
 import asyncpg
 
 from infra.ports.leases import Lease
-from infra.postgres.store import reachable
+from infra.postgres.connections import acquired, budget
+
+# Letting a lease go at shutdown waits this long at most: on a stalled database the lease
+# runs out by itself, and the shutdown has its own grace to keep.
+RELEASE_SECONDS = 2.0
 
 # Taken when free or expired, renewed by its holder: one statement, so two replicas that
 # try at once are ordered by the row lock and only one gets a row back.
@@ -22,23 +26,34 @@ RETURNING holder
 
 
 class PostgresLeases:
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    """Bounded like the event store (a connection cut off mid-statement is closed, never
+    waited on to be given back): by command_timeout, a release by RELEASE_SECONDS."""
+
+    def __init__(self, pool: asyncpg.Pool, command_timeout: float = 10.0) -> None:
         self.pool = pool
+        self.command_timeout = command_timeout
 
     async def hold(self, name: str, holder: str, seconds: float) -> bool:
-        with reachable():
-            taken: str | None = await self.pool.fetchval(_HOLD, name, holder, float(seconds))
+        async with acquired(self.pool, self.command_timeout) as conn:
+            taken: str | None = await conn.fetchval(
+                _HOLD, name, holder, float(seconds), timeout=budget(self.command_timeout)
+            )
         return taken == holder
 
     async def release(self, name: str, holder: str) -> None:
-        with reachable():
-            await self.pool.execute(
-                "DELETE FROM leases WHERE name = $1 AND holder = $2", name, holder
+        async with acquired(self.pool, RELEASE_SECONDS) as conn:
+            await conn.execute(
+                "DELETE FROM leases WHERE name = $1 AND holder = $2",
+                name,
+                holder,
+                timeout=budget(RELEASE_SECONDS),
             )
 
     async def lease(self, name: str) -> Lease | None:
-        with reachable():
-            row = await self.pool.fetchrow(
-                "SELECT name, holder, expires_at FROM leases WHERE name = $1", name
+        async with acquired(self.pool, self.command_timeout) as conn:
+            row = await conn.fetchrow(
+                "SELECT name, holder, expires_at FROM leases WHERE name = $1",
+                name,
+                timeout=budget(self.command_timeout),
             )
         return None if row is None else Lease(row[0], row[1], row[2])

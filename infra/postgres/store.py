@@ -36,6 +36,7 @@ from infra.postgres.connections import (
     StatelessConnection,
     acquired,
     budget,
+    close_pool,
     discard,
     reachable,
     remember_start,
@@ -570,4 +571,4 @@ class PostgresEventStore:
             await conn.fetchval("SELECT 1", timeout=self._budget())
 
     async def close(self) -> None:
-        await self.pool.close()
+        await close_pool(self.pool)

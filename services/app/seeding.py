@@ -12,12 +12,11 @@ missing at the deadline."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
 from domain.state import Game
-from infra.deadline import detached
+from infra.deadline import cancelled, detached
 
 log = logging.getLogger("bura.seeding")
 
@@ -86,7 +85,4 @@ class SeedingTimers:
         for _, timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
-        for task in [*self._running]:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancelled([*self._running])

@@ -13,13 +13,13 @@ the timers read it as away from then on, never from before.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
 
 from domain.views import Presence
+from infra.deadline import cancelled
 from infra.ports.presence import RENEW_MS, OpenStream, PresenceBoard, PresenceUnavailable, Seen
 from services.app.games import wall_clock
 
@@ -64,9 +64,7 @@ class Attendance:
 
     async def stop(self) -> None:
         if self._renewer is not None:
-            self._renewer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._renewer
+            await cancelled([self._renewer])
 
     async def arrive(self, game_id: str, seat: int) -> str:
         """A stream of the seat opened here; the key it leaves with."""

@@ -41,6 +41,7 @@ from datetime import UTC, datetime
 import certifi
 import httpx
 
+from infra.deadline import cancelled
 from infra.ports.events import Checkpoint, EventStore, StoreUnavailable
 from infra.ports.leases import Leases
 from infra.ports.webhooks import Delivery, Endpoint, NewDelivery, Tried, Verdict, WebhookStore
@@ -57,6 +58,7 @@ LEASE = "webhooks"  # the lease's name, and the checkpoint's
 PAGE = 500
 CONCURRENCY = 8  # deliveries in flight at once (each to another endpoint or game)
 COALESCE = 0.05  # hints closer together than this are read as one
+ATTEMPTS_END_SECONDS = 2.0  # stopping: attempts in flight may end within this
 IDLE_LOOK = 1.0  # with no endpoint: how often to look for one (seconds, at most the poll)
 
 
@@ -121,15 +123,11 @@ class Dispatcher:
         """Stop sending; attempts in flight get a moment to finish (one cut short stays
         pending and is sent again); let the lease go so another replica takes over now."""
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancelled([self._task])
         inflight = list(self._inflight.values())
         if inflight:
-            await asyncio.wait(inflight, timeout=2.0)
-            for task in inflight:
-                task.cancel()
-            await asyncio.gather(*inflight, return_exceptions=True)
+            await asyncio.wait(inflight, timeout=ATTEMPTS_END_SECONDS)
+            await cancelled(inflight)
         if self.held:
             with contextlib.suppress(StoreUnavailable, OSError):
                 await self.leases.release(LEASE, self.holder)

@@ -23,7 +23,7 @@ from domain.events import Event
 from domain.evolve import evolve
 from domain.state import Game
 from domain.views import Presence, Viewer
-from infra.deadline import detached
+from infra.deadline import cancelled, detached
 from infra.ports.events import StoreUnavailable
 from infra.ports.hints import Hint, HintBus
 from services.app.codec import from_recorded
@@ -115,11 +115,7 @@ class Projector:
             self.service.follow(False)
         tasks = [*self._tasks]
         tasks += [f.refresher for f in self.feeds.values() if f.refresher is not None]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancelled(tasks)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = detached(work)  # it may outlive the request it started in

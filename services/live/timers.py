@@ -39,7 +39,7 @@ from domain.events import ClockStarted, GameStarted, SeedingOpened
 from domain.naming import snake
 from domain.rules import clocked
 from domain.state import Game
-from infra.deadline import detached
+from infra.deadline import cancelled, detached
 from infra.ports.events import Checkpoint, StoreUnavailable
 from infra.ports.games import GameIndex
 from infra.ports.hints import Hint, HintBus
@@ -113,11 +113,7 @@ class Timers:
         tasks = [*self._background, *self.tasks.values()]
         if self._sweeper is not None:
             tasks.append(self._sweeper)
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancelled(tasks)
 
     # --- which games have a timer ----------------------------------------------------
 

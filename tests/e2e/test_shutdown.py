@@ -17,8 +17,13 @@ from litestar.testing import AsyncTestClient
 from domain.bots import random_bot
 from harness.processes import Proxy
 from harness.sse import Stream
+from infra.deadline import STOP_SECONDS
+from infra.postgres.connections import CLOSE_SECONDS
+from infra.postgres.leases import RELEASE_SECONDS
+from services.bootstrap import STALLED_CLOSE
 from services.config import Settings
 from services.http.app import create_app
+from services.live.dispatcher import ATTEMPTS_END_SECONDS
 from tests import servers
 from tests.e2e.conftest import StartService
 from tests.e2e.expect import RULES
@@ -107,3 +112,41 @@ async def test_readiness_is_503_and_new_streams_are_refused_while_draining(
             assert stream.status_code == 503
     finally:
         await adapters.close()
+
+
+async def test_a_stalled_database_is_told_at_the_first_probe_and_does_not_hold_the_exit(
+    start_service: StartService, client: httpx.AsyncClient, database: str
+) -> None:
+    """PostgreSQL stops answering: the first readiness probe says so within its bound (a
+    probe cut off mid-query closes its connection rather than wait to give it back), and
+    SIGTERM exits 0 within the grace, the deadline of the work in flight and the bound
+    on letting go of the database (the webhook loop, its lease, the pool), however long
+    the database stays stalled (it took 12 to 20 s more)."""
+    proxy = Proxy.before(database).start()
+    try:
+        grace, deadline = 1, 2
+        service = await start_service(
+            BURA_DATABASE_URL=proxy.via(database),
+            BURA_SHUTDOWN_GRACE_SECONDS=str(grace),
+            BURA_REQUEST_DEADLINE_SECONDS=str(deadline),
+        )
+        assert (await client.get(f"{service.url}/health/ready")).status_code == 200
+        proxy.pause()
+        for _ in range(3):
+            asked = time.monotonic()
+            probe = await client.get(f"{service.url}/health/ready", timeout=10)
+            took = time.monotonic() - asked
+            assert probe.status_code == 503 and probe.json()["store"] != "ok", probe.text
+            assert took < 2.0, f"a probe of a stalled database took {took:.2f} s"
+        signalled = time.monotonic()
+        service.signal(signal.SIGTERM)
+        assert await service.wait(30) == 0, service.log()
+        took = time.monotonic() - signalled
+        bound = grace + deadline + STALLED_CLOSE + 1.5
+        assert took < bound, (f"exit took {took:.1f} s, the database stalled", service.log())
+        assert "Traceback" not in service.log()
+        parts = 5 * STOP_SECONDS + ATTEMPTS_END_SECONDS + RELEASE_SECONDS + CLOSE_SECONDS
+        assert parts == STALLED_CLOSE
+    finally:
+        proxy.resume()
+        proxy.close()

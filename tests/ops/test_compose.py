@@ -4,6 +4,9 @@ from pathlib import Path
 
 import yaml
 
+from services.bootstrap import STALLED_CLOSE
+from services.config import Settings
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -37,7 +40,9 @@ def test_two_api_replicas_start_after_the_migration_on_one_port_each():
         "redis": {"condition": "service_healthy"},
         "migrate": {"condition": "service_completed_successfully"},
     }
-    assert int(api["stop_grace_period"].rstrip("s")) >= 25, "room for the ~20 s drain"
+    drain = Settings().shutdown_grace_seconds + Settings().request_deadline_seconds
+    room = drain + STALLED_CLOSE
+    assert int(api["stop_grace_period"].rstrip("s")) >= room, f"room for the {room:g} s drain"
 
 
 def test_api_and_migrate_share_one_image_and_settings():

@@ -9,6 +9,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from services.bootstrap import STALLED_CLOSE
 from services.config import Settings
 
 from .kustomize_build import pod_spec_of
@@ -84,7 +85,8 @@ def test_shutdown_leaves_time_for_the_service_to_stop_routing_and_the_server_to_
 ):
     """The kubelet's SIGKILL comes after the preStop sleep, the server's drain
     (BURA_SHUTDOWN_GRACE_SECONDS) and, while the database is unhealthy, up to
-    BURA_REQUEST_DEADLINE_SECONDS more for the work in flight, with a margin."""
+    BURA_REQUEST_DEADLINE_SECONDS more for the work in flight and STALLED_CLOSE to let go
+    of the database, with a margin."""
     deployment = one(rendered[target], "Deployment", "bura-api")
     grace = pod_spec_of(deployment)["terminationGracePeriodSeconds"]
     command = api_container(rendered[target])["lifecycle"]["preStop"]["exec"]["command"]
@@ -94,9 +96,23 @@ def test_shutdown_leaves_time_for_the_service_to_stop_routing_and_the_server_to_
     deadline = float(
         config.get("BURA_REQUEST_DEADLINE_SECONDS", Settings().request_deadline_seconds)
     )
-    needed = int(command[1]) + drain + deadline
-    assert needed + 5 <= grace, f"preStop + drain + deadline ({needed} s) must fit in {grace} s"
+    needed = int(command[1]) + drain + deadline + STALLED_CLOSE
+    assert needed + 5 <= grace, f"preStop + drain + deadline + close ({needed} s) > {grace} s"
     assert deployment["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
+
+
+def test_the_ingress_forwarded_address_counts_for_the_per_address_rate_limits(
+    target, rendered, monkeypatch
+):
+    """Behind the ingress every client would count as its one address: uvicorn, which
+    reads FORWARDED_ALLOW_IPS from the environment the ConfigMap gives, believes it."""
+    import uvicorn
+
+    config = one(rendered[target], "ConfigMap", "bura-config")["data"]
+    assert config["FORWARDED_ALLOW_IPS"] == "*"
+    monkeypatch.setenv("FORWARDED_ALLOW_IPS", config["FORWARDED_ALLOW_IPS"])
+    read = uvicorn.Config(app=None)
+    assert read.proxy_headers and read.forwarded_allow_ips == "*"
 
 
 def test_every_container_requests_and_limits_cpu_and_memory(target, rendered):

@@ -95,6 +95,10 @@ def test_every_variable_is_read():
         ("BURA_PORT", "70000"),
         ("BURA_DATABASE_URL", "mysql://x"),
         ("BURA_REDIS_URL", "http://x"),
+        ("BURA_REDIS_URL", "redis://127.0.0.1:99999/0"),
+        ("BURA_REDIS_URL", "redis://127.0.0.1:6379/abc"),
+        ("BURA_REDIS_URL", "redis://127.0.0.1:port/0"),
+        ("BURA_WEBHOOK_EVENTS", "timeout"),  # and no URL: a misspelt or unset variable
         ("BURA_READ_DATABASE_URL", "postgresql://u@db-ro/bura"),  # and no primary
         ("BURA_LOG_LEVEL", "loud"),
         ("BURA_LOG_FORMAT", "xml"),
@@ -176,6 +180,12 @@ def test_a_bad_setting_stops_start_up_naming_it(name, value):
         load({name: value})
 
 
+def test_a_redis_url_that_cannot_be_read_is_told_without_its_password():
+    with pytest.raises(ConfigError) as refused:
+        load({"BURA_REDIS_URL": "redis://user:hunter2@cache:99999/0"})
+    assert "hunter2" not in str(refused.value) and "cache:99999/0" in str(refused.value)
+
+
 @pytest.mark.parametrize(
     ("name", "value"),
     [
@@ -194,7 +204,9 @@ def test_a_bad_setting_stops_start_up_naming_it(name, value):
     ],
 )
 def test_a_good_setting_at_its_bounds_is_taken(name, value):
-    load({name: value})
+    # the events choose among what an endpoint receives: with one, or they are refused
+    endpoint = {"BURA_WEBHOOK_URL": "https://platform.test/bura", "BURA_WEBHOOK_SECRET": "s" * 16}
+    load({**(endpoint if name == "BURA_WEBHOOK_EVENTS" else {}), name: value})
 
 
 @pytest.mark.parametrize(
