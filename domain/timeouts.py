@@ -78,9 +78,16 @@ def time_out(state: Game, command: TimeOut, play: Play) -> list[Event]:
 
 
 def end_pause(state: Game, command: EndPause, now: int) -> list[Event]:
-    clock = _clock(state)
-    if not clock.paused:
-        raise RuleViolation("not_paused", "the clock is not paused: no timeout awaits a ruling")
+    clock = state.clock
+    if clock is None or not clock.paused:
+        # a table without a clock has no pause either: the operator's ruling is refused as
+        # one on a clock that is not paused (no_clock is the server's own timeout's)
+        why = (
+            "this table has no clock (rules.turn_seconds)"
+            if state.rules.turn_seconds is None
+            else "the clock is not paused"
+        )
+        raise RuleViolation("not_paused", f"{why}: no timeout awaits a ruling")
     deal = state.deal
     assert deal is not None
     ended = PauseEnded(seat=clock.seat, verdict=command.verdict, at=now)

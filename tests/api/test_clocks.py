@@ -226,3 +226,12 @@ async def test_only_the_operator_rules_on_a_pause(api: Api) -> None:
     for headers in (table.seat(1), table.watcher, bearer("nobody")):
         answer = await api.client.post(f"/games/{table.game_id}/resume", headers=headers)
         assert answer.status_code in (401, 403), answer.text
+
+
+async def test_a_ruling_at_a_table_without_a_clock_is_not_paused(api: Api) -> None:
+    """As documented for POST /games/{id}/resume: nothing is paused where nothing is timed
+    (no_clock is what the server's own timeout meets there, never a client)."""
+    table = await api.create()
+    answer = await api.client.post(f"/games/{table.game_id}/resume", headers=OPERATOR)
+    assert answer.status_code == 409 and answer.json()["code"] == "not_paused", answer.text
+    assert "no clock" in answer.json()["detail"]

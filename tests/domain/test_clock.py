@@ -124,6 +124,8 @@ def test_a_table_without_a_clock_records_no_clock_and_refuses_a_timeout() -> Non
     _, events = act(given, 0, lead("AS"))
     assert not any(isinstance(e, ClockStarted) for e in events) and given.clock is None
     assert refused(given, None, TimeOut(seat=0, version=given.version, at=T0)) == "no_clock"
+    # the operator's ruling on a pause: there is none to rule on, as on a running clock
+    assert refused(given, None, EndPause("play_on")) == "not_paused"
 
 
 # -- on_timeout, in every phase ----------------------------------------------------------------
