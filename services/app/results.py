@@ -106,10 +106,11 @@ class CreatedGame(msgspec.Struct, frozen=True):
     receipt: str  # the receipt of that head, as the seats' answers carry (fairness.md §4)
     commitment: str | None  # shuffle "server": the first deal's, published before play
     shuffle: ShuffleView | None  # shuffle "seats": the server's commitment and the deadline
-    rematch_of: str | None = None  # a rematch: the finished game it follows
+    rematch_of: str | None  # a rematch: the finished game it follows
     # true when an Idempotency-Key's retry found the game its first try created: the
-    # answer is that try's, tokens and all, and no second game was dealt
-    duplicate: bool = False
+    # answer is that try's, tokens and all, and no second game was dealt (no default:
+    # every answer has it, and the document marks it required)
+    duplicate: bool
 
 
 class Replay(msgspec.Struct, frozen=True):

@@ -30,6 +30,7 @@ from tests.api.conftest import (
     OPERATOR_KEY,
     THIRTY_ONE_DECK,
     THIRTY_ONE_GAME,
+    Api,
 )
 
 # Examples per operation, generation mode, game and role: more where a body is generated.
@@ -262,3 +263,13 @@ def exercise(
 
     run()
     return seen
+
+
+async def test_a_creations_answer_requires_every_member_it_always_carries(api: Api) -> None:
+    """`duplicate` and `rematch_of` are in every creation's answer (false and null on a
+    first, plain one): a generated client must not type them as possibly absent."""
+    schemas = (await api.get("/schema/openapi.json"))["components"]["schemas"]
+    created = await api.client.post(
+        "/games", json={"seats": [{"name": "a"}, {"name": "b"}]}, headers=OPERATOR
+    )
+    assert set(schemas["CreatedGame"]["required"]) == set(created.json()), created.json()
