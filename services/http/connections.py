@@ -20,7 +20,7 @@ from services.http.problems import PROBLEM_JSON, details
 # How long a refused connection's input is still read (and dropped) before it is closed.
 LINGER_SECONDS = 2.0
 
-_REASONS = {408: b"Request Timeout", 431: b"Request Header Fields Too Large"}
+_REASONS = {400: b"Bad Request", 408: b"Request Timeout", 431: b"Request Header Fields Too Large"}
 
 
 def _refusal(status: int, code: str, detail: str) -> bytes:
@@ -181,10 +181,18 @@ def bounded_protocol(settings: Settings) -> type[HttpToolsProtocol]:
                 return
             self._refuse(408, f"the request did not arrive within {self.read_timeout:g} seconds")
 
+        def send_400_response(self, msg: str) -> None:
+            """What the parser could not read as HTTP (a control character in a header,
+            a malformed request line): answered as every other refusal, not in uvicorn's
+            plain text."""
+            if self._refused or self.transport.is_closing():
+                return
+            self._refuse(400, f"the request is not valid HTTP/1.1 ({msg.rstrip('.')})")
+
         def _refuse(self, status: int, detail: str) -> None:
             self._refused = True
             self._stop_reading()
-            code = "headers_too_large" if status == 431 else "request_timeout"
+            code = {400: "bad_request", 431: "headers_too_large"}.get(status, "request_timeout")
             self.transport.write(_refusal(status, code, detail))
             self._linger()
 

@@ -110,6 +110,24 @@ async def test_headers_larger_than_the_bound_are_a_431_and_the_connection_closes
     assert fine.status_code == 200
 
 
+async def test_a_request_that_is_no_http_is_a_400_in_problem_details(
+    start_service: StartService, tmp_path: Path
+) -> None:
+    """A control character in a header, or a request line that is no HTTP, is refused
+    as every other error is (problem details, a request id), not in the HTTP parser's
+    plain text; the server goes on serving."""
+    service = await sqlite_service(start_service, tmp_path)
+    for raw in (
+        b"POST /games HTTP/1.1\r\nHost: x\r\nIdempotency-Key: a\x7fb\r\n\r\n",
+        b"GET /health/live HTTP/1.1\r\nHost: x\r\nX-Bad: a\x01b\r\n\r\n",
+        b"NOT HTTP AT ALL\r\n\r\n",
+    ):
+        status, body = answer_of(await exchange(service.port, raw))
+        assert status == 400 and body["code"] == "bad_request", (raw, body)
+        assert body["detail"].startswith("the request is not valid HTTP/1.1"), body
+    assert httpx.get(f"{service.url}/health/live").status_code == 200
+
+
 async def test_more_headers_than_the_bound_are_a_431(
     start_service: StartService, tmp_path: Path
 ) -> None:
