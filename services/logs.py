@@ -164,3 +164,9 @@ def configure(settings: Settings) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(settings.log_level.upper())
+    # the webhook client's own line per attempt ("HTTP Request: POST ..."): the dispatcher
+    # logs what an attempt came to, and the delivery log keeps every attempt; at debug,
+    # everything
+    for chatty in ("httpx", "httpcore"):
+        quiet = root.level > logging.DEBUG
+        logging.getLogger(chatty).setLevel(logging.WARNING if quiet else logging.NOTSET)

@@ -27,6 +27,7 @@ def stream() -> Iterator[io.StringIO]:
     root logger while a test runs: `alone()` takes them off again."""
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level
+    chatty = {name: logging.getLogger(name).level for name in ("httpx", "httpcore")}
     logs.configure(load({"BURA_LOG_FORMAT": "json", "BURA_LOG_LEVEL": "info"}))
     buffer = io.StringIO()
     assert isinstance(logs._lines, logging.StreamHandler)
@@ -36,6 +37,8 @@ def stream() -> Iterator[io.StringIO]:
     finally:
         root.handlers[:] = handlers
         root.setLevel(level)
+        for name, was in chatty.items():
+            logging.getLogger(name).setLevel(was)
         logs._lines = None
 
 
@@ -131,3 +134,15 @@ def test_a_line_that_cannot_be_written_stops_nothing(
     monkeypatch.setattr("sys.stderr", said)  # where logging reports a line it could not write
     logs.info(logging.getLogger("bura.games"), "draw accepted", FIELDS)
     assert "BrokenPipeError" in said.getvalue()
+
+
+def test_the_webhook_clients_own_line_per_request_is_not_logged_at_info(
+    stream: io.StringIO,
+) -> None:
+    """httpx says "HTTP Request: POST ..." at info for every webhook attempt; the
+    dispatcher's own lines and the delivery log tell what came of it."""
+    alone()
+    logging.getLogger("httpx").info("HTTP Request: POST https://platform.test/bura")
+    logging.getLogger("httpx").warning("a warning still shows")
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 1 and "a warning still shows" in lines[0], lines
