@@ -50,13 +50,10 @@ def check_record(
     apart from the rows, shows it when it holds the game finished (`indexed_finished`) and
     the record has no end."""
     chain = check_chain(game_id, [chain_row(r) for r in rows])
-    if chain.ok and indexed_finished and not any(r.type == "game_finished" for r in rows):
+    cut = cut_short(rows, indexed_finished)
+    if chain.ok and cut is not None:
         chain = msgspec.structs.replace(
-            chain,
-            ok=False,
-            first_bad_version=len(rows) + 1,
-            problem=f"the games index holds this game as finished, but its record ends at "
-            f"version {len(rows)}, before the game's end: rows were removed from its end",
+            chain, ok=False, first_bad_version=len(rows) + 1, problem=cut
         )
     events: list[Event] = []
     for row in rows:
@@ -69,6 +66,29 @@ def check_record(
     playback = _played_back(events, whole)
     ok = chain.ok and playback.ok and all(c.ok for c in checks)
     return Verification(game_id, ok, checks, chain, playback=playback)
+
+
+def cut_short(rows: Sequence[RecordedEvent], indexed_finished: bool) -> str | None:
+    """What is wrong with a record whose last rows were removed, when the games index
+    (written apart from the rows) holds the game finished and the record has no end; a
+    valid chain cannot show it."""
+    if not indexed_finished or any(r.type == "game_finished" for r in rows):
+        return None
+    return (
+        f"the games index holds this game as finished, but its record ends at version "
+        f"{len(rows)}, before the game's end: rows were removed from its end"
+    )
+
+
+class RecordCut(RecordBroken):
+    """A record cut short (cut_short): refused as a broken one, never bundled as if whole
+    (a bundle of it would verify: only a receipt kept from a later answer shows the cut)."""
+
+    def __init__(self, version: int, why: str) -> None:
+        Exception.__init__(self, f"after event {version}: {why}")
+        self.version = version
+        self.event_type = "game_finished"
+        self.why = why
 
 
 def _played_back(events: Sequence[Event], whole: bool) -> PlaybackCheck:
@@ -143,4 +163,8 @@ class Reviews:
         """The audit bundle (services/app/bundle.py) as the caller may see the record."""
         current = await self.games.load(game_id)
         caller.review(current)
-        return make_bundle(game_id, await self.games.rows(game_id), caller.viewer)
+        rows = await self.games.rows(game_id)
+        cut = cut_short(rows, await self._indexed_finished(game_id))
+        if cut is not None:
+            raise RecordCut(len(rows), cut)
+        return make_bundle(game_id, rows, caller.viewer)

@@ -25,7 +25,7 @@ from services.app.bundle_check import BundleReport, Kept, check_bundle, whom
 from services.app.callers import GAME_ID
 from services.app.codec import from_recorded
 from services.app.results import AuditFinding, TableView, Verification, with_head
-from services.app.reviews import audited, check_record
+from services.app.reviews import audited, check_record, cut_short
 from services.cli.errors import FAILED, NOT_FOUND, UNAVAILABLE, USAGE, CliError, shown
 from services.cli.exports import (
     BadExport,
@@ -212,6 +212,10 @@ async def cmd_export(settings: config.Settings, game_id: str, path: str, jsonl: 
         rows = await _read(settings, store, game_id)
         if not rows:
             raise CliError(f"no game {game_id} in {_where(settings)}", NOT_FOUND)
+        indexed = await bootstrap.index_on(store).get(game_id)
+        cut = cut_short(rows, indexed is not None and indexed.status == "finished")
+        if cut is not None:  # a bundle of it would verify: refused as a broken record
+            raise CliError(f"game {game_id}: {cut} (bura verify); nothing written", FAILED)
         fingerprints: dict[str, str | None] = {}
         if jsonl:
             for command_id in {r.metadata.command_id for r in rows} - {None}:

@@ -59,9 +59,10 @@ def render(v: View) -> str:
             + (f"; {answers}" if answers else "")
         )
     if v.draws:
-        lines.append(f"  due to draw: {' '.join(str(s) for s in v.draws)}")
+        lines.append(f"  due to draw: {', '.join(seat_named(s, names) for s in v.draws)}")
     if v.dave.multiplier > 1 or v.dave.offered_by is not None:
-        lines.append(f"  dave: x{v.dave.multiplier}, offered by {v.dave.offered_by}")
+        by = seat_named(v.dave.offered_by, names) if v.dave.offered_by is not None else "nobody"
+        lines.append(f"  dave: x{v.dave.multiplier}, offered by {by}")
     if v.shuffle is not None:  # the seats' shuffle of the current deal
         sh = v.shuffle
         seeds = (

@@ -28,6 +28,7 @@ from services.app.errors import (
     Unauthorized,
     VersionNotFound,
 )
+from services.app.reviews import RecordCut
 from services.http.head import allowing_head
 from services.http.middleware import given_request_id
 from services.http.problems import (
@@ -248,11 +249,15 @@ def _broken(request: Request[Any, Any, Any], exc: RecordBroken) -> Response[Prob
         exc_info=exc,
         extra={"request_id": request_id.get(), "game_id": game_id},
     )
+    what = (
+        exc.why
+        if isinstance(exc, RecordCut)
+        else f"event {exc.version} ({exc.event_type}) {exc.why}"
+    )
     return problem(
         "record_broken",
-        f"the record of game {game_id} is broken: event {exc.version} ({exc.event_type}) "
-        f"{exc.why}, so the record was changed outside the "
-        f"server; GET /games/{game_id}/verify names the first row that does not hold",
+        f"the record of game {game_id} is broken: {what}, so the record was changed outside "
+        f"the server; GET /games/{game_id}/verify names the first row that does not hold",
         instance=_instance(request),
     )
 

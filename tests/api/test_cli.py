@@ -915,6 +915,7 @@ def test_verify_finds_rows_removed_from_the_end_of_a_finished_game(
     stores: tuple[Where, Where],
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
 ) -> None:
     """A record cut before its end keeps a valid chain; the games index still holds the
     game finished, and `bura verify` says the record ends before the game's end."""
@@ -937,3 +938,10 @@ def test_verify_finds_rows_removed_from_the_end_of_a_finished_game(
     assert code == 1, out
     assert f"chain: BROKEN at version {end}: the games index holds this game as finished" in out
     assert "removed from its end" in out and out.strip().endswith("VERIFICATION FAILED")
+    # nor is it exported: a bundle of what is left would verify by itself
+    out_file = str(tmp_path / "cut.bura.json")
+    for argv in (("export", won, "--out", out_file), ("export", won, "--jsonl", "--out", "-")):
+        code, printed, said = bura_said(monkeypatch, capsys, full, *argv)
+        assert code == 1 and not printed, (argv, printed)
+        assert "rows were removed from its end (bura verify); nothing written" in said
+        assert not Path(out_file).exists()

@@ -84,6 +84,7 @@ def test_replay_shows_names_the_stock_in_order_and_the_piles(
     code, out = bura(monkeypatch, capsys, where, "replay", game, "--version", str(at))
     assert code == 0
     assert "dealer seat 1 (p1)" in out and "waiting for seat 0 (p0) to draw" in out
+    assert "due to draw: seat 0 (p0), seat 1 (p1)" in out  # by name, as everywhere
     assert f"stock, top first: {' '.join(whole.stock)}" in out
     assert "pile: AS 10S KS 6H 7H 8H (25 card points)" in out
     code, out = bura(monkeypatch, capsys, where, "replay", game, "--version", str(at), "--json")
