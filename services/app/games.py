@@ -278,7 +278,15 @@ class GameService:
                 return again
         state = fold(NEW_GAME, events)
         if key is not None:
-            tokens, spectator = await self._settled(game_id, state)
+            try:
+                tokens, spectator = await self._settled(game_id, state)
+            except StoreUnavailable as error:
+                # the game is made: a retry under the key finds it, and settles it then
+                raise OutcomeUnknown(
+                    f"game {game_id} was dealt but its seats could not be written ({error}):"
+                    " send the creation again with the same Idempotency-Key",
+                    key,
+                ) from error
         self.metrics.games_created.inc()
         await self._appended(game_id, state, events, result)
         seats = [SeatToken(i, n, t) for i, (n, t) in enumerate(zip(names, tokens, strict=True))]

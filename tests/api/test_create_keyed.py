@@ -16,7 +16,7 @@ import msgspec
 import pytest
 
 from domain.rules import Rules
-from infra.ports.events import NO_METADATA, AppendResult, EventStore, Metadata
+from infra.ports.events import NO_METADATA, AppendResult, EventStore, Metadata, StoreUnavailable
 from tests.api.conftest import OPERATOR, THIRTY_ONE_DECK, Api, bearer
 
 # seat names of this run's own, so that the list shows which games these tests made
@@ -261,3 +261,33 @@ async def test_a_rematch_retried_under_its_key_is_the_first_rematch(api: Api) ->
         f"/games/{made['game_id']}", headers=bearer(made["seats"][1]["token"])
     )
     assert seat.status_code == 200 and seat.json()["rematch_of"] == table.game_id
+
+
+async def test_seats_not_written_after_the_game_was_dealt_are_an_unknown_outcome_then_found(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under a key the seats' tokens are written once the append has made the game: if
+    that write fails, the answer is 503 outcome_unknown naming the key (never
+    store_unavailable, "nothing was written"), and the retry finds the game and writes
+    the seats, whose tokens then play."""
+    tokens = api.service.seating.tokens
+    save = tokens.save
+    failures = [StoreUnavailable("the seats' table cannot be reached")]
+
+    async def failing(stream_id: str, token_hashes: Any) -> None:
+        if failures:
+            raise failures.pop()
+        await save(stream_id, token_hashes)
+
+    monkeypatch.setattr(tokens, "save", failing)
+    first = await api.client.post("/games", json=BODY, headers=keyed("seats-lost"))
+    assert first.status_code == 503, first.text
+    assert first.json()["code"] == "outcome_unknown"
+    assert first.json()["command_id"] == f"{RUN} seats-lost"
+    again = await api.client.post("/games", json=BODY, headers=keyed("seats-lost"))
+    assert again.status_code == 201 and again.json()["duplicate"] is True, again.text
+    made = again.json()
+    shown = await api.client.get(
+        f"/games/{made['game_id']}", headers=bearer(made["seats"][1]["token"])
+    )
+    assert shown.status_code == 200 and shown.json()["seat"] == 1
