@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hmac
 from collections import OrderedDict
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import msgspec
@@ -22,23 +24,28 @@ from services.app.games import GameService
 from services.app.results import GamePage, GameSummary
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_cursor = msgspec.json.Decoder(tuple[int, str])
+_cursor = msgspec.json.Decoder(tuple[int, str, str])
 LINKS = 4096  # rematch links remembered (a finished game's link never changes once made)
+Seal = Callable[[str, str], str]  # Seating.seal: a tag only this deployment makes
 
 
-def cursor_after(game: IndexedGame) -> str:
-    raw = msgspec.json.encode((micros(game.created), game.game_id))
+def cursor_after(game: IndexedGame, seal: Seal) -> str:
+    """The place after `game`, sealed: (its creation time, its id, the tag of both)."""
+    place = f"{micros(game.created)}:{game.game_id}"
+    raw = msgspec.json.encode((micros(game.created), game.game_id, seal("cursor", place)))
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def _after(cursor: str) -> tuple[datetime, str]:
-    """The place a cursor holds; anything this server could not have given (a time no game
-    was created at, an id no game has) is refused before it reaches the index."""
+def _after(cursor: str, seal: Seal) -> tuple[datetime, str]:
+    """The place a cursor holds; anything this deployment did not give (a cursor made up,
+    edited, or sealed under another operator key) is refused before it reaches the index."""
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
-        created, game_id = _cursor.decode(base64.urlsafe_b64decode(padded.encode()))
+        created, game_id, tag = _cursor.decode(base64.urlsafe_b64decode(padded.encode()))
         if not GAME_ID.fullmatch(game_id):
             raise ValueError(game_id)
+        if not hmac.compare_digest(tag, seal("cursor", f"{created}:{game_id}")):
+            raise ValueError("not sealed here")
         return _EPOCH + timedelta(microseconds=created), game_id
     except (binascii.Error, ValueError, OverflowError, msgspec.DecodeError):
         raise BadCursor("cursor: not a cursor this server gave; start again without one") from None
@@ -66,6 +73,7 @@ class Listing:
     def __init__(self, index: GameIndex, games: GameService) -> None:
         self.index = index
         self.games = games
+        self.seal: Seal = games.seating.seal
         self._links: OrderedDict[str, str] = OrderedDict()
 
     async def page(
@@ -82,12 +90,13 @@ class Listing:
             status=status,
             created_since=created_since,
             updated_since=updated_since,
-            after=_after(cursor) if cursor is not None else None,
+            after=_after(cursor, self.seal) if cursor is not None else None,
             limit=limit + 1,
         )
         shown = found[:limit]
         more = len(found) > limit
-        return GamePage([summary(g) for g in shown], cursor_after(shown[-1]) if more else None)
+        following = cursor_after(shown[-1], self.seal) if more else None
+        return GamePage([summary(g) for g in shown], following)
 
     async def rematch(self, game_id: str, state: Game) -> str | None:
         """The rematch that followed the game, if it is over and has one."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import uuid
 from datetime import UTC, datetime, timedelta
 
@@ -122,6 +123,10 @@ async def test_only_the_operator_lists_games_and_bad_filters_are_400(api: Api) -
         b'[1796477235790735,"' + b"a" * 65 + b'"]',
         b'[1.5,"a"]',
         b'[1,"a",3]',
+        # well formed, but no cursor this server gave: a place made up, or an old one's
+        b'[1,"x"]',
+        b'[1796477235790735,"0123456789abcdef0123456789abcdef"]',
+        b'[1796477235790735,"0123456789abcdef0123456789abcdef","00112233aabbccdd"]',
     ],
 )
 async def test_a_forged_cursor_is_a_bad_cursor_on_every_store(api: Api, forged: bytes) -> None:
@@ -227,3 +232,20 @@ async def test_the_start_up_repairs_what_a_crash_left_in_the_games_index(api: Ap
     unlinked = await index.get(first.game_id)
     assert unlinked is not None and unlinked.rematch is None
     assert ghost not in (await index.stale(datetime.now(UTC) + timedelta(days=1))).orphans
+
+
+async def test_a_cursor_edited_to_another_place_is_a_bad_cursor(api: Api) -> None:
+    """The server seals its cursors: one whose time or id was changed (to skip ahead, or
+    to probe the list) is refused, and the one it gave pages on."""
+    for _ in range(3):
+        await api.create()
+    page = await api.get("/games", limit=1)
+    given = page["next_cursor"]
+    assert given is not None
+    raw = base64.urlsafe_b64decode(given + "=" * (-len(given) % 4))
+    created, game_id, tag = json.loads(raw)
+    for edited in ([created + 1, game_id, tag], [created, "f" * 32, tag]):
+        cursor = base64.urlsafe_b64encode(json.dumps(edited).encode()).decode().rstrip("=")
+        answer = await api.client.get("/games", params={"cursor": cursor}, headers=OPERATOR)
+        assert answer.status_code == 400 and answer.json()["code"] == "bad_cursor", answer.text
+    assert (await api.client.get("/games", params={"cursor": given}, headers=OPERATOR)).is_success
