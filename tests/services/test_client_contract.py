@@ -237,7 +237,14 @@ def test_a_retry_with_the_cards_in_another_order_repeats_the_first_body(
             seat.lead("AS", "KS")
         seat.view()  # now at 12
         seat.send({"type": "lead", "cards": ["ks", "AS"]}, key=lost.value.command_id)
-    assert bodies[1] == bodies[0] == {"type": "lead", "cards": ["AS", "KS"], "seen": 10}
+        # a process started again has a new Seat: the error's body is what it resends
+        assert lost.value.body == bodies[0]
+        again = client.seat("g1", "g1.a")
+        again.view()  # at 12, as the first try was not
+        again.send(lost.value.body, key=lost.value.command_id)
+    assert (
+        bodies[2] == bodies[1] == bodies[0] == {"type": "lead", "cards": ["AS", "KS"], "seen": 10}
+    )
 
 
 def test_a_body_refused_as_another_commands_is_not_sent_again(slept: list[float]) -> None:

@@ -280,6 +280,9 @@ class Seat:
                 # not what the key's first try sent: the next send under it builds anew
                 self._sent.pop(key, None)
             raise
+        except OutcomeUnknown as unknown:
+            unknown.body = dict(body)  # for a resend from another Seat, another process
+            raise
         outcome = Outcome.of(answer, key)
         self._saw(outcome.version)
         return outcome

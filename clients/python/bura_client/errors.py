@@ -53,7 +53,14 @@ class OutcomeUnknown(httpx.TransportError):
     its retries: it may have been applied. `command_id` is the Idempotency-Key it was sent
     with: send it again with `key=command_id` (applied at most once; an applied one answers
     `duplicate`), or ask Seat.lookup(command_id). `error` is the last httpx error (also its
-    `__cause__`). A TransportError, so code that catches httpx's errors still does."""
+    `__cause__`). A TransportError, so code that catches httpx's errors still does.
+
+    `body` is a seat's command as it was sent, its `seen` included: a process that starts
+    again (a new Seat, which knows nothing of the lost try) keeps it with the key and
+    resends it whole, `Seat.send(body, key=command_id)`; rebuilt, its `seen` would differ
+    and the key would be refused as another command's (422)."""
+
+    body: dict[str, Any] | None = None
 
     def __init__(self, command_id: str, error: httpx.TransportError) -> None:
         try:
