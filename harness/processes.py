@@ -42,7 +42,9 @@ class Service:
     ) -> None:
         self.root = root or ROOT  # the checkout whose code runs (bench/ab.py runs two)
         self.port = port or free_port()
-        self.env = {**os.environ, **env, "BURA_PORT": str(self.port), "BURA_HOST": "127.0.0.1"}
+        given = {**os.environ, **env, "BURA_PORT": str(self.port), "BURA_HOST": "127.0.0.1"}
+        # a setting given as "" is left unset (the server refuses an empty URL)
+        self.env = {k: v for k, v in given.items() if v != ""}
         self.env.setdefault("BURA_OPERATOR_KEY", OPERATOR_KEY)
         self.env.setdefault("BURA_LOG_FORMAT", "text")
         self.env.setdefault("BURA_LOG_LEVEL", "warning")

@@ -148,9 +148,13 @@ def test_every_variable_is_read():
         ("BURA_SHUTDOWN_GRACE_SECONDS", "20.5"),
         ("BURA_STREAM_TICKET_SECONDS", "1.5"),
         ("BURA_MIGRATE_ON_START", "sometimes"),
-        # set but empty: no silent default (a key per process, port 8000)
+        # set but empty: no silent default (a key per process, port 8000, a store or a bus
+        # of each replica's own)
         ("BURA_OPERATOR_KEY", ""),
         ("BURA_PORT", ""),
+        ("BURA_DATABASE_URL", ""),
+        ("BURA_READ_DATABASE_URL", ""),
+        ("BURA_REDIS_URL", ""),
         # the settings' webhook, held to what POST /webhooks takes
         ("BURA_WEBHOOK_URL", "http://"),
         ("BURA_WEBHOOK_URL", "https://platform.test/bura\n"),
