@@ -74,7 +74,7 @@ def _add(
 ) -> None:
     """`keyed`: a row the id has is kept; `settle`: written over (status and creation
     time kept), the rematch link moved to its game (GameIndex.add and .settle)."""
-    held = db.execute("SELECT rematch_of FROM games WHERE stream_id = ?", (game_id,)).fetchone()
+    held = db.execute("SELECT 1 FROM games WHERE stream_id = ?", (game_id,)).fetchone()
     if held is not None and keyed:
         return
     if rematch_of is not None:

@@ -19,6 +19,7 @@ from services.app.results import CommandStatus, Outcome
 from services.bootstrap import Runtime
 from services.http.errors import responses
 from services.http.middleware import request_id
+from services.http.paths import sent_path
 from services.http.schemas import invalid, strictly
 
 # What an Idempotency-Key may be; the lookup's path segment is held to the same. No space
@@ -147,12 +148,7 @@ def _key_of(request: Request[Any, Any, Any], routed: str) -> str:
     repeated slashes and drops them at either end of the path (`/d`, `d/` and `d` would
     all ask for `d`), so the key is read from the raw path after `/commands/` and
     percent-decoded; `routed`, the routed parameter, only where no raw path is given."""
-    raw: bytes | None = request.scope.get("raw_path")
-    if not raw:
-        return routed.removeprefix("/")
-    # (some servers' raw path carries the query too: a key's own `?` comes encoded)
-    path = raw.decode("latin-1").partition("?")[0]
-    _, found, tail = path.partition("/commands/")
+    _, found, tail = (sent_path(request.scope) or "").partition("/commands/")
     if not found:
         return routed.removeprefix("/")
     # anything that is no ASCII decodes to what key_fits refuses

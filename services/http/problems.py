@@ -20,6 +20,8 @@ from litestar import Response
 from litestar.openapi import ResponseSpec
 from litestar.openapi.spec import Example
 
+from services.http.paths import sent_path
+
 PROBLEM_JSON = "application/problem+json"
 # `type` is a path on the server that answered, so it resolves wherever the API runs
 # (offline too) to the page that documents the code.
@@ -462,8 +464,9 @@ def instance_of(scope: Mapping[str, Any]) -> str:
     """A problem's `instance`: the request's path as the client sent it (percent-encoding
     kept, so it stays a URI reference; `/games/a%20b`, not `/games/a b`), without the
     query."""
-    raw = scope.get("raw_path")
-    path = raw.decode("latin-1").partition("?")[0] if raw else str(scope.get("path", ""))
+    path = sent_path(scope)
+    if path is None:
+        path = str(scope.get("path", ""))
     return urllib.parse.quote(path, safe="/%:@!$&'()*+,;=~")
 
 
