@@ -82,8 +82,8 @@ def play(
                 continue
             last = message.view
             watched.watch(message.last_event, last)
-            if message.id is not None and message.id < seat.version:
-                continue  # a table this seat has already moved on from
+            if not message.latest or (message.id is not None and message.id < seat.version):
+                continue  # a table the server or this seat has already moved on from
             if last["status"] != "in_progress" or last["due"] is None:
                 continue
             # One command may make several versions (a response and the trick taken): act

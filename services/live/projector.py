@@ -54,8 +54,8 @@ class Feed:
         self.wanted = False
         self.refresher: asyncio.Task[None] | None = None
         self.presence: tuple[Presence, ...] | None = None  # the seats', as last read
-        # (version, viewer) -> (the presence it was rendered with, the message)
-        self.rendered: dict[tuple[int, Viewer], tuple[object, bytes]] = {}
+        # (version, viewer, latest) -> (the presence it was rendered with, the message)
+        self.rendered: dict[tuple[int, Viewer, bool], tuple[object, bytes]] = {}
 
     def advance(self, version: int, event: Event, state: Game, head: bytes) -> None:
         self.history.append((version, event, state, head))
@@ -325,15 +325,17 @@ class Projector:
         presence: tuple[Presence, ...] | None,
     ) -> bytes:
         """The viewer's message for a version of the feed, rendered once for every stream
-        of that viewer here (again only if the seats' presence changed since)."""
-        key = (version, viewer)
+        of that viewer here (again only if the seats' presence changed since). It is the
+        latest unless the feed already holds a newer version."""
+        latest = version >= feed.state.version
+        key = (version, viewer, latest)
         kept = feed.rendered.get(key)
         if kept is not None and kept[0] is presence:
             return kept[1]
         if len(feed.rendered) >= RENDERED:
             feed.rendered.clear()
         self.renders += 1
-        chunk = message(version, event, state, viewer, head, now, presence)
+        chunk = message(version, event, state, viewer, head, now, presence, latest=latest)
         feed.rendered[key] = (presence, chunk)
         return chunk
 
@@ -358,10 +360,11 @@ class Projector:
             event = from_recorded(row)
             state = evolve(state, event)
             if row.version > sent:
-                yield (
-                    row.version,
-                    message(row.version, event, state, viewer, row.hash, now, presence),
+                latest = row.version >= feed.state.version
+                chunk = message(
+                    row.version, event, state, viewer, row.hash, now, presence, latest=latest
                 )
+                yield row.version, chunk
 
 
 def _stepped(

@@ -20,11 +20,15 @@ _encode = msgspec.json.Encoder().encode
 
 class ViewMessage(msgspec.Struct, frozen=True):
     """`event: view`: the game at `version` as the viewer sees it, and the event that made
-    it (redacted the same way; null in the first message of a stream)."""
+    it (redacted the same way; null in the first message of a stream). `latest` is false
+    when the server already had a newer version as it sent this one (one command can
+    record several events, and a resumed stream sends every version missed): the next
+    message follows at once, so act on a message whose `latest` is true."""
 
     version: int
     event: AnyEvent | None
     view: TableView  # with the record's head at `version`, as GET /games/{id} gives it
+    latest: bool
 
 
 class EndMessage(msgspec.Struct, frozen=True):
@@ -82,13 +86,15 @@ def message(
     head: bytes,
     now: int | None = None,
     presence: Sequence[Presence] | None = None,
+    *,
+    latest: bool = True,
 ) -> bytes:
     """One SSE message: the version as its id, the redacted event and the viewer's view
     (with the record's chain head at that version, the clock as of `now` and the seats'
-    presence)."""
+    presence), and whether the server knew of no newer version as it sent it."""
     shown = redact(event, viewer, state.rules) if event is not None else None
     seen = with_head(view(state, viewer, now=now, presence=presence), state, viewer, head)
-    data = _encode({"version": version, "event": shown, "view": seen})
+    data = _encode({"version": version, "event": shown, "view": seen, "latest": latest})
     return b"id: %d\nevent: view\ndata: %s\n\n" % (version, data)
 
 

@@ -99,6 +99,10 @@ async def test_a_stream_resumed_with_last_event_id_gets_what_it_missed_once(
         await replayed.version(table.state.version)
     assert_one_per_version(replayed, 1, table.state.version)
     assert replayed.views[0].data["event"]["type"] == "game_started"
+    # Every version but the head was behind as it was sent: only the last is to act on.
+    assert [m.data["latest"] for m in replayed.views] == [False] * (len(replayed.views) - 1) + [
+        True
+    ]
 
 
 async def test_a_command_on_one_replica_reaches_streams_on_the_other_by_hint(
@@ -116,12 +120,19 @@ async def test_a_command_on_one_replica_reaches_streams_on_the_other_by_hint(
     ):
         await asyncio.gather(seat0.version(table.state.version), seat1.version(table.state.version))
         start = table.state.version
+        ends = {start}  # the version each command left the table at
         for _ in range(10):
             await table.play(client, one.url, random_bot, chance, moves=1)
+            ends.add(table.state.version)
             await seat0.version(table.state.version, timeout=2)
             await seat1.version(table.state.version, timeout=2)
     assert_one_per_version(seat0, start, table.state.version)
     assert_one_per_version(seat1, start, table.state.version)
+    # A command that recorded several events (a response, then the trick taken) sends a
+    # message for each; only its last is `latest`, the table a seat may act on.
+    assert len(ends) < table.state.version - start + 1  # some command recorded several
+    for seat in (seat0, seat1):
+        assert [m.data["latest"] for m in seat.views] == [m.id in ends for m in seat.views]
 
 
 async def test_streams_converge_by_the_poll_when_no_hint_arrives(

@@ -313,3 +313,33 @@ def test_a_long_retry_after_is_waited_out_up_to_a_minute(slept: list[float]) -> 
     with _client(answer) as client:
         client.seat("g1", "token").view()
     assert slept == [30.0, 60.0]
+
+
+def test_bura_play_acts_only_on_a_latest_view(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A message the server had already moved on from (`latest` false: between the events
+    of one command) is not acted on, nor even checked with a read; the latest one is."""
+    due = {"status": "in_progress", "seat": 0, "due": "lead", "hand": ["AS"]}
+    frames = [
+        (2, {**due, "version": 2}, False),
+        (3, {"version": 3, "status": "finished", "seat": 0, "due": None}, True),
+    ]
+    data = [
+        (v, json.dumps({"version": v, "view": view, "latest": latest}))
+        for v, view, latest in frames
+    ]
+    stream = "".join(f"id: {v}\nevent: view\ndata: {d}\n\n" for v, d in data)
+    stream += 'event: end\ndata: {"reason": "game_over"}\n\n'
+    asked: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        asked.append(f"{request.method} {request.url.path}")
+        if request.url.path.endswith("/stream"):
+            return httpx.Response(200, text=stream, headers={"content-type": "text/event-stream"})
+        return httpx.Response(200, json={"version": 1, "status": "in_progress", "seat": 0})
+
+    monkeypatch.setattr(
+        bura_play, "Client", lambda url: Client(url, transport=httpx.MockTransport(answer))
+    )
+    last = bura_play.play("http://bura.test", "g1", "g1.secret", out=lambda line: None)
+    assert last["status"] == "finished"
+    assert asked == ["GET /games/g1", "GET /games/g1/stream"]  # no read of v2, no command

@@ -146,3 +146,10 @@ class StreamMessage:
     def last_event(self) -> JSON | None:
         event: JSON | None = self.data.get("event")
         return event
+
+    @property
+    def latest(self) -> bool:
+        """False for a `view` the server had already moved on from as it sent it (one
+        command can record several events; a resumed stream sends every version missed):
+        the next message follows at once, so act on a latest one."""
+        return self.data.get("latest", True) is not False

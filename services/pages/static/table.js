@@ -278,7 +278,8 @@
     source.addEventListener("view", (message) => {
       const data = JSON.parse(message.data);
       last = Number(message.lastEventId) || data.version;
-      render(data.view);
+      // a version the server had already moved on from: the next message follows at once
+      if (data.latest !== false) render(data.view);
     });
     source.addEventListener("end", () => { ended = true; source.close(); say("The game is over."); });
     source.addEventListener("shutdown", () => { source.close(); reconnect(); });
