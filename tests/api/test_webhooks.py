@@ -159,6 +159,16 @@ async def test_an_endpoint_is_registered_listed_shown_and_removed(adapters: Adap
         {"url": "http://host.example:99999/"},
         {"url": "http://host.example:0/"},
         {"url": "http://a..b/"},
+        # numbers that are no IPv4 address, and labels that name nothing
+        {"url": "http://999.999.999.999/"},
+        {"url": "http://127.1/"},
+        {"url": "http://0x7f.0.0.1/"},
+        {"url": "http://1.2.3.4.5/"},
+        {"url": "http://010.0.0.1/"},
+        {"url": "http://_/"},
+        {"url": "http://-ledger.example/"},
+        {"url": "http://ledger-.example/"},
+        {"url": "http://ledger.__/"},
         # PostgreSQL's text cannot hold a NUL (it was a 500 there, and taken on SQLite)
         {"url": "https://platform.test/x", "description": "ledger\x00"},
     ],
@@ -177,7 +187,15 @@ async def test_a_url_may_write_its_scheme_in_capitals_and_its_host_as_an_address
     adapters: Adapters,
 ) -> None:
     async with app(adapters) as api:
-        for url in ("HTTPS://platform.test/x", "Http://[::1]:8080/x", "http://127.0.0.1:9/"):
+        for url in (
+            "HTTPS://platform.test/x",
+            "Http://[::1]:8080/x",
+            "http://127.0.0.1:9/",
+            "http://192.0.2.7./x",
+            "http://ledger_svc:8080/hook",  # a Compose service's name
+            "http://_dmarc.platform.test/",
+            "http://10x.platform.test/",
+        ):
             answer = await api.client.post("/webhooks", json={"url": url}, headers=OPERATOR)
             assert answer.status_code == 201, (url, answer.text)
             assert answer.json()["url"] == url
@@ -189,6 +207,8 @@ async def test_a_url_may_write_its_scheme_in_capitals_and_its_host_as_an_address
         ({"BURA_WEBHOOK_URL": "http://:8080/x"}, ["BURA_WEBHOOK_URL"]),
         ({"BURA_WEBHOOK_URL": "http://..."}, ["BURA_WEBHOOK_URL"]),
         ({"BURA_WEBHOOK_URL": "http://[zz]/"}, ["BURA_WEBHOOK_URL"]),
+        ({"BURA_WEBHOOK_URL": "http://999.999.999.999/"}, ["BURA_WEBHOOK_URL"]),
+        ({"BURA_WEBHOOK_URL": "http://_/"}, ["BURA_WEBHOOK_URL"]),
         ({"BURA_WEBHOOK_URL": "http://host.example:99999/"}, ["BURA_WEBHOOK_URL"]),
         ({"BURA_WEBHOOK_URL": "http://host.example:abc/"}, ["BURA_WEBHOOK_URL"]),
         ({"BURA_WEBHOOK_EVENTS": ","}, ["BURA_WEBHOOK_EVENTS"]),
