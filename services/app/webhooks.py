@@ -36,56 +36,41 @@ def configured_endpoint(settings: Settings) -> Endpoint | None:
     )
 
 
-# What the OpenAPI document can say of a webhook URL: the scheme in either case, a host
-# name (dot-separated labels of letters, digits, `-` and `_`, an optional final dot) or a
-# bracketed IPv6 text, a port of 1 to 65535, then anything printable. The rest, which no
-# pattern says well, host_fault says: which bracketed texts are IPv6 addresses, which
-# numbers are IPv4 addresses, and which labels name anything.
+# What the OpenAPI document says of a webhook URL, and all the server holds it to but one
+# thing: the scheme in either case; a host that is an IPv4 address (four decimal numbers 0
+# to 255), a name (dot-separated labels of letters, digits, `-` and `_`, each beginning and
+# ending with a letter or digit, the last beginning with a letter, so that no name reads as
+# a number: `999.999.999.999`, `127.1` or `0x7f.1` is none; an optional final dot) or a
+# bracketed IPv6 text; a port of 1 to 65535; then anything printable. Which bracketed
+# texts are IPv6 addresses, only ipv6_fault says.
 _PORT = r"(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?"
+_LAST = r"[A-Za-z](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?"
 URL_PATTERN = (
     r"^[Hh][Tt][Tt][Pp][Ss]?://"
-    r"(?:[A-Za-z0-9_-]{1,63}(?:\.[A-Za-z0-9_-]{1,63})*\.?|\[[0-9A-Fa-f:.]{2,45}\])"
+    rf"(?:{_OCTET}(?:\.{_OCTET}){{3}}|(?:{_LABEL}\.)*{_LAST}\.?|\[[0-9A-Fa-f:.]{{2,45}}\])"
     rf"(?::{_PORT})?(?:[/?#][!-~]*)?$"
 )
-# a label a URL reader takes as a number (decimal, or 0x hexadecimal): the host is then an
-# IPv4 address, or nothing (WHATWG URL: a name whose last label is a number is an address)
-_NUMBER = re.compile(r"^(?:[0-9]+|0[Xx][0-9A-Fa-f]*)$")
 
 
-def host_fault(url: str) -> str | None:
-    """What is wrong with the host of a URL that URL_PATTERN took, None if nothing: a
-    bracketed host must be an IPv6 address; a host whose last label is a number must be
-    an IPv4 address written in four decimal parts (`999.999.999.999`, `127.1` and
-    `0x7f.1` are none, or not as readers agree on); every label of a name holds a letter
-    or a digit and neither starts nor ends with `-` (`_` or `-a` names no host)."""
+def ipv6_fault(url: str) -> str | None:
+    """What is wrong with the bracketed host of a URL that URL_PATTERN took, None if it
+    is an IPv6 address (or the host is no bracketed one)."""
     authority = re.split(r"[/?#]", url.partition("://")[2], maxsplit=1)[0]
-    if authority.startswith("["):
-        literal = authority[1:].partition("]")[0]
-        try:
-            ipaddress.IPv6Address(literal)
-        except ValueError:
-            return f"[{literal}] is no IPv6 address"
+    if not authority.startswith("["):
         return None
-    host = authority.partition(":")[0]
-    labels = host.removesuffix(".").split(".")
-    if _NUMBER.match(labels[-1]):
-        try:
-            ipaddress.IPv4Address(host.removesuffix("."))
-        except ValueError:
-            return f"{host} is no IPv4 address (four numbers 0 to 255, as 192.0.2.7)"
-        return None
-    for label in labels:
-        if not any(c.isalnum() for c in label) or label[0] == "-" or label[-1] == "-":
-            return (
-                f"{host} is no host name: its label {label!r} holds no letter or digit,"
-                " or starts or ends with '-'"
-            )
+    literal = authority[1:].partition("]")[0]
+    try:
+        ipaddress.IPv6Address(literal)
+    except ValueError:
+        return f"[{literal}] is no IPv6 address"
     return None
 
 
 class RegisterWebhook(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # ASCII only, spelled out: `\s` means other things to Python and to JSON Schema. The
-    # scheme in either case (RFC 3986); the host is checked in __post_init__ as well.
+    # scheme in either case (RFC 3986); an IPv6 host is checked in __post_init__.
     url: Annotated[
         str,
         msgspec.Meta(pattern=URL_PATTERN, max_length=2048),
@@ -113,7 +98,7 @@ class RegisterWebhook(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         for name, value in (("url", self.url), ("secret", self.secret)):
             if value is not None and "\n" in value:
                 raise ValueError(f"{name}: no line feed (at its end neither)")
-        fault = host_fault(self.url)  # the rest of the URL is the pattern's
+        fault = ipv6_fault(self.url)  # the rest of the URL is the pattern's
         if fault is not None:
             raise ValueError(f"url: {fault}")
 

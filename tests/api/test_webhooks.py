@@ -169,6 +169,8 @@ async def test_an_endpoint_is_registered_listed_shown_and_removed(adapters: Adap
         {"url": "http://-ledger.example/"},
         {"url": "http://ledger-.example/"},
         {"url": "http://ledger.__/"},
+        {"url": "http://_dmarc.platform.test/"},
+        {"url": "http://ledger.example.1/"},
         # PostgreSQL's text cannot hold a NUL (it was a 500 there, and taken on SQLite)
         {"url": "https://platform.test/x", "description": "ledger\x00"},
     ],
@@ -191,10 +193,11 @@ async def test_a_url_may_write_its_scheme_in_capitals_and_its_host_as_an_address
             "HTTPS://platform.test/x",
             "Http://[::1]:8080/x",
             "http://127.0.0.1:9/",
-            "http://192.0.2.7./x",
+            "http://192.0.2.7/x",
             "http://ledger_svc:8080/hook",  # a Compose service's name
-            "http://_dmarc.platform.test/",
+            "http://bura_ledger.platform.test./",
             "http://10x.platform.test/",
+            "http://localhost:8080/",
         ):
             answer = await api.client.post("/webhooks", json={"url": url}, headers=OPERATOR)
             assert answer.status_code == 201, (url, answer.text)
