@@ -11,6 +11,7 @@ from litestar.openapi import ResponseSpec
 from litestar.openapi.spec import Example
 
 from services.bootstrap import Runtime
+from services.http.errors import responses
 from services.metrics import EXPOSITION
 
 # Each readiness check (the store, Redis) must answer within this, and they run at once:
@@ -38,7 +39,14 @@ class HealthController(Controller):
     path = "/health"
     tags = ("health",)
 
-    @get("/live", operation_id="getLiveness", summary="Liveness: the process answers")
+    # never rate limited, but refused like any request past the connection's bounds
+    # (408, 431), and failing unexpectedly like any (500)
+    @get(
+        "/live",
+        operation_id="getLiveness",
+        summary="Liveness: the process answers",
+        responses=responses(),
+    )
     async def live(self) -> dict[str, str]:
         return {"status": "ok"}
 
@@ -47,6 +55,7 @@ class HealthController(Controller):
         operation_id="getReadiness",
         summary="Readiness: the store and Redis answer, the server is not stopping",
         responses={
+            **responses(),
             503: ResponseSpec(
                 dict[str, str],
                 description="Not ready: each check says why",
@@ -57,7 +66,7 @@ class HealthController(Controller):
                         value={"status": "unavailable", "store": "unavailable: OSError"},
                     )
                 ],
-            )
+            ),
         },
     )
     async def ready(self, runtime: NamedDependency[Runtime]) -> Response[dict[str, str]]:
