@@ -312,7 +312,8 @@ class RecordBroken(Exception):
         self.version = version
         self.event_type = event_type
         self.why = why
-        super().__init__(f"event {version} ({event_type}) {why} ({type(cause).__name__}: {cause})")
+        said = f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
+        super().__init__(f"event {version} ({event_type}) {why} ({said})")
 
 
 def fold(state: Game, events: Iterable[Event]) -> Game:

@@ -78,6 +78,30 @@ class Unreadable(RecordBroken):
         self.json = json
 
 
+def cut_short_why(version: int) -> str:
+    """What a record cut short is: the games index holds the game finished, and the
+    record has no end (services/app/reviews.py cut_short)."""
+    return (
+        f"the games index holds this game as finished, but its record ends at version "
+        f"{version}, before the game's end: rows were removed from its end"
+    )
+
+
+class RecordChanged(RecordBroken):
+    """A record whose hash chain does not hold (a row edited, removed, moved or added
+    outside the server) or whose end was cut (cut_short). What shows a record as evidence
+    (the replay, the audit, the bundle, the arbiter's page, `bura replay`, `audit` and
+    `export`) refuses it as a broken record rather than show what is left as if it were
+    whole: a missing row would renumber every version after it, and a cut end would hide
+    a verdict. `verify` reports it in full."""
+
+    def __init__(self, version: int, why: str) -> None:
+        Exception.__init__(self, why)
+        self.version = version
+        self.event_type = "game_finished" if why.startswith("the games index") else "row"
+        self.why = why
+
+
 def from_recorded(row: RecordedEvent) -> Event:
     """The row's event; Unreadable (a RecordBroken naming the row) when it holds none."""
     try:

@@ -58,6 +58,8 @@ from services import logs
 from services.app.arrivals import Arrivals
 from services.app.callers import GAME_ID, Seating
 from services.app.codec import (
+    RecordChanged,
+    cut_short_why,
     fingerprint,
     fingerprint_as_sent,
     from_recorded,
@@ -472,7 +474,19 @@ class GameService:
         else:
             rows = await self.store.read(game_id)
         if rows:
+            first = state.version + 1
             state, head = fold(state, (from_recorded(r) for r in rows)), rows[-1].hash
+            if rows[-1].version != state.version:  # a row removed: each after it renumbered
+                missing = next(
+                    (first + i for i, r in enumerate(rows) if r.version != first + i), first
+                )
+                raise RecordChanged(missing, f"version {missing} is missing from the record")
+        if state.started and not state.finished and self.index is not None:
+            # the index, written apart from the rows, holds the game finished: the rows
+            # from its end on were removed, and it must take no command over the cut
+            indexed = await self.index.get(game_id)
+            if indexed is not None and indexed.status == "finished":
+                raise RecordChanged(state.version, cut_short_why(state.version))
         if state.started and crossed(state.version - len(rows), state.version, self.snapshot_every):
             self._keep(game_id, state, head)
         return state, head
@@ -570,15 +584,6 @@ class GameService:
         if not trusted:  # it moved, but whether it missed something is still unknown
             self._cache[game_id].confirmed = copy.confirmed
         return events
-
-    async def state_at(self, game_id: str, version: int) -> tuple[Game, bytes]:
-        """The game as it was at `version`, and the chain hash of that version."""
-        _named(game_id)
-        rows = await self.record.read(game_id, after=0, until=version)
-        state = fold(NEW_GAME, (from_recorded(r) for r in rows))
-        if not state.started:
-            raise GameNotFound(game_id)
-        return state, rows[-1].hash
 
     async def rows(self, game_id: str) -> list[RecordedEvent]:
         """The game's whole record as stored, row metadata and hashes included."""

@@ -120,10 +120,14 @@ class Replay(msgspec.Struct, frozen=True):
 
 class AuditFinding(Finding, frozen=True, kw_only=True):
     """A finding with what the store recorded of the act: the request it came in (its
-    X-Request-ID) and when it was recorded (its commit, within the request's deadline)."""
+    X-Request-ID), when it was recorded (its commit, within the request's deadline) and,
+    for the arbiter only, the command's Idempotency-Key (`bura-…` when the client sent
+    none): a retry under the same key is never a second move, so a penalty under a new
+    key was a new command the client sent (null for a seat, and for the server's own)."""
 
     request_id: str | None = None
     recorded_at: datetime | None = None
+    command_id: str | None = None
 
 
 class Audit(msgspec.Struct, frozen=True):

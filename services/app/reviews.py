@@ -18,7 +18,13 @@ from domain.views import ARBITER, Viewer, disclosed_to, review
 from infra.ports.events import RecordedEvent
 from services.app.bundle import make_bundle
 from services.app.callers import Caller
-from services.app.codec import Unreadable, chain_row, from_recorded
+from services.app.codec import (
+    RecordChanged,
+    Unreadable,
+    chain_row,
+    cut_short_why,
+    from_recorded,
+)
 from services.app.errors import VersionNotFound
 from services.app.games import GameService
 from services.app.results import (
@@ -74,21 +80,20 @@ def cut_short(rows: Sequence[RecordedEvent], indexed_finished: bool) -> str | No
     valid chain cannot show it."""
     if not indexed_finished or any(r.type == "game_finished" for r in rows):
         return None
-    return (
-        f"the games index holds this game as finished, but its record ends at version "
-        f"{len(rows)}, before the game's end: rows were removed from its end"
-    )
+    return cut_short_why(len(rows))
 
 
-class RecordCut(RecordBroken):
-    """A record cut short (cut_short): refused as a broken one, never bundled as if whole
-    (a bundle of it would verify: only a receipt kept from a later answer shows the cut)."""
-
-    def __init__(self, version: int, why: str) -> None:
-        Exception.__init__(self, f"after event {version}: {why}")
-        self.version = version
-        self.event_type = "game_finished"
-        self.why = why
+def intact(game_id: str, rows: Sequence[RecordedEvent], indexed_finished: bool) -> None:
+    """RecordChanged unless the rows chain from the first to the last and, when the games
+    index holds the game finished, end with its end."""
+    chain = check_chain(game_id, [chain_row(r) for r in rows])
+    if not chain.ok:
+        at = chain.first_bad_version or 0
+        kind = next((f" ({r.type})" for r in rows if r.version == at), "")
+        raise RecordChanged(at, f"its hash chain breaks at version {at}{kind}: {chain.problem}")
+    cut = cut_short(rows, indexed_finished)
+    if cut is not None:
+        raise RecordChanged(len(rows), cut)
 
 
 def _played_back(events: Sequence[Event], whole: bool) -> PlaybackCheck:
@@ -112,6 +117,7 @@ def audited(rows: Sequence[RecordedEvent], viewer: Viewer = ARBITER) -> list[Aud
                 **msgspec.structs.asdict(finding),
                 request_id=act.metadata.correlation_id,
                 recorded_at=act.recorded_at,
+                command_id=act.metadata.command_id if viewer == ARBITER else None,
             )
         )
     return findings
@@ -124,17 +130,27 @@ class Reviews:
     async def replay(self, game_id: str, caller: Caller, version: int | None) -> Replay:
         current = await self.games.load(game_id)
         caller.review(current)
-        if version is not None and version > current.version:
-            raise VersionNotFound(game_id, version, current.version)
-        state, head = await self.games.state_at(game_id, version or current.version)
-        shown = with_head(review(state, caller.viewer), current, caller.viewer, head)
+        rows = await self.record(game_id)
+        if version is not None and version > len(rows):
+            raise VersionNotFound(game_id, version, len(rows))
+        at = version or len(rows)
+        state = replay([from_recorded(r) for r in rows[:at]])
+        shown = with_head(review(state, caller.viewer), current, caller.viewer, rows[at - 1].hash)
         return Replay(state.version, shown)
 
     async def audit(self, game_id: str, caller: Caller) -> Audit:
         current = await self.games.load(game_id)
         caller.review(current)
-        rows = await self.games.record.read(game_id)
-        return Audit(game_id, current.version, audited(rows, caller.viewer))
+        rows = await self.record(game_id)
+        return Audit(game_id, len(rows), audited(rows, caller.viewer))
+
+    async def record(self, game_id: str) -> list[RecordedEvent]:
+        """The game's whole record, refused (RecordChanged) unless its chain holds and it
+        was not cut short: evidence is shown of a record as the server wrote it, or not at
+        all (`verify` says what is wrong)."""
+        rows = await self.games.rows(game_id)
+        intact(game_id, rows, await self._indexed_finished(game_id))
+        return rows
 
     async def verify(self, game_id: str, caller: Caller) -> Verification:
         if caller.role == "operator":  # the operator's check plays nothing back first
@@ -163,8 +179,4 @@ class Reviews:
         """The audit bundle (services/app/bundle.py) as the caller may see the record."""
         current = await self.games.load(game_id)
         caller.review(current)
-        rows = await self.games.rows(game_id)
-        cut = cut_short(rows, await self._indexed_finished(game_id))
-        if cut is not None:
-            raise RecordCut(len(rows), cut)
-        return make_bundle(game_id, rows, caller.viewer)
+        return make_bundle(game_id, await self.record(game_id), caller.viewer)

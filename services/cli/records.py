@@ -25,7 +25,7 @@ from services.app.bundle_check import BundleReport, Kept, check_bundle, whom
 from services.app.callers import GAME_ID
 from services.app.codec import from_recorded
 from services.app.results import AuditFinding, TableView, Verification, with_head
-from services.app.reviews import audited, check_record, cut_short
+from services.app.reviews import audited, check_record, intact
 from services.cli.errors import FAILED, NOT_FOUND, UNAVAILABLE, USAGE, CliError, shown
 from services.cli.exports import (
     BadExport,
@@ -62,7 +62,11 @@ async def _read(settings: config.Settings, store: EventStore, game_id: str) -> l
 
 
 async def _rows(settings: config.Settings, game_id: str) -> list[RecordedEvent]:
-    return (await _record(settings, game_id))[0]
+    """The game's whole record, refused (RecordChanged: one line, exit 1) unless its chain
+    holds and it was not cut short, as the API's replay and audit refuse it."""
+    rows, finished = await _record(settings, game_id, indexed=True)
+    intact(game_id, rows, finished)
+    return rows
 
 
 def _named(settings: config.Settings, game_id: str) -> None:
@@ -213,9 +217,9 @@ async def cmd_export(settings: config.Settings, game_id: str, path: str, jsonl: 
         if not rows:
             raise CliError(f"no game {game_id} in {_where(settings)}", NOT_FOUND)
         indexed = await bootstrap.index_on(store).get(game_id)
-        cut = cut_short(rows, indexed is not None and indexed.status == "finished")
-        if cut is not None:  # a bundle of it would verify: refused as a broken record
-            raise CliError(f"game {game_id}: {cut} (bura verify); nothing written", FAILED)
+        # a record whose chain breaks, or cut short (a bundle of what is left would verify
+        # by itself): refused as a broken record, RecordChanged, one line, exit 1
+        intact(game_id, rows, indexed is not None and indexed.status == "finished")
         fingerprints: dict[str, str | None] = {}
         if jsonl:
             for command_id in {r.metadata.command_id for r in rows} - {None}:

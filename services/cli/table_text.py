@@ -123,5 +123,6 @@ def finding_lines(f: AuditFinding, names: Sequence[str]) -> list[str]:
         if f.seen_carried
         else "the command named no version: judged on the table it found"
     )
-    lines.append(f"  {seen}; request {f.request_id or '-'}, recorded at {at}")
+    key = f", key {f.command_id}" if f.command_id is not None else ""
+    lines.append(f"  {seen}; request {f.request_id or '-'}{key}, recorded at {at}")
     return lines

@@ -142,16 +142,6 @@ class CommandsController(Controller):
             raise invalid("command_id", message, "path")
         return await runtime.games.command(game_id, key, caller.viewer)
 
-    @get("/{game_id:str}/commands", include_in_schema=False)
-    async def command_unnamed(self, game_id: FromPath[str]) -> None:
-        """A lookup whose key is slashes alone (or nothing): routing reads its path as the
-        end of /games/{id}/commands, which no GET would otherwise answer (a 405)."""
-        message = (
-            f"1 to {KEY_MAX} printable ASCII characters, as in Idempotency-Key, "
-            "and not slashes alone"
-        )
-        raise invalid("command_id", message, "path")
-
 
 def _key_of(request: Request[Any, Any, Any], routed: str) -> str:
     """The lookup's key as the request's path has it: the framework's routing joins

@@ -16,6 +16,7 @@ from litestar.params import ParameterKwarg
 from domain.errors import BadSetup, RuleViolation
 from domain.evolve import RecordBroken
 from infra.ports.events import OutcomeUnknown, StoreUnavailable
+from services.app.codec import RecordChanged
 from services.app.errors import (
     BadCheckpoint,
     BadCursor,
@@ -28,9 +29,9 @@ from services.app.errors import (
     Unauthorized,
     VersionNotFound,
 )
-from services.app.reviews import RecordCut
 from services.http.head import allowing_head
 from services.http.middleware import given_request_id
+from services.http.paths import sent_path
 from services.http.problems import (
     FALLBACK,
     PROBLEMS,
@@ -87,6 +88,28 @@ def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Probl
         headers.setdefault("X-Request-ID", given_request_id(request.scope))
     if status == 401:
         headers.setdefault("WWW-Authenticate", CHALLENGE)
+    if (
+        status == 405
+        and request.method in ("GET", "HEAD")
+        and _UNNAMED_KEY.match(sent_path(request.scope) or "")
+    ):
+        # a lookup whose key is slashes alone: routing read its path as the end of
+        # /games/{id}/commands, which only POST answers; it is refused as any key no
+        # command can have (with no key at all, the path is that one: a 405)
+        from services.http.commands import KEY_MAX  # (it imports this module)
+
+        message = (
+            f"1 to {KEY_MAX} printable ASCII characters, as in Idempotency-Key, "
+            "and not slashes alone"
+        )
+        field = FieldError(key="command_id", message=message, source="path")
+        return problem(
+            "bad_request",
+            f"command_id: {message}",
+            headers=headers,
+            instance=_instance(request),
+            errors=[field],
+        )
     if status == 405:  # HEAD is served wherever GET is (services/http/head.py)
         allow = next((k for k in headers if k.lower() == "allow"), None)
         if allow is not None:
@@ -138,6 +161,7 @@ def _on_the_wire(error: dict[str, Any], wire: dict[str, str]) -> dict[str, Any]:
 # The decoder's words for a field of the body's top object, which it keys by no path (the
 # framework then names the whole body, `data`); and a check of the whole object that says
 # which field it is about ("value: ...").
+_UNNAMED_KEY = re.compile(r"^/games/[^/]+/commands/(?:/|%2[Ff])*$")
 _MISSING = re.compile(r"^Object (?:missing required|contains unknown) field `(?P<key>[^`]+)`$")
 _NAMED = re.compile(r"^(?P<key>[a-z][a-z_]*): (?P<message>.+)$", re.DOTALL)
 
@@ -251,7 +275,7 @@ def _broken(request: Request[Any, Any, Any], exc: RecordBroken) -> Response[Prob
     )
     what = (
         exc.why
-        if isinstance(exc, RecordCut)
+        if isinstance(exc, RecordChanged)
         else f"event {exc.version} ({exc.event_type}) {exc.why}"
     )
     return problem(

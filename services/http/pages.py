@@ -24,10 +24,10 @@ from domain.rules import Rules
 from domain.views import ARBITER, Viewer, redact, sees_hand, view
 from services.app.callers import Seating
 from services.app.codec import from_recorded
-from services.app.errors import Forbidden, Unauthorized, VersionNotFound
+from services.app.errors import Forbidden, NotFound, Unauthorized, VersionNotFound
 from services.app.games import GameService
 from services.app.results import AuditFinding
-from services.app.reviews import audited, check_record
+from services.app.reviews import Reviews, audited, check_record
 from services.bootstrap import Runtime
 from services.http.deps import bearer
 from services.http.schemas import invalid
@@ -94,15 +94,17 @@ def _hidden_from(finding: AuditFinding, viewer: Viewer, rules: Rules) -> AuditFi
 
 
 async def record(
-    games: GameService,
+    reviews: Reviews,
     game_id: str,
     version: int | None,
     viewer_raw: str | None,
     named: tuple[str, str] = ("as", "query"),
 ) -> Record:
     """The page's whole content at `version`, as `viewer` may see it (domain/views.py). A
-    version the game has not reached is a 404, as the API's replay answers it."""
-    rows = await games.rows(game_id)
+    version the game has not reached is a 404, as the API's replay answers it. A record
+    whose chain does not hold, or that was cut short, is refused as the replay refuses it
+    (500 record_broken): its versions and findings would be wrong."""
+    rows = await reviews.record(game_id)
     events = [from_recorded(r) for r in rows]
     last = len(rows)
     if version is not None and version > last:
@@ -130,6 +132,7 @@ async def record(
             recorded_at=r.recorded_at,
             request_id=r.metadata.correlation_id,
             finding=proving.get(r.version),
+            command_id=r.metadata.command_id if viewer == ARBITER else None,
         )
         for r, e in zip(rows, events, strict=True)
     ]
@@ -152,6 +155,15 @@ async def record(
         checks=checks,
         seed=table.seed,
     )
+
+
+def _finding(game_id: str, chosen: int, findings: int) -> int:
+    """The printable finding asked for, which the game must have (a 404 otherwise, as a
+    version past the game's last is)."""
+    if chosen >= findings:
+        have = f"findings 0 to {findings - 1}" if findings else "no finding"
+        raise NotFound("not_found", f"game {game_id} has {have}, not {chosen}")
+    return chosen
 
 
 async def _operator(seating: Seating, key: str | None) -> str | None:
@@ -215,9 +227,9 @@ class PagesController(Controller):
         refused = await _operator(_runtime(request).seating, key)
         if refused is not None:
             return _html(shell(game_id, refused))
-        shown = await record(games, game_id, version, perspective)
-        if finding is not None and finding < len(shown.findings):
-            return _html(printable(shown, finding))
+        shown = await record(_runtime(request).reviews, game_id, version, perspective)
+        if finding is not None:
+            return _html(printable(shown, _finding(game_id, finding, len(shown.findings))))
         return _html(whole(shown))
 
     @post("/arbiter/games/{game_id:str}", media_type=MediaType.HTML, status_code=200)
@@ -243,10 +255,10 @@ class PagesController(Controller):
         if perspective is None:
             perspective, named = _perspective(form.get("as"), "as", "body"), ("as", "body")
         chosen = _number(form.get("print"), "print")
-        shown = await record(games, game_id, version, perspective, named)
+        shown = await record(_runtime(request).reviews, game_id, version, perspective, named)
         shown = Record(**{**shown.__dict__, "key": key})
-        if chosen is not None and chosen < len(shown.findings):
-            return _html(printable(shown, chosen))
+        if chosen is not None:
+            return _html(printable(shown, _finding(game_id, chosen, len(shown.findings))))
         return _html(whole(shown))
 
 

@@ -42,6 +42,7 @@ class Step:
     recorded_at: datetime | None
     request_id: str | None
     finding: int | None  # the index of the finding this version proves, if any
+    command_id: str | None = None  # its Idempotency-Key: the arbiter's perspective only
 
 
 @dataclass(frozen=True)
@@ -264,7 +265,7 @@ def _timeline(r: Record) -> str:
             f'<button type="submit" name="version" value="{step.version}">v{step.version}</button> '
             f'<span class="kind">{text(step.kind)}</span> <span class="said">{said}</span>{flag}'
             f'<span class="meta">{text(step.actor or "the server")} · {text(at)} · '
-            f"request {text(step.request_id or '—')}</span></li>"
+            f"request {text(step.request_id or '—')}{_key(step.command_id)}</span></li>"
         )
     return (
         '<section id="timeline" aria-labelledby="timeline-title">'
@@ -272,11 +273,16 @@ def _timeline(r: Record) -> str:
     )
 
 
+DRAWS = ("out_of_turn_draw", "double_draw", "extra_card")  # the faulty draws
+
+
 def _evidence(r: Record, f: AuditFinding) -> list[tuple[str, str]]:
     names = r.names
     rows = [
         ("rule", text(f.text)),
-        ("seat due", text(seat_named(f.due, names))),
+        # `due` is the seat due to draw for a faulty draw (nobody when no draw was due),
+        # else the seat whose turn it was
+        ("seat due to draw" if f.rule in DRAWS else "seat due", text(seat_named(f.due, names))),
         ("the table was waiting for", text(waiting_for(f, names))),
         ("judged on the table at version", str(f.before_version)),
     ]
@@ -306,6 +312,8 @@ def _evidence(r: Record, f: AuditFinding) -> list[tuple[str, str]]:
     if f.hand is not None:
         rows.append(("judged on the hand", cards(f.hand)))
     rows.append(("request", text(f.request_id or "—")))
+    if f.command_id is not None:
+        rows.append(("command key", text(f.command_id)))
     rows.append(("recorded at", text(f.recorded_at.isoformat() if f.recorded_at else "—")))
     return rows
 
@@ -411,3 +419,9 @@ def printable(r: Record, index: int) -> str:
         kind="print",
         game_id=r.game_id,
     )
+
+
+def _key(command_id: str | None) -> str:
+    """A timeline step's command key (the arbiter's perspective only): a retry under the
+    same key is never a second move, so two acts under two keys were two commands."""
+    return "" if command_id is None else f" · key {text(command_id)}"

@@ -221,8 +221,9 @@ def test_a_record_that_no_longer_folds_is_one_line_naming_the_event(
     tmp_path: Path,
 ) -> None:
     """A row edited so that it cannot apply to the table before it: replay, audit and
-    export say so in one line naming the event (no traceback, and no file left behind by
-    the export), verify names the row."""
+    export say so in one line naming the row where the chain breaks and, once every hash
+    is rewritten after it, the event that cannot apply (no traceback, and no file left
+    behind by the export); verify names the row."""
     full, _ = stores
     game, _ = play_games(full)
     dealt = next(r.version for r in rows(full, game) if r.type == "card_dealt")
@@ -236,15 +237,22 @@ def test_a_record_that_no_longer_folds_is_one_line_naming_the_event(
 
     servers.run_async(edit)
     out = tmp_path / "bundle.json"
-    for command, *more in (("replay",), ("audit",), ("export", "--out", str(out))):
-        code, _, said = bura_said(monkeypatch, capsys, full, command, game, *more)
-        assert code == 1, said
-        assert said.startswith(
-            f"bura {command}: the game's record is broken: event {dealt} (card_dealt) cannot "
-            "apply to the table before it"
-        ), said
-        assert said.count("\n") == 1 and "bura verify" in said
-    assert not out.exists()
+    commands = (("replay",), ("audit",), ("export", "--out", str(out)))
+
+    def refused(said: str) -> None:
+        for command, *more in commands:
+            code, _, told = bura_said(monkeypatch, capsys, full, command, game, *more)
+            assert code == 1, told
+            assert told.startswith(f"bura {command}: {said}") or (
+                command == "export" and told.startswith(f"bura export: game {game}: its hash")
+            ), told
+            assert told.count("\n") == 1 and "bura verify" in told
+        assert not out.exists()
+
+    refused(
+        f"the game's record is broken: its hash chain breaks at version {dealt} (card_dealt): "
+        "the row does not hash to its recorded hash"
+    )
     code, printed, _ = bura_said(monkeypatch, capsys, full, "verify", game)
     assert code == 1 and f"BROKEN at version {dealt}" in printed
 
@@ -256,6 +264,10 @@ def test_a_record_that_no_longer_folds_is_one_line_naming_the_event(
             await adapters.close()
 
     servers.run_async(rechain)
+    refused(
+        f"the game's record is broken: event {dealt} (card_dealt) cannot apply to the table "
+        "before it"
+    )
     code, printed, _ = bura_said(monkeypatch, capsys, full, "verify", game)
     assert code == 1 and "rows rehashed" in printed  # the chain holds: the table does not
     assert f"playback: BROKEN at version {dealt}: event {dealt} (card_dealt) cannot" in printed
@@ -943,5 +955,6 @@ def test_verify_finds_rows_removed_from_the_end_of_a_finished_game(
     for argv in (("export", won, "--out", out_file), ("export", won, "--jsonl", "--out", "-")):
         code, printed, said = bura_said(monkeypatch, capsys, full, *argv)
         assert code == 1 and not printed, (argv, printed)
-        assert "rows were removed from its end (bura verify); nothing written" in said
+        assert said.startswith("bura export: the game's record is broken: the games index")
+        assert "rows were removed from its end; `bura verify` names the row" in said
         assert not Path(out_file).exists()

@@ -109,19 +109,21 @@ async def test_slashes_at_either_end_or_doubled_are_part_of_the_key(api: Api) ->
     assert answer.status_code == 200 and answer.json()["command_id"] == "/d", answer.text
 
 
-async def test_a_lookup_of_slashes_alone_or_of_no_key_is_a_400_naming_the_key(
+async def test_a_lookup_of_slashes_alone_is_a_400_naming_the_key(
     api: Api,
 ) -> None:
     """Routing reads such a path as the end of /games/{id}/commands, which only POST
     answers: it was a 405 there, while every other key no command can have is a 400."""
     table = await api.create()
     base = f"/games/{table.game_id}/commands"
-    for path in (f"{base}/%2F", f"{base}/%2F%2F", f"{base}//", f"{base}/", base):
+    for path in (f"{base}/%2F", f"{base}/%2f%2F", f"{base}//", f"{base}/"):
         answer = await api.client.get(path, headers=table.seat(0))
         assert answer.status_code == 400, (path, answer.text)
         problem = answer.json()
         assert problem["code"] == "bad_request"
         assert [(e["key"], e["source"]) for e in problem["errors"]] == [("command_id", "path")]
+    # no key at all: a path where only POST is served
+    assert (await api.client.get(base, headers=table.seat(0))).status_code == 405
 
 
 async def test_keys_stay_valid_after_the_game_ends(api: Api) -> None:

@@ -154,6 +154,24 @@ async def test_a_printable_summary_of_a_finding(api: Api) -> None:
     assert answer.status_code == 200
     assert 'id="printable"' in answer.text and "false_declaration" in answer.text
     assert 'id="timeline"' not in answer.text
+    assert (
+        "seat due to draw"
+        in (
+            await api.client.get(
+                f"/arbiter/games/{table.game_id}", headers=OPERATOR, params={"print": "0"}
+            )
+        ).text
+    )
+    # a finding the game does not have is a 404, as a version past its last is (it gave
+    # the whole page, as if no finding had been asked for)
+    path = f"/arbiter/games/{table.game_id}"
+    for answer in (
+        await api.client.get(path, headers=OPERATOR, params={"print": "2"}),
+        await api.client.post(path, data={"key": OPERATOR_KEY, "print": "99"}),
+    ):
+        assert answer.status_code == 404, answer.text
+        assert answer.json()["code"] == "not_found"
+        assert "has findings 0 to 1" in answer.json()["detail"]
 
 
 async def test_the_table_page_holds_no_game_and_its_files_are_served(api: Api) -> None:

@@ -94,6 +94,32 @@ async def test_the_audit_tells_a_penalty_made_on_a_seen_table_from_one_made_blin
     assert finding["recorded_at"]
 
 
+async def test_the_arbiter_reads_the_key_each_act_came_under(api: Api) -> None:
+    """ "My retry became a penalty": a retry under the same key is never a second move, so
+    the arbiter's evidence is the key of each act. The audit's finding names the key the
+    faulty draw came under, and the record page gives every act's key, beside the draw
+    before it under another; a seat's audit names none (a key is the seat's own)."""
+    table = await after_first_trick(api)
+    await api.play(table, 0, DRAW, key="ann-2")
+    await api.play(table, 0, DRAW, key="ann-2")  # a retry: the first answer, no move
+    await api.play(table, 0, DRAW, key="ann-2-retry")  # a new command: judged
+    audit = await api.get(f"/games/{table.game_id}/audit", OPERATOR)
+    [finding] = audit["findings"]
+    assert finding["rule"] in ("out_of_turn_draw", "double_draw") and finding["seat"] == 0
+    assert finding["command_id"] == "ann-2-retry"
+    page = await api.client.get(f"/arbiter/games/{table.game_id}", headers=OPERATOR)
+    assert page.status_code == 200
+    assert "key ann-2<" in page.text and "key ann-2-retry<" in page.text
+    assert "command key</th><td>ann-2-retry" in page.text
+    assert (await api.view(table))["status"] == "finished"  # the penalty ended the game
+    seat = await api.get(f"/games/{table.game_id}/audit", table.seat(1))
+    assert seat["findings"] and all(f["command_id"] is None for f in seat["findings"])
+    as_seat = await api.client.get(
+        f"/arbiter/games/{table.game_id}", headers=OPERATOR, params={"as": "1"}
+    )
+    assert "key ann-2" not in as_seat.text
+
+
 async def test_seen_is_accepted_on_every_command(api: Api) -> None:
     """Each command type takes `seen`; a wrong one is table_changed, never another code."""
     table = await api.create()

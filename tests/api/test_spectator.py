@@ -27,7 +27,9 @@ async def test_after_a_classic_game_the_spectator_sees_the_whole_table(api: Api)
     replay = await api.get(f"/games/{game}/replay", watcher, version=10)
     assert replay["view"]["viewer"] == "arbiter"  # every hand, the stock, the piles
     assert replay["view"]["stock"] and all(s["hand"] for s in replay["view"]["seats"])
-    assert await api.get(f"/games/{game}/audit", watcher) == arbiter_audit
+    # the whole audit, but the commands' keys, which only the operator reads
+    keyless = [{**f, "command_id": None} for f in arbiter_audit["findings"]]
+    assert await api.get(f"/games/{game}/audit", watcher) == {**arbiter_audit, "findings": keyless}
     assert (await api.get(f"/games/{game}/verify", watcher))["ok"] is True
     assert (await api.get(f"/games/{game}", watcher))["seed"] == "spectator-seed-kept-secret"
 
@@ -38,9 +40,10 @@ async def test_after_a_closed_discard_game_the_spectator_sees_what_it_saw(api: A
     assert penalty["rule"] == "out_of_turn_draw" and penalty["cards"]
     [seen] = (await api.get(f"/games/{game}/audit", watcher))["findings"]
     assert seen["cards"] is None  # what seat 1 took stays with seat 1 (and the arbiter)
-    assert {k: v for k, v in seen.items() if k != "cards"} == {
-        k: v for k, v in penalty.items() if k != "cards"
+    assert {k: v for k, v in seen.items() if k not in ("cards", "command_id")} == {
+        k: v for k, v in penalty.items() if k not in ("cards", "command_id")
     }
+    assert penalty["command_id"] and seen["command_id"] is None
     for version in (1, 10, 14):
         replay = await api.get(f"/games/{game}/replay", watcher, version=version)
         assert replay["view"]["viewer"] == "spectator"

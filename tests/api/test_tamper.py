@@ -11,7 +11,16 @@ import pytest
 
 from services.http.contract import operations
 from services.http.problems import PROBLEM_JSON
-from tests.api.conftest import OPERATOR, THIRTY_ONE_GAME, Api, Body, Table, app_on, serving
+from tests.api.conftest import (
+    FIRST_TRICK,
+    OPERATOR,
+    THIRTY_ONE_GAME,
+    Api,
+    Body,
+    Table,
+    app_on,
+    serving,
+)
 from tests.tampering import Tables
 
 
@@ -293,7 +302,86 @@ async def test_rows_removed_from_the_end_of_a_finished_game_are_found_by_the_ind
     chain = report["chain"]
     assert not chain["ok"] and chain["first_bad_version"] == end
     assert "removed from its end" in chain["problem"]
+    # A replica that loads it takes no command over the cut (it took one, and wrote new
+    # history after it), and shows no evidence of what is left as if it were whole.
+    game = f"/games/{table.game_id}"
+    async with serving(app_on(api.adapters)) as fresh:
+        for method, path, headers in (
+            ("GET", game, table.seat(0)),
+            ("POST", f"{game}/commands", table.seat(1)),
+            ("GET", f"{game}/replay", OPERATOR),
+            ("GET", f"{game}/audit", OPERATOR),
+        ):
+            body = b'{"type": "concede"}' if method == "POST" else None
+            answer = await fresh.request(
+                method, path, headers={**headers, "Content-Type": "application/json"}, content=body
+            )
+            assert answer.status_code == 500, (method, path, answer.text)
+            assert answer.json()["code"] == "record_broken"
+            assert "rows were removed from its end" in answer.json()["detail"]
+    assert [r.version for r in await api.store.read(table.game_id)][-1] == end - 1
     # an untouched finished game still verifies
     other = await api.create()
     await api.play(other, 0, {"type": "concede"})
     assert (await api.get(f"/games/{other.game_id}/verify"))["ok"]
+
+
+@pytest.mark.parametrize("edit", ["deleted", "swapped", "edited"])
+async def test_the_evidence_is_refused_of_a_record_whose_chain_breaks(api: Api, edit: str) -> None:
+    """The replay, the audit, the bundle and the arbiter's page show a record as the server
+    wrote it, or not at all: a row deleted (which renumbered every version after it and
+    put a finding on the wrong event), moved or edited is `500 record_broken`, naming where
+    the chain breaks, even while the game plays on from the copy a replica holds; `verify`
+    still gives its report."""
+    table = await played(api)
+    tables = Tables(api.store)
+    if edit == "deleted":
+        await tables.delete(table.game_id, 12)
+        at, problem = 12, "version 12 is missing"
+    elif edit == "swapped":
+        await tables.swap(table.game_id, 20, 23)
+        at, problem = 20, "does not hash"
+    else:
+        at = await version_of(api, table, "cards_led")
+        await tables.edit(table.game_id, at, '"AS"', '"KS"')
+        problem = "does not hash"
+    game = f"/games/{table.game_id}"
+    for path in (
+        f"{game}/replay",
+        f"{game}/replay?version=3",
+        f"{game}/audit",
+        f"{game}/bundle",
+        f"/arbiter/games/{table.game_id}",
+    ):
+        answer = await api.client.get(path, headers=OPERATOR)
+        assert answer.status_code == 500, (path, answer.text)
+        refused = answer.json()
+        assert refused["code"] == "record_broken", refused
+        assert f"its hash chain breaks at version {at}" in refused["detail"], refused
+        assert problem in refused["detail"] and f"GET {game}/verify" in refused["detail"]
+    report = await verified(api, table)
+    assert not report["ok"] and report["chain"]["first_bad_version"] == at
+
+
+async def test_a_replica_loading_a_record_with_a_row_missing_refuses_it(api: Api) -> None:
+    """A row removed from the middle of a game that still folds (here: the last row moved
+    one version up) left every later version renumbered by one on a replica that loaded
+    it, and its next command met a conflict; it is `record_broken` naming the gap."""
+    table = await api.create()
+    for seat, command in FIRST_TRICK:
+        await api.play(table, seat, command)
+    last = (await api.store.read(table.game_id))[-1].version
+    await Tables(api.store).move(table.game_id, last, last + 1)
+    game = f"/games/{table.game_id}"
+    async with serving(app_on(api.adapters)) as fresh:  # nothing of the game cached
+        for method, path, headers in (
+            ("GET", game, OPERATOR),
+            ("POST", f"{game}/commands", table.seat(0)),
+        ):
+            body = b'{"type": "draw"}' if method == "POST" else None
+            answer = await fresh.request(
+                method, path, headers={**headers, "Content-Type": "application/json"}, content=body
+            )
+            assert answer.status_code == 500, (method, path, answer.text)
+            assert answer.json()["code"] == "record_broken"
+            assert f"version {last} is missing from the record" in answer.json()["detail"]
