@@ -61,6 +61,11 @@ def _instance(request: Request[Any, Any, Any]) -> str:
     return instance_of(request.scope)
 
 
+# A command lookup's path whose key is slashes alone (as sent, `/` or `%2F`), which routing
+# reads as /games/{id}/commands itself.
+_UNNAMED_KEY = re.compile(r"^/games/[^/]+/commands/(?:/|%2[Ff])*$")
+
+
 def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[ProblemDetails]:
     extra: dict[str, Any] = {}
     headers = {k: str(v) for k, v in (exc.headers or {}).items()}
@@ -161,7 +166,6 @@ def _on_the_wire(error: dict[str, Any], wire: dict[str, str]) -> dict[str, Any]:
 # The decoder's words for a field of the body's top object, which it keys by no path (the
 # framework then names the whole body, `data`); and a check of the whole object that says
 # which field it is about ("value: ...").
-_UNNAMED_KEY = re.compile(r"^/games/[^/]+/commands/(?:/|%2[Ff])*$")
 _MISSING = re.compile(r"^Object (?:missing required|contains unknown) field `(?P<key>[^`]+)`$")
 _NAMED = re.compile(r"^(?P<key>[a-z][a-z_]*): (?P<message>.+)$", re.DOTALL)
 
