@@ -450,6 +450,21 @@ def _feed_response(operation: Schema, schemas: Schema) -> None:
     }
 
 
+def _discriminated(schema: Any) -> Any:
+    """`schema` with each OpenAPI discriminator (an object: `propertyName`, `mapping`) as an
+    AsyncAPI Schema has it, the property's name as a string; an AsyncAPI parser refuses
+    the object."""
+    if isinstance(schema, list):
+        return [_discriminated(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    found = {k: _discriminated(v) for k, v in schema.items()}
+    tag = found.get("discriminator")
+    if isinstance(tag, dict) and "propertyName" in tag:
+        found["discriminator"] = tag["propertyName"]
+    return found
+
+
 def asyncapi(openapi: Schema) -> Schema:
     """AsyncAPI 3.0 for the streams: one channel per stream, its messages and their data,
     with every schema they need copied from the refined OpenAPI components."""
@@ -519,6 +534,15 @@ def asyncapi(openapi: Schema) -> Schema:
                 if p.get("in") == "path"
             },
             "messages": {event: {"$ref": f"#/components/messages/{event}"} for event in events},
+        }
+        ops[f"receive_{op_id}"] = {
+            "action": "receive",
+            "channel": {"$ref": f"#/channels/{op_id}"},
+            "summary": operation.get("summary", ""),
+            "security": [bearer] if op_id == FEED else [bearer, ticket],
+            "messages": [{"$ref": f"#/channels/{op_id}/messages/{event}"} for event in events],
+            # HTTP bindings 0.3.0: the method and query are the operation's (a channel's
+            # HTTP binding holds nothing)
             "bindings": {
                 "http": {
                     "method": "GET",
@@ -530,15 +554,9 @@ def asyncapi(openapi: Schema) -> Schema:
                             if p.get("in") == "query"
                         },
                     },
+                    "bindingVersion": "0.3.0",
                 }
             },
-        }
-        ops[f"receive_{op_id}"] = {
-            "action": "receive",
-            "channel": {"$ref": f"#/channels/{op_id}"},
-            "summary": operation.get("summary", ""),
-            "security": [bearer] if op_id == FEED else [bearer, ticket],
-            "messages": [{"$ref": f"#/channels/{op_id}/messages/{event}"} for event in events],
         }
     return {
         "asyncapi": "3.0.0",
@@ -561,8 +579,10 @@ def asyncapi(openapi: Schema) -> Schema:
         "operations": ops,
         "components": {
             "messages": messages,
-            "schemas": _reachable(schemas, [m["payload"] for m in messages.values()])
-            | {name: schemas[name] for name in ("ViewFrameHeaders", "FeedFrameHeaders")},
+            "schemas": _discriminated(
+                _reachable(schemas, [m["payload"] for m in messages.values()])
+                | {name: schemas[name] for name in ("ViewFrameHeaders", "FeedFrameHeaders")}
+            ),
             "securitySchemes": {
                 "bearer": {
                     "type": "http",

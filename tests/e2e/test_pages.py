@@ -133,6 +133,11 @@ async def test_a_newcomer_plays_a_whole_game_against_the_demo_bot(
             )
         assert await page.get_attribute("#table", "data-status") == "finished"
         assert "The game is over" in await page.inner_text("#turn")
+        # the end, told by the stream, stays said when the last command's answer comes
+        # after it (it read "Sent: …" there)
+        await until(page, "document.getElementById('status').textContent !== ''")
+        await asyncio.sleep(0.5)
+        assert not (await page.inner_text("#status")).startswith("Sent")
         await client.aclose()
         await page.screenshot(path=shot("table-finished"), full_page=True)
 
@@ -451,6 +456,10 @@ async def test_both_pages_keep_a_clean_console_and_the_record_fits_a_phone(
     await page.fill("#key-form input[name=key]", OPERATOR_KEY)
     await page.click("#key-form button")
     await page.wait_for_selector("#steps")
+    # the record opens at its top, the table first: the timeline's current step is shown
+    # within the timeline's own scroll, not by scrolling the window down to it
+    await page.wait_for_timeout(200)
+    assert await page.evaluate("window.scrollY") == 0
     await page.click("#timeline li.finding button")  # a finding's evidence, at its version
     await until(page, "document.querySelector('#finding-0 .evidence') !== null")
     width = await page.evaluate("document.documentElement.scrollWidth")

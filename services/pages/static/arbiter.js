@@ -126,8 +126,13 @@
       link.addEventListener("click", (event) => { event.preventDefault(); download(link); });
     }
     const viewer = () => form.elements.perspective.value;
-    // the version shown, in view within the timeline's own scroll
-    document.querySelector("#timeline li.current")?.scrollIntoView({ block: "nearest" });
+    // the version shown, in view within the timeline's own scroll; where the timeline has
+    // none (a phone's narrow layout), the window is not scrolled away from the table
+    const timeline = document.querySelector("#timeline ol");
+    const current = document.querySelector("#timeline li.current");
+    if (timeline && current && timeline.scrollHeight > timeline.clientHeight) {
+      timeline.scrollTop = current.offsetTop - timeline.offsetTop - timeline.clientHeight / 2;
+    }
     const slider = document.getElementById("slider");
     slider.addEventListener("input", () => {
       document.getElementById("shown-version").textContent = slider.value;

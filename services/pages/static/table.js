@@ -103,7 +103,8 @@
           "Idempotency-Key": key() },
         body: JSON.stringify({ ...command, seen: shown.version }),
       });
-      if (answer.ok) { say(`Sent: ${command.type}.`); return; }
+      // the stream may have told the game's end before this answer came: that stays said
+      if (answer.ok) { if (!ended) say(`Sent: ${command.type}.`); return; }
       const problem = await answer.json().catch(() => ({}));
       say(`Refused: ${problem.detail || answer.status}`);
     } catch (error) {
