@@ -95,10 +95,10 @@ class RecordChanged(RecordBroken):
     whole: a missing row would renumber every version after it, and a cut end would hide
     a verdict. `verify` reports it in full."""
 
-    def __init__(self, version: int, why: str) -> None:
+    def __init__(self, version: int, why: str, event_type: str = "row") -> None:
         Exception.__init__(self, why)
         self.version = version
-        self.event_type = "game_finished" if why.startswith("the games index") else "row"
+        self.event_type = event_type  # "game_finished" for a cut end: the row missing
         self.why = why
 
 

@@ -481,12 +481,11 @@ class GameService:
                     (first + i for i, r in enumerate(rows) if r.version != first + i), first
                 )
                 raise RecordChanged(missing, f"version {missing} is missing from the record")
-        if state.started and not state.finished and self.index is not None:
-            # the index, written apart from the rows, holds the game finished: the rows
-            # from its end on were removed, and it must take no command over the cut
-            indexed = await self.index.get(game_id)
-            if indexed is not None and indexed.status == "finished":
-                raise RecordChanged(state.version, cut_short_why(state.version))
+        # the index, written apart from the rows, holds the game finished: the rows from
+        # its end on were removed, and it must take no command over the cut
+        if state.started and not state.finished and await self.indexed_finished(game_id):
+            why = cut_short_why(state.version)
+            raise RecordChanged(state.version, why, "game_finished")
         if state.started and crossed(state.version - len(rows), state.version, self.snapshot_every):
             self._keep(game_id, state, head)
         return state, head
@@ -584,6 +583,12 @@ class GameService:
         if not trusted:  # it moved, but whether it missed something is still unknown
             self._cache[game_id].confirmed = copy.confirmed
         return events
+
+    async def indexed_finished(self, game_id: str) -> bool:
+        """The games index holds the game as finished. The index is written apart from
+        the rows, so a record without its end beside it was cut short."""
+        indexed = None if self.index is None else await self.index.get(game_id)
+        return indexed is not None and indexed.status == "finished"
 
     async def rows(self, game_id: str) -> list[RecordedEvent]:
         """The game's whole record as stored, row metadata and hashes included."""

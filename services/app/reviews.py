@@ -93,7 +93,7 @@ def intact(game_id: str, rows: Sequence[RecordedEvent], indexed_finished: bool) 
         raise RecordChanged(at, f"its hash chain breaks at version {at}{kind}: {chain.problem}")
     cut = cut_short(rows, indexed_finished)
     if cut is not None:
-        raise RecordChanged(len(rows), cut)
+        raise RecordChanged(len(rows), cut, "game_finished")
 
 
 def _played_back(events: Sequence[Event], whole: bool) -> PlaybackCheck:
@@ -149,31 +149,24 @@ class Reviews:
         was not cut short: evidence is shown of a record as the server wrote it, or not at
         all (`verify` says what is wrong)."""
         rows = await self.games.rows(game_id)
-        intact(game_id, rows, await self._indexed_finished(game_id))
+        intact(game_id, rows, await self.games.indexed_finished(game_id))
         return rows
 
     async def verify(self, game_id: str, caller: Caller) -> Verification:
         if caller.role == "operator":  # the operator's check plays nothing back first
             rows = await self.games.rows(game_id)
-            return check_record(game_id, rows, await self._indexed_finished(game_id))
+            return check_record(game_id, rows, await self.games.indexed_finished(game_id))
         current = await self.games.load(game_id)
         caller.review(current)
         rows = await self.games.rows(game_id)
         whole = disclosed_to(current, caller.viewer) == ARBITER
-        finished = await self._indexed_finished(game_id)
+        finished = await self.games.indexed_finished(game_id)
         verification = check_record(game_id, rows, finished, whole=whole)
         if not whole:
             # a closed-discard record hides cards from this viewer for ever: no raw hash
             chain = msgspec.structs.replace(verification.chain, head=None)
             verification = msgspec.structs.replace(verification, chain=chain)
         return verification
-
-    async def _indexed_finished(self, game_id: str) -> bool:
-        """The games index holds the game as finished (asked once its rows are read: a
-        game id that names no game is refused there)."""
-        index = self.games.index
-        indexed = None if index is None else await index.get(game_id)
-        return indexed is not None and indexed.status == "finished"
 
     async def bundle(self, game_id: str, caller: Caller) -> bytes:
         """The audit bundle (services/app/bundle.py) as the caller may see the record."""
