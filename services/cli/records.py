@@ -64,7 +64,7 @@ async def _read(settings: config.Settings, store: EventStore, game_id: str) -> l
 async def _rows(settings: config.Settings, game_id: str) -> list[RecordedEvent]:
     """The game's whole record, refused (RecordChanged: one line, exit 1) unless its chain
     holds and it was not cut short, as the API's replay and audit refuse it."""
-    rows, finished = await _record(settings, game_id, indexed=True)
+    rows, finished = await _record(settings, game_id)
     intact(game_id, rows, finished)
     return rows
 
@@ -81,15 +81,13 @@ def _named(settings: config.Settings, game_id: str) -> None:
         )
 
 
-async def _record(
-    settings: config.Settings, game_id: str, indexed: bool = False
-) -> tuple[list[RecordedEvent], bool]:
-    """The game's rows, and (when `indexed`) whether the games index holds it finished."""
+async def _record(settings: config.Settings, game_id: str) -> tuple[list[RecordedEvent], bool]:
+    """The game's rows, and whether the games index holds it finished."""
     _named(settings, game_id)
     store = await _store(settings)
     try:
         rows = await _read(settings, store, game_id)
-        found = await bootstrap.index_on(store).get(game_id) if rows and indexed else None
+        found = await bootstrap.index_on(store).get(game_id) if rows else None
     finally:
         await store.close()
     if not rows:
@@ -165,7 +163,7 @@ async def cmd_audit(settings: config.Settings, game_id: str, as_json: bool = Fal
 async def cmd_verify(settings: config.Settings, game_id: str) -> int:
     """The record as stored: its hash chain row by row, then every deal (with the game's
     seed, which the operator's store holds even before the game ends)."""
-    rows, finished = await _record(settings, game_id, indexed=True)
+    rows, finished = await _record(settings, game_id)
     verification = check_record(game_id, rows, finished)
     for line in verification_lines(verification):
         print(line)
