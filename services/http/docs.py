@@ -61,7 +61,16 @@ class AsyncApiJson(JsonRenderPlugin):
     def render(self, request: Request[Any, Any, Any], openapi_schema: dict[str, Any]) -> bytes:
         if self._source != id(openapi_schema):
             self._doc, self._source = asyncapi(openapi_schema), id(openapi_schema)
-        return self.render_json(request, self._doc)
+        return self.render_json(request, {**self._doc, "servers": _served_at(request)})
+
+
+def _served_at(request: Request[Any, Any, Any]) -> dict[str, Any]:
+    """The AsyncAPI server (its `host` is required) is the one the document was asked of, as
+    the OpenAPI's relative paths are: a generator pointed at a deployment gets its address."""
+    url = request.url
+    host = url.netloc or "localhost"
+    protocol = "https" if url.scheme in ("https", "wss") else "http"
+    return {"api": {"host": host, "protocol": protocol, "pathname": "/"}}
 
 
 class OfflineSwagger(SwaggerRenderPlugin):

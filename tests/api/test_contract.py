@@ -196,6 +196,12 @@ async def test_asyncapi_describes_every_stream_and_message(api: Api) -> None:
     assert all("bindings" not in c for c in doc["channels"].values())
     for operation in doc["operations"].values():
         assert operation["bindings"]["http"]["method"] == "GET"
+    # the server is the one the document was asked of (the OpenAPI's paths are relative)
+    assert doc["servers"] == {"api": {"host": "bura.test", "protocol": "http", "pathname": "/"}}
+    elsewhere = await api.client.get(
+        "/schema/asyncapi.json", headers={"Host": "games.example:8443"}
+    )
+    assert elsewhere.json()["servers"]["api"]["host"] == "games.example:8443"
 
 
 def _values_of(node: Any, key: str) -> list[Any]:
