@@ -112,7 +112,7 @@ def _main(r: Record) -> str:
     v = r.table.version
     return (
         f'<main id="arbiter" data-version="{v}" data-last="{r.last}" '
-        f'data-viewer="{text(r.viewer)}">'
+        f'data-viewer="{text(r.viewer)}" data-over="{str(_over(r)).lower()}">'
         f'<form id="steps" method="post" action="/arbiter/games/{text(r.game_id)}">'
         + (f'<input type="hidden" name="key" value="{text(r.key)}">' if r.key else "")
         + f'<input type="hidden" name="as" value="{text(r.viewer)}">'
@@ -125,6 +125,11 @@ def _main(r: Record) -> str:
         + _fairness(r)
         + "</form></main>"
     )
+
+
+def _over(r: Record) -> bool:
+    """Whether the record has its end: arbiter.js follows a game that goes on."""
+    return bool(r.steps) and r.steps[-1].kind == "game_finished"
 
 
 def _controls(r: Record) -> str:

@@ -389,6 +389,51 @@ async def test_the_arbiter_steps_by_keyboard_and_after_a_late_script(
         assert await page.evaluate("document.activeElement.id") == "previous"
 
 
+async def test_the_arbiter_page_follows_a_game_that_goes_on(
+    start_service: StartService, client: httpx.AsyncClient, browser: Any
+) -> None:
+    """The record of a game in progress follows it: at the last version the page moves on
+    to each version the game reaches; stepping through the past, it stays and says which
+    version is the latest, with a button to it; the game's end closes the stream."""
+    service = await start_service()
+    _, game_id, tokens = await walk_through(client, service.url)
+
+    async def play(seat: int, command: dict[str, Any]) -> int:
+        sent = await client.post(
+            f"{service.url}/games/{game_id}/commands", json=command, headers=bearer(tokens[seat])
+        )
+        assert sent.status_code == 200, sent.text
+        version: int = sent.json()["version"]
+        return version
+
+    page = await browser.new_page()
+    await page.goto(f"{service.url}/arbiter/games/{game_id}")
+    await page.fill("#key-form input[name=key]", OPERATOR_KEY)
+    await page.click("#key-form button")
+    await page.wait_for_selector("#steps")
+    here = "document.querySelector('#arbiter').dataset"
+
+    (seat, command), *rest = FIRST_TRICK
+    reached = await play(seat, command)
+    await until(page, f"{here}.version === '{reached}' && {here}.last === '{reached}'")
+    assert await page.locator("#live").count() == 0
+
+    await page.click("#previous")
+    stayed = reached - 1
+    await until(page, f"{here}.version === '{stayed}'")
+    for seat, command in rest:
+        reached = await play(seat, command)
+    await until(page, "document.querySelector('#live') !== null")
+    await until(page, f"document.querySelector('#live').textContent.includes('version {reached} ')")
+    assert await page.evaluate(f"{here}.version") == str(stayed)
+    await page.click("#live button")
+    await until(page, f"{here}.version === '{reached}' && {here}.last === '{reached}'")
+    assert await page.locator("#live").count() == 0
+
+    ended = await play(0, {"type": "concede"})
+    await until(page, f"{here}.version === '{ended}' && {here}.over === 'true'")
+
+
 async def test_a_token_no_header_can_carry_is_refused_in_the_page(
     start_service: StartService, client: httpx.AsyncClient, browser: Any
 ) -> None:

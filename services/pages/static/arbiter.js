@@ -67,6 +67,73 @@
     focus();
   }
 
+  // A game that goes on is followed: a ticket bought with the key opens the game's stream
+  // (the arbiter's view) after the record's last version. Each version the game reaches is
+  // said in the header; an arbiter at the last version is moved on to it, one stepping
+  // through the past stays where they are. A dropped stream is bought again after the last
+  // version heard; the game's end (or a record that has it) closes it.
+  let following = null;
+  let heard = 0;
+
+  function latest(version) {
+    heard = Math.max(heard, version);
+    const main = document.getElementById("arbiter");
+    if (!main || heard <= Number(main.dataset.last)) return;
+    if (main.dataset.version === main.dataset.last) {
+      show(heard, main.dataset.viewer);
+      return;
+    }
+    let note = document.getElementById("live");
+    if (!note) {
+      note = document.createElement("p");
+      note.id = "live";
+      note.setAttribute("role", "status");
+      note.setAttribute("aria-live", "polite");
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = "Show the latest";
+      button.addEventListener("click", () => {
+        const now = document.getElementById("arbiter");
+        show(heard, now ? now.dataset.viewer : undefined);
+      });
+      note.append(document.createElement("span"), " ", button);
+      document.querySelector("header").append(note);
+    }
+    note.firstChild.textContent = `The game has gone on: version ${heard} is its latest.`;
+  }
+
+  async function follow() {
+    const main = document.getElementById("arbiter");
+    if (following || !main || main.dataset.over === "true") return;
+    const key = keyOf();
+    if (!key) return;
+    following = "buying";
+    heard = Math.max(heard, Number(main.dataset.last));
+    let ticket;
+    try {
+      const answer = await fetch(`/games/${encodeURIComponent(game)}/stream-tickets`, {
+        method: "POST", headers: { Authorization: `Bearer ${key}` },
+      });
+      if (!answer.ok) { following = null; return; }  // the record itself says what is wrong
+      ticket = await answer.json();
+    } catch (error) {
+      following = null;
+      setTimeout(follow, 3000);
+      return;
+    }
+    const stream = new EventSource(`${ticket.stream}&after=${heard}`);
+    following = stream;
+    stream.addEventListener("view", (message) => {
+      const data = JSON.parse(message.data);
+      heard = Math.max(heard, data.version);
+      if (data.latest) latest(data.version);  // the last of what one command recorded
+    });
+    stream.addEventListener("end", () => { stream.close(); following = null; });
+    const again = () => { stream.close(); following = null; setTimeout(follow, 2000); };
+    stream.addEventListener("shutdown", again);
+    stream.onerror = again;  // a ticket opens one stream once: a new one, after `heard`
+  }
+
   // Where the keyboard was in the record (the step button, the slider, the perspective):
   // the record is replaced whole at every step, and the focus goes back to the same control
   // of the new one, so that Enter steps on and on.
@@ -122,6 +189,12 @@
     const main = document.getElementById("arbiter");
     const form = document.getElementById("steps");
     if (!main || !form) return;
+    if (Number(main.dataset.last) >= heard) document.getElementById("live")?.remove();
+    if (main.dataset.over === "true" && following) {
+      if (following !== "buying") following.close();
+      following = null;
+    }
+    follow();
     for (const link of main.querySelectorAll("a[data-download]")) {
       link.addEventListener("click", (event) => { event.preventDefault(); download(link); });
     }
