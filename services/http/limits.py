@@ -223,7 +223,8 @@ async def _too_many(
     body = _encode(
         details(
             "rate_limited",
-            f"more than {policy.quota} {what} in {_seconds(policy.window)} s from this "
+            f'policy "{policy.name}": more than {policy.quota} {what} in '
+            f"{_seconds(policy.window)} s from this "
             f"{'token' if who == 'token' else 'client address'}: retry after {wait} s",
             instance=instance_of(scope),
             retry_after=wait,

@@ -377,7 +377,7 @@ PROBLEMS: dict[str, Problem] = {
         "This token or client address sent more requests of this class (commands, reads, "
         "game creation) than its policy allows; wait `Retry-After` seconds. `RateLimit` and "
         "`RateLimit-Policy` say which policy and how much is left.",
-        "more than 50 commands in 10 s from this token: retry after 3 s",
+        'policy "commands-token": more than 50 commands in 10 s from this token: retry after 3 s',
     ),
     # 5xx: the server
     "record_broken": Problem(

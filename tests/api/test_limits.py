@@ -57,6 +57,7 @@ async def test_commands_past_a_tokens_quota_are_429_with_when_to_retry(limited: 
     assert refused.headers["content-type"] == "application/problem+json"
     body = refused.json()
     assert body["code"] == "rate_limited" and body["status"] == 429
+    assert body["detail"].startswith('policy "commands-token": more than 3 commands in 60 s')
     wait = int(refused.headers["retry-after"])
     assert 0 < wait <= 60 and body["retry_after"] == wait
     assert re.fullmatch(r'"commands-token";r=0;t=\d+', refused.headers["ratelimit"])
@@ -80,6 +81,7 @@ async def test_a_client_address_is_limited_across_its_tokens(limited: Api) -> No
     # The token of the sixth is at its quota too (3), but not past it: the refusal and its
     # RateLimit field both name the address's policy.
     refused = answers[5]
+    assert refused.json()["detail"].startswith('policy "commands-address": ')
     assert "from this client address" in refused.json()["detail"]
     assert re.fullmatch(r'"commands-address";r=0;t=\d+', refused.headers["ratelimit"])
 
