@@ -110,7 +110,7 @@ def finding_lines(f: AuditFinding, names: Sequence[str]) -> list[str]:
             + compensated(counted, f.compensation)
         )
     if f.hand is not None:
-        lines.append(f"  judged on the hand: {' '.join(f.hand)}")
+        lines.append(f"  judged on the hand: {' '.join(f.hand) or 'no cards'}")
     at = f.recorded_at.isoformat() if f.recorded_at else "-"
     if timed(f):
         # no player sent a command: the server's timer judged it, or the operator ruled

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
 import httpx
 import msgspec
 
+from domain.commands import Seed
 from domain.moves import Moves, commands
 from harness.processes import OPERATOR, OPERATOR_KEY, bearer
 from services.pages.words import card_name, card_sign
@@ -531,6 +533,134 @@ async def test_both_pages_keep_a_clean_console_and_the_record_fits_a_phone(
     await table.wait_for_timeout(300)
     assert errors == [] and errors_at_table == [], (errors, errors_at_table)
     await context.close()
+
+
+async def played_out(client: httpx.AsyncClient, base: str, rules: dict[str, Any]) -> str:
+    """A game of ann and bob played to its end through the API, each seat sending the first
+    command its view offers (a whole deal: trick piles of many cards)."""
+    body = {"seats": [{"name": "ann"}, {"name": "bob"}], "rules": rules}
+    answer = await client.post(f"{base}/games", json=body, headers=OPERATOR)
+    assert answer.status_code == 201, answer.text
+    game_id, tokens = answer.json()["game_id"], [s["token"] for s in answer.json()["seats"]]
+    for _ in range(400):
+        views = [
+            (await client.get(f"{base}/games/{game_id}", headers=bearer(t))).json() for t in tokens
+        ]
+        if views[0]["status"] == "finished":
+            return game_id
+        offers = [
+            commands(msgspec.convert(v["moves"], Moves), v["hand"] or ()) if v["moves"] else []
+            for v in views
+        ]
+        seat = next((s for s, o in enumerate(offers) if o), None)
+        if seat is None:  # the server is dealing
+            await asyncio.sleep(0.05)
+            continue
+        # a seed of the seat's own (the seats' shuffle): 64 hex digits, as the page's are
+        offered = [Seed(uuid.uuid4().hex * 2) if isinstance(c, Seed) else c for c in offers[seat]]
+        sent = await client.post(
+            f"{base}/games/{game_id}/commands",
+            content=msgspec.json.encode(offered[0]),
+            headers={
+                **bearer(tokens[seat]),
+                "Content-Type": "application/json",
+                # keys as long as a client's (a UUID and a prefix): the timeline shows them
+                "Idempotency-Key": f"command-{uuid.uuid4().hex}",
+            },
+        )
+        assert sent.status_code == 200, sent.text
+    raise AssertionError("the game did not end in 400 commands")
+
+
+async def test_a_played_out_deal_fits_a_phone(
+    start_service: StartService, client: httpx.AsyncClient, browser: Any
+) -> None:
+    """The table of a game's last version, its trick piles long, stays within 390 px: the
+    record's column shrinks and the timeline's words of 64 hex digits (the seats' seeds)
+    break (the whole page was about 610 px wide)."""
+    service = await start_service()
+    game_id = await played_out(client, service.url, {"match_target": 1, "shuffle": "seats"})
+    context = await browser.new_context(viewport={"width": 390, "height": 844})
+    page = await context.new_page()
+    await page.goto(f"{service.url}/arbiter/games/{game_id}")
+    await page.fill("#key-form input[name=key]", OPERATOR_KEY)
+    await page.click("#key-form button")
+    await page.wait_for_selector("#steps")
+    piles = await page.locator("#table tbody td:nth-child(3) .card").count()
+    assert piles >= 12, piles
+    width = await page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, width
+    await page.screenshot(path=shot("arbiter-390px-played-out"), full_page=True)
+    await context.close()
+
+
+def stacked(front: list[str], size: int = 36) -> list[str]:
+    """A whole pack whose first cards are `front` (dealt one at a time from seat 0 when
+    seat 1 of two deals; the next card is turned for trump), the rest in a fixed order."""
+    ranks = (
+        ["6", "7", "8", "9", "10", "J", "Q", "K", "A"]
+        if size == 36
+        else ["2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A"]
+    )
+    return front + [r + suit for suit in "SHDC" for r in ranks if r + suit not in front]
+
+
+async def test_the_table_says_a_pot_owed_the_teams_and_a_combination_led(
+    start_service: StartService, client: httpx.AsyncClient, browser: Any
+) -> None:
+    """What the view has of the variants is on the seat's page: the pot a false 31 owes
+    in the deal on the table (pay-the-pot), who plays with whom and toward what (teams),
+    and which combination was led (the Czech game): each was left out."""
+    service = await start_service()
+    base = service.url
+
+    async def table(rules: dict[str, Any], names: str, deck: list[str]) -> list[str]:
+        body = {"seats": [{"name": n} for n in names.split()], "rules": rules, "dealer": 1}
+        answer = await client.post(f"{base}/games", json={**body, "deck": deck}, headers=OPERATOR)
+        assert answer.status_code == 201, answer.text
+        made = answer.json()
+        return [made["game_id"], *(s["token"] for s in made["seats"])]
+
+    async def page_of(game_id: str, token: str) -> Any:
+        page = await browser.new_page()
+        await page.goto(f"{base}/play/{game_id}#seat={token}")
+        await until(page, "document.querySelector('#table').dataset.version !== '0'")
+        return page
+
+    async def send(game_id: str, token: str, command: dict[str, Any]) -> None:
+        sent = await client.post(
+            f"{base}/games/{game_id}/commands", json=command, headers=bearer(token)
+        )
+        assert sent.status_code == 200, sent.text
+
+    # pay-the-pot: ann's false 31 (18 points) owes a stake of 3 to bob, and she keeps the turn
+    pot_rules = {"closed_discard": True, "false_declaration": "pay_pot", "stake": 3}
+    game_id, ann, _ = await table(
+        pot_rules, "ann bob", stacked(["AS", "7H", "KS", "8H", "QS", "9H"])
+    )
+    await send(game_id, ann, {"type": "declare", "claim": "thirty_one"})
+    page = await page_of(game_id, ann)
+    await until(page, "document.querySelector('#pot') !== null")
+    said = await page.inner_text("#pot")
+    assert "ann (you) owes 3 to every other side" in said and "settled with the deal" in said
+
+    # teams: each seat's page says its partner and the team's target
+    team_rules = {"deck": 52, "teams": [[0, 2], [1, 3]], "target_points": 41}
+    game_id, *tokens = await table(team_rules, "ann bob cid dan", stacked([], 52))
+    page = await page_of(game_id, tokens[1])
+    said = await page.inner_text("#teams")
+    assert "Teams: ann and cid against bob (you) and dan." in said
+    assert "You play with dan." in said and "toward 41" in said
+
+    # the Czech game: bob leads three aces out of turn; ann's page says what was led
+    czech = stacked(["6S", "AS", "7H", "AH", "8D", "AC"])
+    game_id, ann, bob = await table({"combinations": "czech"}, "ann bob", czech)
+    page = await page_of(game_id, bob)
+    await page.wait_for_selector("#moves button[aria-label^='lead three aces']")
+    await send(game_id, bob, {"type": "lead", "cards": ["AS", "AH", "AC"]})
+    page = await page_of(game_id, ann)
+    await until(page, "document.querySelector('#trick').textContent.includes('three aces')")
+    assert "bob led three aces:" in await page.inner_text("#trick")
 
 
 async def test_a_declined_dave_is_no_offer_on_the_finished_table_and_reasons_read_as_words(

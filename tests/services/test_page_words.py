@@ -238,6 +238,15 @@ def test_the_printable_finding_has_no_buttons_that_would_do_nothing() -> None:
     assert "<button" not in page
 
 
+def test_a_claim_judged_on_an_empty_hand_says_no_cards() -> None:
+    """A false bura is judged on the hand; an empty one reads as such, on the page and in
+    `bura audit`, not as nothing after the colon."""
+    [f] = record(game((0, Declare("bura")))).findings
+    assert "  judged on the hand: AS 6S QD" in finding_lines(f.finding, NAMES)
+    emptied = msgspec.structs.replace(f.finding, hand=())
+    assert "  judged on the hand: no cards" in finding_lines(emptied, NAMES)
+
+
 # -- pay_pot: the settlement says what the pot took ---------------------------------------------
 
 

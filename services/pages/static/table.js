@@ -13,6 +13,9 @@
   const VERBS = { lead: "lead", respond: "respond", draw: "draw", dave_answer: "answer the dave",
     seeding: "send seeds", seed: "send your seed", dealing: "deal" };
   const CLAIMS = { thirty_one: "31", bura: "bura", four_aces: "four aces" };
+  // the Czech game's combinations, led out of turn (or three aces in turn)
+  const COMBINATIONS = { bura: "a bura (three trumps)", three_aces: "three aces",
+    molodka: "a molodka (three of one suit)" };
   let token = null;
   let last = 0; // the last version this page has: a reconnect resumes after it
   let source = null;
@@ -64,8 +67,8 @@
     }
     for (const combo of moves.combinations) {
       out.push({ command: { type: "lead", cards: combo.cards },
-        text: `Lead ${combo.combination} ${combo.cards.map(sign).join(" ")}`,
-        label: `lead ${combo.combination}: ${names(combo.cards)}` });
+        text: `Lead ${COMBINATIONS[combo.combination]} ${combo.cards.map(sign).join(" ")}`,
+        label: `lead ${COMBINATIONS[combo.combination]}: ${names(combo.cards)}` });
     }
     if (moves.respond !== null && moves.respond !== undefined) {
       for (const cards of subsets(hand, moves.respond)) {
@@ -178,6 +181,13 @@
         `stake ${past.stake}.` + (pot.length ? ` The pot for a false 31: ${pot.join("; ")}, ` +
         "counted in the scores." : ""), { id: "last-deal" }));
     }
+    // pay_pot: what a false 31 of this deal owes, settled with the deal however it ends
+    const owing = (view.pot || []).map((n, s) => (n ? `${seatName(view, s)} owes ${n} to every other side` : null))
+      .filter((p) => p);
+    if (owing.length) {
+      main.append(el("p", `The pot for a false 31 in this deal: ${owing.join("; ")}, ` +
+        "settled with the deal however it ends.", { id: "pot" }));
+    }
     if (view.dave && view.dave.enabled && (view.dave.multiplier > 1 || view.dave.offered_by !== null)) {
       // an offer stays on a deal that ended without its answer being yes (declined, or timed
       // out): it is an offer only while the table waits for the answer
@@ -196,7 +206,8 @@
     const trick = el("div", null, { id: "trick", role: "region", "aria-label": "the trick on the table" });
     trick.append(el("h3", "On the table"));
     if (view.trick) {
-      const led = el("p", `${seatName(view, view.trick.leader)} led `);
+      const combination = view.trick.combination ? `${COMBINATIONS[view.trick.combination]}: ` : "";
+      const led = el("p", `${seatName(view, view.trick.leader)} led ${combination}`);
       led.append(...view.trick.led.map(cardOf));
       trick.append(led);
       for (const r of view.trick.responses) {
@@ -237,6 +248,15 @@
       seats.append(line);
     }
     main.append(seats);
+    const teams = view.rules && view.rules.teams;
+    if (teams) {  // a team's points are pooled toward its target, its stakes shared
+      const sides = teams.map((team) => team.map((s) => seatName(view, s)).join(" and "));
+      const ours = view.seat === null ? -1 : teams.findIndex((team) => team.includes(view.seat));
+      main.append(el("p", `Teams: ${sides.join(" against ")}.` +
+        (ours >= 0 ? ` You play with ${teams[ours].filter((s) => s !== view.seat)
+          .map((s) => seatName(view, s)).join(" and ")}.` : "") +
+        ` A team's points count together toward ${view.rules.target_points}.`, { id: "teams" }));
+    }
 
     const moves = el("div", null, { id: "moves", role: "group", "aria-label": "your moves" });
     const offered = view.moves && view.status === "in_progress" ? commands(view.moves, view.hand || []) : [];
