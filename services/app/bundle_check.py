@@ -24,8 +24,9 @@ from domain.events import (
     PotPaid,
     TimedOut,
 )
-from domain.evolve import RecordBroken, replay
+from domain.evolve import RecordBroken
 from domain.fairness import DealCheck
+from domain.playback import play_back
 from domain.views import ARBITER, Viewer, redact
 from infra.ports.events import Metadata, RecordedEvent
 from services.app.bundle import Bundle, BundleRow, deals_of
@@ -142,7 +143,7 @@ def check_bundle(raw: bytes, kept: Sequence[Kept] = ()) -> BundleReport:
             problems.append(Problem("finished", f"the rows say {ended}"))
     else:
         try:
-            state = replay(events)
+            state = play_back(events)  # every act decided again, its outcome the rules'
         except RecordBroken as broken:  # a forger who rewrote every hash after his edit
             where = f"events[{broken.version - 1}] (version {broken.version})"
             problems.append(Problem(where, str(broken)))

@@ -14,6 +14,7 @@ from domain.chain import check_chain
 from domain.events import Event, GameStarted
 from domain.evolve import RecordBroken, replay
 from domain.fairness import verify_deals
+from domain.playback import play_back
 from domain.views import ARBITER, Viewer, disclosed_to, review
 from infra.ports.events import RecordedEvent
 from services.app.bundle import make_bundle
@@ -85,7 +86,9 @@ def cut_short(rows: Sequence[RecordedEvent], indexed_finished: bool) -> str | No
 
 def intact(game_id: str, rows: Sequence[RecordedEvent], indexed_finished: bool) -> None:
     """RecordChanged unless the rows chain from the first to the last and, when the games
-    index holds the game finished, end with its end."""
+    index holds the game finished, end with its end; RecordBroken unless they are what the
+    rules decide, act by act (domain/playback.py: an outcome rewritten with every hash
+    recomputed holds the chain)."""
     chain = check_chain(game_id, [chain_row(r) for r in rows])
     if not chain.ok:
         at = chain.first_bad_version or 0
@@ -94,11 +97,12 @@ def intact(game_id: str, rows: Sequence[RecordedEvent], indexed_finished: bool) 
     cut = cut_short(rows, indexed_finished)
     if cut is not None:
         raise RecordChanged(len(rows), cut, "game_finished")
+    play_back([from_recorded(r) for r in rows])
 
 
 def _played_back(events: Sequence[Event], whole: bool) -> PlaybackCheck:
     try:
-        replay(events)
+        play_back(events)
     except RecordBroken as broken:
         why = str(broken) if whole else f"event {broken.version} ({broken.event_type}) {broken.why}"
         return PlaybackCheck(ok=False, first_bad_version=broken.version, problem=why)

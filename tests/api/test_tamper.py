@@ -6,9 +6,13 @@ after the change still meets the deal's commitments."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
+from services import cli
+from services.app.bundle import make_bundle
+from services.app.bundle_check import check_bundle
 from services.http.contract import operations
 from services.http.problems import PROBLEM_JSON
 from tests.api.conftest import (
@@ -160,6 +164,42 @@ async def test_a_card_changed_and_every_hash_rewritten_is_found_by_playing_the_r
     playback = report["playback"]
     assert not playback["ok"] and playback["first_bad_version"] == row.version
     assert f"event {row.version} ({kind}) cannot apply" in playback["problem"]
+
+
+async def test_an_outcome_rewritten_with_every_hash_is_found_by_deciding_each_act_again(
+    api: Api, tmp_path: Path
+) -> None:
+    """The forger gives the game to the loser: the deal's end, its settlement and the game's
+    winners rewritten, every hash after them recomputed. The chain holds, every deal's
+    commitment too, and each row folds: only the rules, deciding each act again on the
+    table before it, show that the declaration of 31 won the deal for seat 0. Verify names
+    the row, the evidence reads refuse the record, and so does a bundle written of it."""
+    table = await played(api)
+    tables = Tables(api.store)
+    await tables.rewrite(table.game_id, "deal_won", seat=1)
+    await tables.rewrite(table.game_id, "stake_settled", payments=[-1, 1])
+    await tables.rewrite(table.game_id, "game_finished", winners=[1])
+    await tables.rechain(table.game_id)
+    won = await version_of(api, table, "deal_won")
+
+    report = await verified(api, table)
+    assert report["chain"]["ok"] and all(d["ok"] for d in report["deals"])
+    assert not report["ok"] and report["playback"]["first_bad_version"] == won
+    assert f"event {won} (deal_won) is not what the rules decide" in report["playback"]["problem"]
+    assert "the rules decide deal_won (seat 0" in report["playback"]["problem"]
+    for read in ("replay", "audit", "bundle"):
+        refused = await api.client.get(f"/games/{table.game_id}/{read}", headers=OPERATOR)
+        assert refused.status_code == 500, read
+        assert refused.json()["code"] == "record_broken"
+        assert f"event {won} (deal_won) is not what the rules decide" in refused.json()["detail"]
+
+    forged = make_bundle(table.game_id, await api.store.read(table.game_id))
+    report_of_file = check_bundle(forged)
+    assert not report_of_file.ok
+    assert report_of_file.problems[0].where == f"events[{won - 1}] (version {won})"
+    path = tmp_path / "forged.bura.json"
+    path.write_bytes(forged)
+    assert cli.main(["verify-bundle", str(path)]) == 1
 
 
 async def test_a_record_that_no_longer_folds_is_named_on_every_read_and_command(

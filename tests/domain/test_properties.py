@@ -57,6 +57,7 @@ from domain.events import (
 from domain.evolve import replay
 from domain.legal import combination_offers, legal_commands
 from domain.moves import commands
+from domain.playback import play_back
 from domain.rules import hand_sizes, score_bound
 from domain.state import Game
 from domain.views import ARBITER, SPECTATOR, Viewer, redact_all, review, view
@@ -123,6 +124,8 @@ def check_the_end(played: Played) -> None:
 
 def check_replay(played: Played, chance: random.Random) -> None:
     assert replay(played.events) == played.state
+    # every act decided again on the table before it gives exactly the record
+    assert play_back(played.events) == played.state
     stored = decode_events(encode(played.events))
     assert stored == played.events
     assert replay(stored) == played.state
