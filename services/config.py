@@ -214,6 +214,8 @@ _NEVER_EMPTY = {
     "BURA_DATABASE_URL": "unset it for the embedded SQLite store, or give the URL",
     "BURA_READ_DATABASE_URL": "unset it to read from the primary, or give the URL",
     "BURA_REDIS_URL": "unset it for the in-process bus, or give the URL",
+    # an empty ConfigMap value would put the deployment on the shared default's channel
+    "BURA_REDIS_PREFIX": "unset it for 'bura:', or give the prefix",
 }
 
 
@@ -248,7 +250,8 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
             else:
                 raw[field] = value
         except ValueError:
-            what = "a number"
+            whole = isinstance(default, int) and field not in _SECONDS
+            what = "a whole number" if whole else "a number"
             if field in _SECONDS:
                 what += " of whole seconds" if _SECONDS[field][1] else " of seconds"
             raise ConfigError(f"{name}={value!r} is not {what}") from None

@@ -7,6 +7,10 @@ import redis.asyncio as redis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 
+# What one call to Redis may cost a request, its retries included (docs/deploy.md): a Redis
+# that stops answering without closing the connection is given up on after this long.
+CALL_SECONDS = 2.0
+
 
 def connect(url: str) -> redis.Redis:
     return redis.Redis.from_url(

@@ -5,6 +5,7 @@ once, whichever replica holds them."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,6 +23,7 @@ from infra.ports.presence import (
     since_key,
     stream_key,
 )
+from infra.redis.connection import CALL_SECONDS
 
 KEEP_SECONDS = 86_400  # a game's presence outlives its last change by a day, then goes
 PREFIX = "bura:"  # BURA_REDIS_PREFIX's default
@@ -191,8 +193,15 @@ class RedisPresence:
         return seen(entries, count, now, self.lapse, settled if now < settled else None)
 
     async def _call(self, pending: Any) -> Any:
+        """One call, its retries included, within CALL_SECONDS: a Redis that stops
+        answering without closing the connection costs a request that long, not the
+        socket timeout times each retry."""
         try:
-            return await pending
+            async with asyncio.timeout(CALL_SECONDS):
+                return await pending
+        except TimeoutError as error:
+            self.errors += 1
+            raise PresenceUnavailable(f"redis did not answer in {CALL_SECONDS:g} s") from error
         except (RedisError, OSError) as error:
             self.errors += 1
             raise PresenceUnavailable(f"redis: {error}") from error

@@ -3,6 +3,7 @@ once: GETDEL reads and removes in one atomic step, and the key expires by itself
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable
 from typing import Any
 
@@ -10,7 +11,7 @@ import redis.asyncio as redis
 from redis.exceptions import RedisError
 
 from infra.ports.tickets import TicketsUnavailable
-from infra.redis.connection import connect
+from infra.redis.connection import CALL_SECONDS, connect
 
 
 class RedisStreamTickets:
@@ -35,7 +36,12 @@ class RedisStreamTickets:
 
 
 async def _call(pending: Awaitable[Any]) -> Any:
+    """One call, its retries included, within CALL_SECONDS (a Redis that stops answering
+    costs a ticket that long, then 503 tickets_unavailable)."""
     try:
-        return await pending
+        async with asyncio.timeout(CALL_SECONDS):
+            return await pending
+    except TimeoutError as error:
+        raise TicketsUnavailable(f"redis did not answer in {CALL_SECONDS:g} s") from error
     except (RedisError, OSError) as error:
         raise TicketsUnavailable(f"redis: {error}") from error

@@ -191,9 +191,9 @@ class GameService:
         finds the game the first try made and answers as it did, `duplicate` set, and the
         same key with other options is KeyReused."""
         if key is None:
-            return await self._create(
-                uuid.uuid4().hex, names, rules, seed, dealer, deck, correlation_id, rematch_of
-            )
+            # a key of the server's own, told with an unknown outcome (`command_id`): sent
+            # again as the Idempotency-Key, it finds the game this try made, if it made one
+            key = f"bura-{uuid.uuid4().hex}"
         turn = self._creating.setdefault(key, _Turn())
         turn.waiting += 1
         try:
@@ -220,8 +220,8 @@ class GameService:
         deck: Sequence[str] | None,
         correlation_id: str | None,
         rematch_of: str | None,
-        key: str | None = None,
-        said: str | None = None,
+        key: str,
+        said: str | None,
     ) -> CreatedGame:
         start = StartGame(
             seats=tuple(names),
@@ -237,28 +237,21 @@ class GameService:
         if self.index is not None:
             try:
                 await self.index.add(
-                    game_id, names, started.rules, rematch_of=rematch_of, keyed=key is not None
+                    game_id, names, started.rules, rematch_of=rematch_of, keyed=True
                 )
             except StoreUnavailable:
                 raise
             except Exception:
                 # another replica's try under the key, between its row and its append
-                again = await self._created_before(game_id, key, said) if key else None
+                again = await self._created_before(game_id, key, said)
                 if again is None:
                     raise
                 return again
         try:
-            # Under a key the tokens are the key's game's, written once the append has made
-            # it: a try that loses the append to another one (on another replica, perhaps
-            # with other options) must not write the seats of a game it did not make.
-            if key is None:
-                tokens, spectator = await self.seating.issue(game_id, len(names))
-            # an id of its own, so that an answer lost on the way back can still be found
-            created = Metadata(
-                command_id=key if key is not None else f"bura-{uuid.uuid4().hex}",
-                correlation_id=correlation_id,
-                fingerprint=said if key is not None else None,
-            )
+            # The tokens are the key's game's, written once the append has made it: a try
+            # that loses the append to another one (on another replica, perhaps with other
+            # options) must not write the seats of a game it did not make.
+            created = Metadata(command_id=key, correlation_id=correlation_id, fingerprint=said)
             result = await self.store.append(game_id, 0, [to_new(e) for e in events], created)
         except StoreUnavailable:
             # certainly nothing was written (an unknown outcome is OutcomeUnknown): the row
@@ -268,7 +261,7 @@ class GameService:
                 with contextlib.suppress(Exception):
                     await self.index.remove(game_id)
             raise
-        if key is not None and result.duplicate:
+        if result.duplicate:
             # a try under the same key got there first; or this one's answer was lost and
             # the store found the key (this very append, if the request id is ours)
             again = await self._created_before(
@@ -279,16 +272,15 @@ class GameService:
                     await self._told(game_id, await self.load(game_id), [], again.version)
                 return again
         state = fold(NEW_GAME, events)
-        if key is not None:
-            try:
-                tokens, spectator = await self._settled(game_id, state)
-            except StoreUnavailable as error:
-                # the game is made: a retry under the key finds it, and settles it then
-                raise OutcomeUnknown(
-                    f"game {game_id} was dealt but its seats could not be written ({error}):"
-                    " send the creation again with the same Idempotency-Key",
-                    key,
-                ) from error
+        try:
+            tokens, spectator = await self._settled(game_id, state)
+        except StoreUnavailable as error:
+            # the game is made: a retry under the key finds it, and settles it then
+            raise OutcomeUnknown(
+                f"game {game_id} was dealt but its seats could not be written ({error}):"
+                " send the creation again with the same Idempotency-Key",
+                key,
+            ) from error
         self.metrics.games_created.inc()
         await self._appended(game_id, state, events, result)
         seats = [SeatToken(i, n, t) for i, (n, t) in enumerate(zip(names, tokens, strict=True))]
@@ -380,7 +372,7 @@ class GameService:
                 correlation_id=correlation_id,
                 rematch_of=game_id,
                 key=key,
-                said=hashlib.sha256(asked.encode()).hexdigest() if key is not None else None,
+                said=hashlib.sha256(asked.encode()).hexdigest(),
             )
         except AlreadyRematched as already:
             raise RuleViolation(

@@ -107,7 +107,10 @@ class _Host:
         self.failed: int | None = None
 
     def _stop(self, message: str, code: int) -> None:
-        print(f"bura demo: {message}", file=sys.stderr, flush=True)
+        # one write, line and its end together: the server's log lines (another thread)
+        # go to the same stream, and print() writes the end apart
+        sys.stderr.write(f"bura demo: {message}\n")
+        sys.stderr.flush()
         self.failed = code
         os.kill(os.getpid(), signal.SIGTERM)  # uvicorn's own way out: a graceful stop
 

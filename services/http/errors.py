@@ -228,24 +228,38 @@ def _counted(request: Request[Any, Any, Any]) -> None:
 
 
 def _unavailable(request: Request[Any, Any, Any], exc: StoreUnavailable) -> Response[Any]:
+    """What to do depends on the request: a read is asked again; a write, sent again (under
+    its key, if it came with one)."""
     _counted(request)
+    if request.method in ("GET", "HEAD"):
+        advice = ": ask again in a moment"
+    elif request.headers.get("idempotency-key") is not None:
+        advice = "; nothing was written: send it again with the same Idempotency-Key"
+    else:
+        advice = "; nothing was written: send it again"
     return problem(
         "store_unavailable",
-        f"the event store cannot be reached ({exc}); nothing was written: send it again "
-        "with the same Idempotency-Key",
+        f"the event store cannot be reached ({exc}){advice}",
         headers=RETRY_AFTER,
         instance=_instance(request),
     )
 
 
 def _unknown(request: Request[Any, Any, Any], exc: OutcomeUnknown) -> Response[Any]:
+    """A command's outcome is found by sending it again under its key, or by the lookup;
+    a creation's or a rematch's only by sending it again (no lookup names a game the
+    client has no id of)."""
     _counted(request)
     key = exc.command_id
-    where = f"GET {request.url.path}/{key}" if key and request.method == "POST" else "the lookup"
+    path = request.url.path
+    if request.method == "POST" and path.endswith("/commands"):
+        how = f", or ask GET {path}/{key}" if key else ", or ask the lookup"
+    else:
+        how = ": the answer is the one the first try would have had"
     return problem(
         "outcome_unknown",
         f"the command reached the event store but its answer was lost ({exc}): it may have "
-        f"been applied. Send it again with Idempotency-Key {key!r}, or ask {where}",
+        f"been applied. Send it again, the same body with Idempotency-Key {key!r}{how}",
         headers=RETRY_AFTER,
         command_id=key,
         instance=_instance(request),

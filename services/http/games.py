@@ -77,7 +77,9 @@ async def create(
         deck=deck,
         correlation_id=correlation_id,
         key=key,
-        said=creation_fingerprint(wanted, deck) if key is not None else None,
+        # always: a creation sent without a key is made under one of the server's, which a
+        # retry after an unknown outcome sends with the same body
+        said=creation_fingerprint(wanted, deck),
     )
 
 

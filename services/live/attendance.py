@@ -25,6 +25,10 @@ from services.app.games import wall_clock
 
 log = logging.getLogger("bura.presence")
 
+# How long presence is left unknown after the board failed a call, before it is asked again
+# (the renewals, every RENEW_MS, are always tried).
+QUIET_SECONDS = 5.0
+
 # Told of every arrival and departure on this replica, with the game's id.
 Observer = Callable[[str], None]
 
@@ -55,6 +59,7 @@ class Attendance:
         self._observers: list[Observer] = []
         self._renewer: asyncio.Task[None] | None = None
         self._warned = 0.0
+        self._quiet_until = 0.0  # after a failure, the board is not asked until then
 
     def observe(self, observer: Observer) -> None:
         self._observers.append(observer)
@@ -71,7 +76,8 @@ class Attendance:
         stream = uuid.uuid4().hex
         now = self.now()
         self.open[stream] = OpenStream(game_id, seat, stream, since=now)
-        await self._write(self.board.arrive(game_id, seat, stream, now))
+        if not self._quiet():  # else the renewals write it once the board answers again
+            await self._write(self.board.arrive(game_id, seat, stream, now))
         self._tell(game_id)
         return stream
 
@@ -79,7 +85,8 @@ class Attendance:
         gone = self.open.pop(stream, None)
         if gone is None:
             return
-        await self._write(self.board.leave(gone.game_id, gone.seat, stream, self.now()))
+        if not self._quiet():  # else its entry lapses, no longer renewed
+            await self._write(self.board.leave(gone.game_id, gone.seat, stream, self.now()))
         self._tell(gone.game_id)
 
     async def seats(self, game_id: str, count: int, now: int | None = None) -> list[Seen] | None:
@@ -96,6 +103,8 @@ class Attendance:
         return shown(await self._read(game_id, count, now))
 
     async def _read(self, game_id: str, count: int, now: int | None) -> list[Seen] | None:
+        if self._quiet():
+            return None
         try:
             return await self.board.seats(game_id, count, self.now() if now is None else now)
         except PresenceUnavailable as error:
@@ -108,8 +117,15 @@ class Attendance:
         except PresenceUnavailable as error:
             self._failed(error)
 
+    def _quiet(self) -> bool:
+        """Whether the board failed a moment ago: a Redis that stops answering costs one
+        request its call's bound (infra/redis/connection.py), not every request after it;
+        presence is unknown meanwhile."""
+        return time.monotonic() < self._quiet_until
+
     def _failed(self, error: Exception) -> None:
         self.errors += 1
+        self._quiet_until = time.monotonic() + QUIET_SECONDS
         if time.monotonic() - self._warned > 5.0:  # once in a while, not once a call
             self._warned = time.monotonic()
             log.warning("presence unknown: %s", error)

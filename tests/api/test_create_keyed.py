@@ -16,7 +16,14 @@ import msgspec
 import pytest
 
 from domain.rules import Rules
-from infra.ports.events import NO_METADATA, AppendResult, EventStore, Metadata, StoreUnavailable
+from infra.ports.events import (
+    NO_METADATA,
+    AppendResult,
+    EventStore,
+    Metadata,
+    OutcomeUnknown,
+    StoreUnavailable,
+)
 from tests.api.conftest import OPERATOR, THIRTY_ONE_DECK, Api, bearer
 
 # seat names of this run's own, so that the list shows which games these tests made
@@ -291,3 +298,67 @@ async def test_seats_not_written_after_the_game_was_dealt_are_an_unknown_outcome
         f"/games/{made['game_id']}", headers=bearer(made["seats"][1]["token"])
     )
     assert shown.status_code == 200 and shown.json()["seat"] == 1
+
+
+class AnswersLost:
+    """The store, but the answer of the next append is lost after it was written: an
+    unknown outcome naming the append's command id, as PostgreSQL's adapter raises when it
+    cannot find the id again."""
+
+    def __init__(self, store: EventStore) -> None:
+        self.store = store
+        self.losing = True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    async def append(
+        self, stream_id: str, expected: int, events: Any, metadata: Metadata = NO_METADATA
+    ) -> AppendResult:
+        written = await self.store.append(stream_id, expected, events, metadata)
+        if self.losing:
+            self.losing = False
+            raise OutcomeUnknown("the connection broke", metadata.command_id)
+        return written
+
+
+async def test_a_creation_sent_without_a_key_whose_answer_was_lost_is_found_by_the_key_told(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A creation (and a rematch) sent with no Idempotency-Key is made under a key of the
+    server's own, which the unknown outcome names: sent again with it and the same body, it
+    answers with the game the first try made (a second game was dealt, with tokens nobody
+    had). The advice names no lookup: none finds a game by a creation's key."""
+    lost = AnswersLost(api.store)
+    monkeypatch.setattr(api.service, "store", lost)
+    first = await api.client.post("/games", json=BODY, headers=OPERATOR)
+    assert first.status_code == 503 and first.json()["code"] == "outcome_unknown", first.text
+    key = first.json()["command_id"]
+    assert key.startswith("bura-") and "GET /games" not in first.json()["detail"]
+    assert f"the same body with Idempotency-Key {key!r}" in first.json()["detail"]
+    again = await api.client.post("/games", json=BODY, headers=keyed_raw(key))
+    assert again.status_code == 201 and again.json()["duplicate"] is True, again.text
+    made = again.json()
+    seat = await api.client.get(
+        f"/games/{made['game_id']}", headers=bearer(made["seats"][0]["token"])
+    )
+    assert seat.status_code == 200 and seat.json()["version"] == made["version"]
+
+    await api.client.post(
+        f"/games/{made['game_id']}/commands",
+        json={"type": "concede"},
+        headers=bearer(made["seats"][seat.json()["turn"]]["token"]),
+    )
+    lost.losing = True
+    path = f"/games/{made['game_id']}/rematch"
+    first = await api.client.post(path, headers=OPERATOR)
+    assert first.status_code == 503 and first.json()["code"] == "outcome_unknown", first.text
+    key = first.json()["command_id"]
+    again = await api.client.post(path, headers=keyed_raw(key))
+    assert again.status_code == 201 and again.json()["duplicate"] is True, again.text
+    assert (await api.get(f"/games/{made['game_id']}"))["rematch"] == again.json()["game_id"]
+
+
+def keyed_raw(key: str) -> dict[str, str]:
+    """The operator's headers with this exact key (not made this run's)."""
+    return {**OPERATOR, "Idempotency-Key": key}

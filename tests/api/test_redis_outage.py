@@ -22,6 +22,7 @@ import pytest
 from infra.ports.presence import RENEW_MS
 from infra.postgres.store import PostgresEventStore
 from infra.postgres.tokens import PostgresSeatTokens
+from infra.redis.connection import CALL_SECONDS
 from infra.redis.hints import RedisHintBus
 from infra.redis.limits import RedisRateCounters
 from infra.redis.presence import RedisPresence
@@ -209,3 +210,34 @@ async def test_readiness_checks_the_store_and_redis_at_once(hanging: int) -> Non
     assert status == 503
     assert report["store"] == report["bus"] == "unavailable: TimeoutError"
     assert took < CHECK_SECONDS + 0.5, took
+
+
+async def test_a_redis_that_hangs_costs_one_view_a_calls_bound_and_the_next_nothing(
+    adapters: Adapters, hanging: int
+) -> None:
+    """Stream tickets and presence on a Redis that takes connections and never answers:
+    a ticket is a 503 within a call's bound (2 s, docs/deploy.md), not the socket timeout
+    times each retry; the first view shows no presence within that bound, and the views
+    after it do not ask the board again for a while (each took 15 to 45 s)."""
+    url = f"redis://127.0.0.1:{hanging}/0"
+    for old in (adapters.tickets, adapters.presence):
+        await old.close()
+    adapters.tickets = await RedisStreamTickets.open(url)
+    adapters.presence = await RedisPresence.open(url)
+    app = create_app(Settings(operator_key=OPERATOR_KEY, rate_limits=False), adapters)
+    async with serving(app) as client:
+        api = Api(client, app, adapters)
+        table = await api.create()
+        took = []
+        for _ in range(3):
+            started = time.monotonic()
+            shown = await api.view(table)
+            took.append(time.monotonic() - started)
+            assert all(s.get("connected") is None for s in shown["seats"])
+        assert took[0] < CALL_SECONDS + 1.0, took
+        assert max(took[1:]) < 0.5, took
+        started = time.monotonic()
+        asked = await client.post(f"/games/{table.game_id}/stream-tickets", headers=table.seat(0))
+        assert time.monotonic() - started < CALL_SECONDS + 1.0
+        assert asked.status_code == 503 and asked.json()["code"] == "stream_tickets_unavailable"
+        assert "redis did not answer in 2 s" in asked.json()["detail"]
