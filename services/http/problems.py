@@ -409,14 +409,16 @@ PROBLEMS: dict[str, Problem] = {
         "Outcome unknown",
         "The command reached the event store and its answer was lost: it may have been "
         "applied. Send it again with the same Idempotency-Key (or the `command_id` given), or "
-        "ask GET /games/{id}/commands/{key}; either gives the outcome.",
+        "ask GET /games/{id}/commands/{key}; either gives the outcome. A creation or a "
+        "rematch is sent again, the same body under that key: it answers with the game the "
+        "first try made, if it made one.",
         "the command reached the event store but its answer was lost: it may have been applied",
     ),
     "store_unavailable": Problem(
         503,
         "Event store unavailable",
         "The event store cannot be reached and nothing was written: send the command again "
-        "with the same Idempotency-Key.",
+        "(with the same Idempotency-Key, if it had one); a read, ask again.",
         "the event store cannot be reached (connection refused); nothing was written, send "
         "it again",
     ),
