@@ -119,33 +119,26 @@ def _decision(state: Game, events: Sequence[Event], at: int) -> list[Event]:
         except (RuleViolation, BadSetup, ValueError) as refused:
             refusal = refusal or refused
             continue
-        recorded = [_as_recorded(d, r) for d, r in zip(decided, events[at:], strict=False)]
-        if recorded == list(events[at : at + len(decided)]) and len(recorded) == len(decided):
-            return list(events[at : at + len(decided)])
+        held = events[at : at + len(decided)]
+        shaped = [_as_recorded(d, r) for d, r in zip(decided, held, strict=False)]
         same = next(
-            (i for i, (d, r) in enumerate(zip(recorded, events[at:], strict=False)) if d != r),
-            len(recorded),
+            (i for i, (d, r) in enumerate(zip(shaped, held, strict=True)) if d != r), len(held)
         )
+        if same == len(decided):
+            return list(held)
         if closest is None or same > closest[0]:
             closest = (same, decided)
     if closest is None:
         assert refusal is not None
         raise RecordBroken(version, tag, refusal, REFUSED)
     same, decided = closest
-    where = at + same
-    if where >= len(events):
-        missing = _named(decided[same])
-        raise RecordBroken(
-            version + same, "end", ValueError(f"the rules go on with {missing}"), NOT_DECIDED
-        )
-    found = events[where]
-    wanted = _named(decided[same]) if same < len(decided) else "the next act"
-    raise RecordBroken(
-        version + same,
-        str(found.__struct_config__.tag),
-        ValueError(f"the rules decide {wanted} here"),
-        NOT_DECIDED,
-    )
+    wanted = _named(decided[same])
+    if at + same >= len(events):  # the record ends in the middle of the act
+        cause = ValueError(f"the rules go on with {wanted}")
+        raise RecordBroken(version + same, "end", cause, NOT_DECIDED)
+    found = str(events[at + same].__struct_config__.tag)
+    cause = ValueError(f"the rules decide {wanted} here")
+    raise RecordBroken(version + same, found, cause, NOT_DECIDED)
 
 
 def _command(state: Game, events: Sequence[Event], at: int) -> tuple[AnyCommand, int | None] | None:
@@ -205,7 +198,8 @@ def _command(state: Game, events: Sequence[Event], at: int) -> tuple[AnyCommand,
 def _times(state: Game, events: Sequence[Event], at: int) -> Iterator[int | None]:
     """When the act may have been decided, as the record tells: the time of the clock it
     started, its timeout's or ruling's own, the time its seeding's deadline was counted
-    from; else any time the table was waiting (a decision that records no time)."""
+    from; else a time the table was waiting at (a decision that records no time): when its
+    clock started, or its seeding opened."""
     seen: set[int | None] = set()
     rules = state.rules
     for i in range(at, len(events)):
