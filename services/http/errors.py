@@ -252,14 +252,21 @@ def _unknown(request: Request[Any, Any, Any], exc: OutcomeUnknown) -> Response[A
     _counted(request)
     key = exc.command_id
     path = request.url.path
-    if request.method == "POST" and path.endswith("/commands"):
-        how = f", or ask GET {path}/{key}" if key else ", or ask the lookup"
+    if key is None:  # an operator's ruling, recorded under no key: the game tells
+        advice = "Read the game to see whether it was, before sending it again"
+    elif request.method == "POST" and path.endswith("/commands"):
+        advice = (
+            f"Send it again, the same body with Idempotency-Key {key!r}, or ask GET {path}/{key}"
+        )
     else:
-        how = ": the answer is the one the first try would have had"
+        advice = (
+            f"Send it again, the same body with Idempotency-Key {key!r}: the answer is the "
+            "one the first try would have had"
+        )
     return problem(
         "outcome_unknown",
         f"the command reached the event store but its answer was lost ({exc}): it may have "
-        f"been applied. Send it again, the same body with Idempotency-Key {key!r}{how}",
+        f"been applied. {advice}",
         headers=RETRY_AFTER,
         command_id=key,
         instance=_instance(request),
