@@ -190,20 +190,32 @@ class GameService:
         fingerprint), the game's id and tokens are the key's (Seating.game_for): a retry
         finds the game the first try made and answers as it did, `duplicate` set, and the
         same key with other options is KeyReused."""
+        ours = key is None
         if key is None:
             # a key of the server's own, told with an unknown outcome (`command_id`): sent
-            # again as the Idempotency-Key, it finds the game this try made, if it made one
+            # again as the Idempotency-Key, it finds the game this try made, if it made one.
+            # No other try can have used it yet: nothing to look up or settle first.
             key = f"bura-{uuid.uuid4().hex}"
         turn = self._creating.setdefault(key, _Turn())
         turn.waiting += 1
         try:
             async with turn.lock:
                 game_id = self.seating.game_for(key)
-                again = await self._created_before(game_id, key, said)
+                again = None if ours else await self._created_before(game_id, key, said)
                 if again is not None:
                     return again
                 return await self._create(
-                    game_id, names, rules, seed, dealer, deck, correlation_id, rematch_of, key, said
+                    game_id,
+                    names,
+                    rules,
+                    seed,
+                    dealer,
+                    deck,
+                    correlation_id,
+                    rematch_of,
+                    key,
+                    said,
+                    alone=ours,
                 )
         finally:
             turn.waiting -= 1
@@ -222,7 +234,11 @@ class GameService:
         rematch_of: str | None,
         key: str,
         said: str | None,
+        *,
+        alone: bool = False,
     ) -> CreatedGame:
+        """`alone`: no other try is under the key (the server's own), so the row the games
+        index was given is the game's, and needs no settling."""
         start = StartGame(
             seats=tuple(names),
             rules=rules,
@@ -273,7 +289,7 @@ class GameService:
                 return again
         state = fold(NEW_GAME, events)
         try:
-            tokens, spectator = await self._settled(game_id, state)
+            tokens, spectator = await self._settled(game_id, state, index=not alone)
         except StoreUnavailable as error:
             # the game is made: a retry under the key finds it, and settles it then
             raise OutcomeUnknown(
@@ -313,12 +329,14 @@ class GameService:
             duplicate=duplicate,
         )
 
-    async def _settled(self, game_id: str, state: Game) -> tuple[list[str], str]:
+    async def _settled(
+        self, game_id: str, state: Game, *, index: bool = True
+    ) -> tuple[list[str], str]:
         """A game made under an Idempotency-Key, indexed and seated as it was dealt: its
         games-index row written over whatever another try under the key wrote (other
-        options, on another replica), and its seats' token hashes saved. Its tokens, and
-        the spectator's."""
-        if self.index is not None:
+        options, on another replica; not when `index` is false: no other try was), and its
+        seats' token hashes saved. Its tokens, and the spectator's."""
+        if self.index is not None and index:
             await self.index.settle(game_id, state.seats, state.rules, rematch_of=state.rematch_of)
         return await self.seating.issue(game_id, len(state.seats), keyed=True)
 
