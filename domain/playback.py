@@ -58,7 +58,7 @@ from domain.events import (
     SeedSent,
     TimedOut,
 )
-from domain.evolve import RecordBroken, fold, replay
+from domain.evolve import RecordBroken, fold
 from domain.state import NEW_GAME, Game
 
 NOT_DECIDED = "is not what the rules decide on the table before it"
@@ -66,32 +66,10 @@ REFUSED = "is an act the rules refuse on the table before it"
 NO_ACT = "begins no act: no command of the rules records it first"
 
 
-# The events that begin an act (what _command reads a command from).
-ACTS = (
-    GameStarted,
-    SeedSent,
-    CardsLed,
-    CardsResponded,
-    CardDrawn,
-    PenaltyApplied,
-    Declared,
-    BuraShown,
-    FourAcesShown,
-    DaveOffered,
-    DaveAccepted,
-    DaveDeclined,
-    Passed,
-    Conceded,
-    TimedOut,
-    PauseEnded,
-)
-
-
 def play_back(events: Sequence[Event]) -> Game:
     """The game the record leaves, each act decided again; RecordBroken at the first event
-    the rules would not have recorded there. A record no fold can apply is named as the
-    fold names it (replay: the event that cannot apply, and why) before it is decided."""
-    replay(events)
+    the rules would not have recorded there: as a fold names it (the event cannot apply,
+    and why) when it cannot even apply to the table."""
     state = NEW_GAME
     at = 0
     while at < len(events):
@@ -109,7 +87,8 @@ def _decision(state: Game, events: Sequence[Event], at: int) -> list[Event]:
     tag = str(first.__struct_config__.tag)
     read = _command(state, events, at)
     if read is None:
-        raise RecordBroken(version, tag, ValueError("no command"), NO_ACT)
+        no_act = RecordBroken(version, tag, ValueError("no command"), NO_ACT)
+        raise _as_folded(state, events[at : at + 1], no_act)
     command, actor = read
     closest: tuple[int, list[Event]] | None = None
     refusal: Exception | None = None
@@ -130,7 +109,7 @@ def _decision(state: Game, events: Sequence[Event], at: int) -> list[Event]:
             closest = (same, decided)
     if closest is None:
         assert refusal is not None
-        raise RecordBroken(version, tag, refusal, REFUSED)
+        raise _as_folded(state, events[at : at + 1], RecordBroken(version, tag, refusal, REFUSED))
     same, decided = closest
     wanted = _named(decided[same])
     if at + same >= len(events):  # the record ends in the middle of the act
@@ -138,7 +117,19 @@ def _decision(state: Game, events: Sequence[Event], at: int) -> list[Event]:
         raise RecordBroken(version + same, "end", cause, NOT_DECIDED)
     found = str(events[at + same].__struct_config__.tag)
     cause = ValueError(f"the rules decide {wanted} here")
-    raise RecordBroken(version + same, found, cause, NOT_DECIDED)
+    other = RecordBroken(version + same, found, cause, NOT_DECIDED)
+    raise _as_folded(state, events[at : at + same + 1], other)
+
+
+def _as_folded(state: Game, held: Sequence[Event], broken: RecordBroken) -> RecordBroken:
+    """`broken`, unless the record's events `held` (those of the act up to the first the
+    rules would not have recorded) cannot even apply to the table: then the fold's own
+    account of that event."""
+    try:
+        fold(state, held)
+    except RecordBroken as folded:
+        return folded
+    return broken
 
 
 def _command(state: Game, events: Sequence[Event], at: int) -> tuple[AnyCommand, int | None] | None:
@@ -149,7 +140,8 @@ def _command(state: Game, events: Sequence[Event], at: int) -> tuple[AnyCommand,
             later = events[at + 1 : at + 3]
             chosen = next((e for e in later if isinstance(e, DealerChosen)), None)
             dealer = None if chosen is None or chosen.by == "lot" else chosen.seat
-            dealt = next((e for e in events[at + 1 :] if isinstance(e, DealStarted)), None)
+            later_on = (events[i] for i in range(at + 1, len(events)))
+            dealt = next((e for e in later_on if isinstance(e, DealStarted)), None)
             deck = dealt.deck if dealt is not None and dealt.explicit else None
             start = StartGame(
                 seats=seats,
@@ -204,7 +196,7 @@ def _times(state: Game, events: Sequence[Event], at: int) -> Iterator[int | None
     rules = state.rules
     for i in range(at, len(events)):
         event = events[i]
-        if i > at and isinstance(event, ACTS):  # the next act's: this decision ended before
+        if i > at and _command(state, events, i) is not None:  # the next act's
             break
         match event:
             case TimedOut(at=judged) | PauseEnded(at=judged) if event is events[at]:

@@ -12,6 +12,7 @@ import pytest
 
 from domain.bots import greedy_bot, random_bot
 from domain.events import (
+    CardDealt,
     Conceded,
     DealLost,
     DealWon,
@@ -20,7 +21,7 @@ from domain.events import (
     StakeSettled,
     TrickTaken,
 )
-from domain.evolve import replay
+from domain.evolve import RecordBroken, replay
 from domain.playback import NOT_DECIDED, REFUSED, play_back
 from domain.rules import Rules
 from domain.simulation import play_game
@@ -105,3 +106,27 @@ def test_a_record_cut_in_the_middle_of_an_act_says_the_rules_go_on() -> None:
     at = _at(events, StakeSettled)
     said = _refused(events[:at], at + 1)
     assert "the rules go on with stake_settled" in said
+
+
+def test_the_first_row_the_rules_would_not_have_written_is_named_not_a_later_one() -> None:
+    """A settlement rewritten in the first deal and a card dealt in a later one that cannot
+    apply: the record is refused at the settlement, where it first departs, and a card
+    that cannot apply is named as a fold names it."""
+    events = _game()
+    settled = _at(events, StakeSettled)
+    later = next(i for i, e in enumerate(events) if i > settled and isinstance(e, CardDealt))
+    dealt = events[later]
+    assert isinstance(dealt, CardDealt)
+    edited = list(events)
+    stake = edited[settled]
+    assert isinstance(stake, StakeSettled)
+    edited[settled] = msgspec.structs.replace(stake, payments=tuple(-p for p in stake.payments))
+    edited[later] = msgspec.structs.replace(dealt, seat=7)
+    with pytest.raises(RecordBroken) as broken:
+        play_back(edited)
+    assert broken.value.version == settled + 1 and NOT_DECIDED in str(broken.value)
+    edited[settled] = stake
+    with pytest.raises(RecordBroken) as broken:
+        play_back(edited)
+    assert broken.value.version == later + 1
+    assert "cannot apply to the table before it" in str(broken.value)
