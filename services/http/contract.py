@@ -467,7 +467,8 @@ def _discriminated(schema: Any) -> Any:
 
 def asyncapi(openapi: Schema) -> Schema:
     """AsyncAPI 3.0 for the streams: one channel per stream, its messages and their data,
-    with every schema they need copied from the refined OpenAPI components."""
+    with every schema they need copied from the refined OpenAPI components. Its `servers`
+    is the host each request asks it of (services/http/docs.py)."""
     doc = refine(openapi)
     schemas = doc["components"]["schemas"]
     channels: Schema = {}
@@ -572,9 +573,6 @@ def asyncapi(openapi: Schema) -> Schema:
             "checkpoint. The REST API is described at /schema/openapi.json.",
         },
         "defaultContentType": "application/json",
-        "servers": {
-            "api": {"host": "localhost:8000", "protocol": "http", "pathname": "/"},
-        },
         "channels": channels,
         "operations": ops,
         "components": {

@@ -59,6 +59,7 @@ class AsyncApiJson(JsonRenderPlugin):
         self._doc: dict[str, Any] = {}
 
     def render(self, request: Request[Any, Any, Any], openapi_schema: dict[str, Any]) -> bytes:
+        """The document (services/http/contract.py), with the server it was asked of."""
         if self._source != id(openapi_schema):
             self._doc, self._source = asyncapi(openapi_schema), id(openapi_schema)
         return self.render_json(request, {**self._doc, "servers": _served_at(request)})
