@@ -300,17 +300,12 @@ async def test_seats_not_written_after_the_game_was_dealt_are_an_unknown_outcome
     assert shown.status_code == 200 and shown.json()["seat"] == 1
 
 
-class AnswersLost:
-    """The store, but the answer of the next append is lost after it was written: an
-    unknown outcome naming the append's command id, as PostgreSQL's adapter raises when it
-    cannot find the id again."""
+class AnswersLost(LostAnswers):
+    """The store, but the answer of the next append (while `losing`) is lost after it was
+    written and not found again: an unknown outcome naming the append's command id, as
+    PostgreSQL's adapter raises when it cannot find the id."""
 
-    def __init__(self, store: EventStore) -> None:
-        self.store = store
-        self.losing = True
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.store, name)
+    losing = True
 
     async def append(
         self, stream_id: str, expected: int, events: Any, metadata: Metadata = NO_METADATA
