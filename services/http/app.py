@@ -53,14 +53,17 @@ DESCRIPTION = """Event-sourced server for the card game Bura («бура», «т
 Create a game with the operator key, hand each seat its token, and let each player send
 commands as `Authorization: Bearer <seat token>`, each with the version it acted on
 (`seen`) and an `Idempotency-Key`. Every error is RFC 9457 problem details
-(`application/problem+json`): `type` is a page under `/problems/` that documents its
+(`application/problem+json`; the one exception is the readiness probe's 503, which lists
+its checks as `/health/ready`'s 200 does): `type` is a page under `/problems/` that documents its
 `code`, and `code`, `detail` (and `option`, `errors`, `version`, `command_id` where they
 help) are members a client can rely on. Bodies are decoded strictly: a value of another
 JSON type is never coerced, and an `integer` is written as one (`2.0` is a 400, though JSON
 Schema's `integer` admits it). 400 malformed input (a name twice in one object, or
 `Authorization`, `Idempotency-Key`, `Last-Event-ID` or a query parameter twice with two
 values, included),
-401 no or unknown token, 403 wrong game or role, 404 unknown game or version, 408 a request
+401 no or unknown token, 403 wrong game or role, 404 unknown game or version (or path),
+405 `method_not_allowed` for a method the path does not have (its `Allow` header lists
+those it has; not repeated under each operation), 408 a request
 too slow to arrive, 409 a broken rule (the code names it, e.g. `not_your_turn`) or
 `table_changed`, 413 body too large, 422 `idempotency_key_reused`, 429 rate limited
 (`Retry-After`, `RateLimit`, `RateLimit-Policy`), 431 headers too large, 500

@@ -49,6 +49,63 @@ CHECKPOINT_ID = "^[0-9]+:[0-9]+$"  # the feed's SSE id: an entry's checkpoint
 FEED = "followEvents"  # the operator feed: NDJSON, or Server-Sent Events when asked
 
 
+# Who may call each operation: the first line of its description. Every bearer operation
+# declares the same scheme, and a 403 only says "another game, or the wrong role".
+_OPERATOR = "the operator key"
+_AT_TABLE = "anyone at the table: a seat's token, the spectator's, or the operator key"
+_ONCE_OVER = (
+    "the operator key at any time; a seat's token or the spectator's once the game is "
+    "over (before: 403 `forbidden`)"
+)
+_ANYONE = "anyone, with no token"
+WHO: dict[str, str] = {
+    "createGame": _OPERATOR,
+    "listGames": _OPERATOR,
+    "startRematch": _OPERATOR,
+    "resumeGame": _OPERATOR,
+    "followEvents": _OPERATOR,
+    "registerWebhook": _OPERATOR,
+    "listWebhooks": _OPERATOR,
+    "getWebhook": _OPERATOR,
+    "deleteWebhook": _OPERATOR,
+    "listDeliveries": _OPERATOR,
+    "getDelivery": _OPERATOR,
+    "retryDelivery": _OPERATOR,
+    "sendCommand": "a seat's token (the spectator's and the operator key are refused: 403)",
+    "getCommand": "the seat's token that sent the command, or the operator key; anyone "
+    "else at the table is answered `unknown`, as for a key never sent",
+    "getView": _AT_TABLE + " (the operator's view is the arbiter's: every hand)",
+    "listEvents": _AT_TABLE + " (each event redacted for the caller)",
+    "streamView": _AT_TABLE + ", or a stream ticket in `?ticket=` instead",
+    "createStreamTicket": _AT_TABLE,
+    "getReplay": _ONCE_OVER,
+    "getAudit": _ONCE_OVER,
+    "verifyDeals": _ONCE_OVER,
+    "getBundle": _ONCE_OVER + "; theirs is redacted as their replay",
+    "getLiveness": _ANYONE,
+    "getReadiness": _ANYONE,
+    "listProblems": _ANYONE,
+    "getProblem": _ANYONE,
+}
+
+
+# What each path parameter names, wherever it appears.
+PATH_PARAMETERS = {
+    "game_id": "The game's id, as `POST /games` answered it (`game_id`)",
+    "command_id": "The Idempotency-Key the command was sent with (URL-encoded)",
+    "endpoint_id": "The webhook endpoint's id, as its registration answered it",
+    "delivery_id": "The delivery's id: the body's `id` and its `Bura-Delivery` header",
+    "code": "An error answer's `code` (the last segment of its `type`)",
+}
+
+
+def _say_who(operation: Schema) -> None:
+    who = WHO.get(operation.get("operationId", ""))
+    if who is not None:
+        said = operation.get("description")
+        operation["description"] = f"Who may call: {who}." + (f"\n\n{said}" if said else "")
+
+
 # Arrays whose items are each given once (the handler refuses a repeat).
 _UNIQUE = (("RegisterWebhook", "events"),)
 
@@ -77,8 +134,11 @@ def refine(openapi: Schema) -> Schema:
     doc["components"]["headers"] = copy.deepcopy(HEADERS)
     for _, _, operation in operations(doc):
         _answer_headers(operation)
+        _say_who(operation)
         for parameter in operation.get("parameters", []):
             parameter["schema"] = _not_null(parameter.get("schema", {}))
+            if parameter.get("in") == "path" and parameter.get("name") in PATH_PARAMETERS:
+                parameter.setdefault("description", PATH_PARAMETERS[parameter["name"]])
             if (operation.get("operationId"), parameter.get("name")) == LOOKUP_KEY:
                 # a `path` parameter takes no bounds in Litestar: the handler checks them
                 parameter["schema"].update(pattern=KEY_PATTERN, minLength=1, maxLength=KEY_MAX)
@@ -191,11 +251,14 @@ def _nodes(value: Any) -> Iterator[Schema]:
 
 
 def _tag_of(schema: Schema) -> tuple[str, str] | None:
-    """The (property, value) that tags a Struct's schema: its one `const` property."""
+    """The (property, value) that tags a Struct's schema: its one `const` property, and a
+    required one (OpenAPI: a discriminator's property is in every member; the feed's entry
+    frame leaves its `event` out on the wire)."""
+    required = schema.get("required", ())
     consts = [
         (name, prop["const"])
         for name, prop in schema.get("properties", {}).items()
-        if isinstance(prop, dict) and isinstance(prop.get("const"), str)
+        if isinstance(prop, dict) and isinstance(prop.get("const"), str) and name in required
     ]
     return consts[0] if len(consts) == 1 else None
 
@@ -359,6 +422,14 @@ def _drop_empty_members(node: Schema) -> None:
 
 def _not_null(schema: Schema) -> Schema:
     """`X | None` in a header or query parameter means absent, never the text "null"."""
+    kinds = schema.get("type")
+    if isinstance(kinds, list) and "null" in kinds:
+        # an enum Litestar wrote as `["null", "string"]` with null among its values
+        others = [k for k in kinds if k != "null"]
+        schema = {**schema, "type": others[0] if len(others) == 1 else others}
+        if isinstance(schema.get("enum"), list):
+            schema["enum"] = [v for v in schema["enum"] if v is not None]
+        return schema
     members = schema.get("oneOf")
     if not isinstance(members, list):
         return schema

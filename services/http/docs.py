@@ -137,6 +137,8 @@ class ProblemsController(Controller):
         summary="Every error code: its status, title and meaning",
     )
     async def list_problems(self) -> str:
+        """An HTML page: every `code` an error answer may carry, with its HTTP status,
+        title and what a client does about it."""
         rows = "".join(_row(c, r) for c, r in sorted(PROBLEMS.items(), key=lambda i: i[1].status))
         body = (
             "<h1>Bura server: problem types</h1><p>Every error is "
@@ -155,6 +157,8 @@ class ProblemsController(Controller):
         responses=responses(400, 404, 429),
     )
     async def get_problem(self, code: FromPath[str]) -> str:
+        """The HTML page an error's `type` names: the code's status, title, meaning and an
+        example."""
         row = PROBLEMS.get(code)
         if row is None:
             raise NotFoundException(f"no problem type {code!r}")

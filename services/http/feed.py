@@ -118,7 +118,13 @@ class FeedController(Controller):
         last_event_id: Annotated[
             str | None,
             HeaderParameter(
-                name="Last-Event-ID", required=False, max_length=40, pattern=CHECKPOINT_PATTERN
+                name="Last-Event-ID",
+                required=False,
+                max_length=40,
+                pattern=CHECKPOINT_PATTERN,
+                description="What an EventSource sends when it reconnects: the last "
+                "entry's checkpoint, read as `after`; when both are sent this one is used "
+                "(the URL keeps the `after` the stream first opened with)",
             ),
         ] = None,
     ) -> Stream:

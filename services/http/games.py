@@ -12,7 +12,6 @@ from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import (
     FromPath,
-    FromQuery,
     JSONBody,
     Parameter,
     QueryParameter,
@@ -138,11 +137,36 @@ class GamesController(Controller):
         self,
         operator: NamedDependency[Caller],
         listing: NamedDependency[Listing],
-        status: FromQuery[Status | None] = None,
-        created_since: FromQuery[datetime | None] = None,
-        updated_since: FromQuery[datetime | None] = None,
-        cursor: Annotated[str | None, QueryParameter(min_length=1, max_length=200)] = None,
-        limit: Annotated[int, QueryParameter(ge=1, le=200)] = 50,
+        status: Annotated[
+            Status | None,
+            QueryParameter(description="Only games in this status; every game if left out"),
+        ] = None,
+        created_since: Annotated[
+            datetime | None,
+            QueryParameter(
+                description="Only games created at or after this time (RFC 3339; a time "
+                "without a zone is UTC)"
+            ),
+        ] = None,
+        updated_since: Annotated[
+            datetime | None,
+            QueryParameter(
+                description="Only games whose last event was recorded at or after this time "
+                "(RFC 3339; a time without a zone is UTC): keep the time of your last sync"
+            ),
+        ] = None,
+        cursor: Annotated[
+            str | None,
+            QueryParameter(
+                min_length=1,
+                max_length=200,
+                description="The `next_cursor` of the page before, as it was given (opaque, "
+                "sealed by the server); the first page if left out",
+            ),
+        ] = None,
+        limit: Annotated[
+            int, QueryParameter(ge=1, le=200, description="Games on one page at most")
+        ] = 50,
     ) -> GamePage:
         """Games in the order they were created, each with its seats, rules, version,
         status, result, when it was created and last changed, and its rematch links.
@@ -212,6 +236,10 @@ class GamesController(Controller):
             Parameter(ge=0, le=LAST_VERSION, description="Only the events after this version"),
         ] = 0,
     ) -> EventPage:
+        """Every event after `after`, in version order, each as the caller may see it: a
+        card another seat holds is left out of a seat's or the spectator's copy (the
+        operator's is the whole record). `version` is the game's version as of this page,
+        never older than its last event; poll again with `after` set to it."""
         return await runtime.games.page(game_id, caller.viewer, after)
 
     @post(

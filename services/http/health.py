@@ -48,6 +48,9 @@ class HealthController(Controller):
         responses=responses(),
     )
     async def live(self) -> dict[str, str]:
+        """200 while the process answers requests. It asks neither the store nor Redis: a
+        liveness probe that failed with the database would restart every replica at once
+        for an outage a restart cannot mend (readiness takes the replica out instead)."""
         return {"status": "ok"}
 
     @get(
@@ -58,7 +61,8 @@ class HealthController(Controller):
             **responses(),
             503: ResponseSpec(
                 dict[str, str],
-                description="Not ready: each check says why",
+                description="Not ready: each check says why, in the shape of the 200 (a probe's "
+                "answer, not problem details)",
                 generate_examples=False,
                 examples=[
                     Example(

@@ -40,6 +40,11 @@ class ReviewsController(Controller):
             ),
         ] = None,
     ) -> Replay:
+        """The table at `version` as the arbiter sees it (every hand, the stock in order),
+        rebuilt from the events up to it: step through a dispute one version at a time. A
+        seat or the spectator sees the same once the game is over; in a closed_discard game
+        they see only what they saw at the time (the hands and the stock hold the cards
+        later played face down)."""
         return await reviews.replay(game_id, caller, version)
 
     @get(
@@ -54,6 +59,10 @@ class ReviewsController(Controller):
         caller: NamedDependency[Caller],
         reviews: NamedDependency[Reviews],
     ) -> Audit:
+        """Every verdict the rules gave against a seat (a faulty draw, a false declaration,
+        a timeout, an abandonment), each with the rule that judged it, who was due to act,
+        the cards and points in question, and the versions of the events that prove it:
+        what an arbiter reads to settle a dispute."""
         return await reviews.audit(game_id, caller)
 
     @get(

@@ -58,6 +58,8 @@ class WebhooksController(Controller):
     async def endpoints(
         self, operator: NamedDependency[Caller], webhooks: NamedDependency[Webhooks]
     ) -> list[WebhookEndpoint]:
+        """Every endpoint, registered here or set by BURA_WEBHOOK_URL (`source`), with the
+        event types it hears of; never a secret (it is shown once, at registration)."""
         return await webhooks.endpoints()
 
     @get(
@@ -70,14 +72,25 @@ class WebhooksController(Controller):
         self,
         operator: NamedDependency[Caller],
         webhooks: NamedDependency[Webhooks],
-        endpoint: Annotated[str | None, Parameter(max_length=64)] = None,
-        kind: Annotated[DeliveryState | None, QueryParameter(name="state")] = None,
-        game_id: Annotated[str | None, Parameter(max_length=64)] = None,
+        endpoint: Annotated[
+            str | None,
+            Parameter(max_length=64, description="Only the deliveries to this endpoint (its id)"),
+        ] = None,
+        kind: Annotated[
+            DeliveryState | None,
+            QueryParameter(name="state", description="Only the deliveries in this state"),
+        ] = None,
+        game_id: Annotated[
+            str | None,
+            Parameter(max_length=64, description="Only the deliveries of this game's events"),
+        ] = None,
         before: Annotated[
             int | None,
             Parameter(ge=1, le=LAST_VERSION, description="The `next` of the page before"),
         ] = None,
-        limit: Annotated[int, Parameter(ge=1, le=500)] = 50,
+        limit: Annotated[
+            int, Parameter(ge=1, le=500, description="Deliveries on one page at most")
+        ] = 50,
     ) -> DeliveryPage:
         """Each delivery's state (pending, delivered, failed, cancelled), attempts and last
         answer; filter by endpoint, state or game, page on with `before`."""
@@ -97,6 +110,9 @@ class WebhooksController(Controller):
         operator: NamedDependency[Caller],
         webhooks: NamedDependency[Webhooks],
     ) -> DeliveryDetail:
+        """The delivery's state, the JSON body every attempt sends (the same bytes each
+        time, signed afresh), and each attempt: when, the receiver's status or the error,
+        and how long it took."""
         return await webhooks.delivery(delivery_id)
 
     @post(
@@ -129,6 +145,8 @@ class WebhooksController(Controller):
         operator: NamedDependency[Caller],
         webhooks: NamedDependency[Webhooks],
     ) -> WebhookEndpoint:
+        """The endpoint's URL, the event types it hears of and where it came from; its
+        secret is not shown again."""
         return await webhooks.endpoint(endpoint_id)
 
     @delete(

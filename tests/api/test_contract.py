@@ -20,7 +20,7 @@ from domain.events import EVENT_TYPES
 from domain.naming import snake
 from domain.rules import Rules, check
 from services.config import Settings
-from services.http.contract import RULE_BOUNDS, STREAMS, operations
+from services.http.contract import RULE_BOUNDS, STREAMS, WHO, operations
 from services.http.problems import PROBLEMS
 from services.http.schemas import COMMAND_EXAMPLES
 from services.live.sse import MESSAGES
@@ -90,6 +90,22 @@ async def test_commands_events_and_messages_carry_discriminator_mappings(api: Ap
     assert set(frame["discriminator"]["mapping"]) == set(MESSAGES)
 
 
+async def test_a_discriminator_names_a_property_every_member_carries(api: Api) -> None:
+    """OpenAPI: a discriminator's property is required in each member. The feed's entry
+    frame has no `event` line on the wire, so the feed's union is told apart without one."""
+    doc = await openapi(api)
+    schemas = doc["components"]["schemas"]
+    found = 0
+    for tag in _values_of(doc, "discriminator"):
+        for ref in tag["mapping"].values():
+            member = schemas[ref.rsplit("/", 1)[1]]
+            assert tag["propertyName"] in member.get("required", []), (ref, tag)
+            found += 1
+    assert found > 40
+    assert "discriminator" not in schemas["FeedFrame"]
+    assert "event" not in schemas["FeedEntryFrame"]["required"]
+
+
 async def test_every_ref_resolves(api: Api) -> None:
     doc = await openapi(api)
     for ref in refs(doc):
@@ -152,6 +168,43 @@ async def test_streams_are_text_event_stream_with_their_messages(api: Api) -> No
         assert headers["Last-Event-ID"]["schema"]["type"] == "string"  # never null
         query = {p["name"]: p["schema"] for p in op["parameters"] if p["in"] == "query"}
         assert query["after"]["minimum"] == 0 and query["after"]["maximum"] == 2**53 - 1
+
+
+async def test_every_operation_says_who_may_call_it(api: Api) -> None:
+    """Every bearer operation declares the same scheme, so the roles it admits are the
+    first line of its description; a new operation without one fails here."""
+    doc = await openapi(api)
+    ids = {op["operationId"] for _, _, op in operations(doc)}
+    assert ids == set(WHO)
+    for path, method, op in operations(doc):
+        assert op["description"].startswith("Who may call: "), (method, path)
+        public = not op.get("security")
+        assert ("with no token" in op["description"].split("\n")[0]) is public, (method, path)
+
+
+async def test_no_parameter_admits_null(api: Api) -> None:
+    """A header or query parameter is absent or text: a URL cannot carry JSON's null, so no
+    parameter's schema has a `null` type or a null among its values (a generated client
+    would offer a nullable enum with a `null` member)."""
+    doc = await openapi(api)
+    enums = 0
+    for path, method, op in operations(doc):
+        for parameter in op.get("parameters", []):
+            schema = parameter["schema"]
+            assert "null" not in str(_values_of(schema, "type")), (method, path, parameter)
+            assert None not in schema.get("enum", []), (method, path, parameter)
+            enums += "enum" in schema
+    assert enums >= 3  # status, format, state
+    listed = {p["name"]: p["schema"] for p in doc["paths"]["/games"]["get"]["parameters"]}
+    assert listed["status"]["type"] == "string"
+    assert listed["status"]["enum"] == ["in_progress", "finished"]
+
+
+async def test_every_parameter_says_what_it_is(api: Api) -> None:
+    doc = await openapi(api)
+    for path, method, op in operations(doc):
+        for parameter in op.get("parameters", []):
+            assert parameter.get("description"), (method, path, parameter["name"])
 
 
 async def test_query_bounds_are_published_as_integers(api: Api) -> None:
