@@ -10,14 +10,16 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-from litestar import Controller, MediaType, Request, Router, get
+from litestar import Controller, MediaType, Request, Response, Router, get
 from litestar.exceptions import NotFoundException
 from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
 from litestar.params import FromPath
 from litestar.static_files import create_static_files_router
 
 from services.http.contract import asyncapi, refine
+from services.http.pages import HEADERS
 from services.http.problems import PROBLEMS, TYPE_PREFIX, Problem, responses
+from services.pages.html import STATIC_PATH
 
 ASSETS = "/schema/assets"
 
@@ -107,12 +109,22 @@ def assets() -> Router:
     )
 
 
-_PAGE = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
-<style>body{{font:15px/1.5 system-ui,sans-serif;max-width:60em;margin:2em auto;padding:0 1em}}
-code{{background:#f3f3f3;padding:0 .2em}}td,th{{text-align:left;padding:.2em .6em;
-vertical-align:top;border-bottom:1px solid #ddd}}</style></head>
-<body>{body}</body></html>"""
+# The pages' own style sheet and headers (services/http/pages.py): no inline style, so the
+# same Content-Security-Policy holds.
+_PAGE = (
+    '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+    '<meta name="viewport" content="width=device-width, initial-scale=1">'
+    f'<title>{{title}}</title><link rel="stylesheet" href="{STATIC_PATH}/pages.css"></head>'
+    "<body><main>{body}</main></body></html>"
+)
+
+
+def _page(title: str, body: str) -> Response[str]:
+    return Response(
+        _PAGE.format(title=html.escape(title), body=body),
+        media_type=MediaType.HTML,
+        headers=HEADERS,
+    )
 
 
 def _row(code: str, row: Problem) -> str:
@@ -136,7 +148,7 @@ class ProblemsController(Controller):
         responses=responses(429),  # documents are reads, counted as every read is
         summary="Every error code: its status, title and meaning",
     )
-    async def list_problems(self) -> str:
+    async def list_problems(self) -> Response[str]:
         """An HTML page: every `code` an error answer may carry, with its HTTP status,
         title and what a client does about it."""
         rows = "".join(_row(c, r) for c, r in sorted(PROBLEMS.items(), key=lambda i: i[1].status))
@@ -144,10 +156,10 @@ class ProblemsController(Controller):
             "<h1>Bura server: problem types</h1><p>Every error is "
             "<code>application/problem+json</code> (RFC 9457) whose <code>type</code> is one "
             "of these pages and whose <code>code</code> names the row.</p>"
-            f"<table><tr><th>code</th><th>status</th><th>title</th><th>meaning</th></tr>"
-            f"{rows}</table>"
+            '<div class="wide"><table><tr><th>code</th><th>status</th><th>title</th>'
+            f"<th>meaning</th></tr>{rows}</table></div>"
         )
-        return _PAGE.format(title="Problem types", body=body)
+        return _page("Problem types", body)
 
     @get(
         "/{code:str}",
@@ -156,7 +168,7 @@ class ProblemsController(Controller):
         summary="One error code's documentation",
         responses=responses(400, 404, 429),
     )
-    async def get_problem(self, code: FromPath[str]) -> str:
+    async def get_problem(self, code: FromPath[str]) -> Response[str]:
         """The HTML page an error's `type` names: the code's status, title, meaning and an
         example."""
         row = PROBLEMS.get(code)
@@ -168,4 +180,4 @@ class ProblemsController(Controller):
             f"<p>For example: <code>{html.escape(row.example)}</code></p>"
             f'<p><a href="{TYPE_PREFIX.rstrip("/")}">Every problem type</a></p>'
         )
-        return _PAGE.format(title=f"{code}: {row.title}", body=body)
+        return _page(f"{code}: {row.title}", body)

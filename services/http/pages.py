@@ -24,7 +24,7 @@ from domain.rules import Rules
 from domain.views import ARBITER, Viewer, redact, sees_hand, view
 from services.app.callers import Seating
 from services.app.codec import from_recorded
-from services.app.errors import Forbidden, NotFound, Unauthorized, VersionNotFound
+from services.app.errors import Forbidden, GameNotFound, NotFound, Unauthorized, VersionNotFound
 from services.app.games import GameService
 from services.app.results import AuditFinding
 from services.app.reviews import Reviews, audited, check_record
@@ -34,7 +34,7 @@ from services.http.schemas import invalid
 from services.pages import STATIC
 from services.pages.arbiter import Record, Shown, Step, printable, shell, whole
 from services.pages.html import CSP
-from services.pages.table import IN_A_LINK, NEEDS_SCRIPT, table_page
+from services.pages.table import IN_A_LINK, NEEDS_SCRIPT, no_such_game, table_page
 from services.pages.words import describe
 
 HEADERS = {
@@ -45,10 +45,31 @@ HEADERS = {
 }
 
 
-def _html(body: str) -> Response[str]:
+def _html(body: str, status: int = 200) -> Response[str]:
     """A page. A refused key is the key's form again with what was wrong, not an error
     answer: every error this service sends is problem details, and this one is a form's."""
-    return Response(body, media_type=MediaType.HTML, headers=HEADERS)
+    return Response(body, status_code=status, media_type=MediaType.HTML, headers=HEADERS)
+
+
+def _for_a_person(request: Request[Any, Any, Any]) -> bool:
+    """A browser following a link: it asks for HTML before anything else (curl, an HTTP
+    library and fetch() ask for `*/*` or JSON, and get problem details as every client
+    does)."""
+    return request.accept.best_match(["application/problem+json", "text/html"]) == "text/html"
+
+
+async def _missing(
+    request: Request[Any, Any, Any], games: GameService, game_id: str
+) -> Response[str] | None:
+    """None for a game this server holds. Else a 404: a person opening a stale link reads
+    it as a page (with the pages' own headers), any other client as problem details."""
+    try:
+        await games.load(game_id)
+    except GameNotFound:
+        if not _for_a_person(request):
+            raise
+        return _html(no_such_game(game_id), 404)
+    return None
 
 
 # ASCII digits only, and few: `str.isdigit` takes "²", which `int` refuses, and `int` of
@@ -194,17 +215,22 @@ class PagesController(Controller):
     ) -> Response[str]:
         """A token in the query (a link made by hand, or the form submitted the old way) is
         never echoed: the page says to keep tokens out of links."""
-        await games.load(game_id)  # 404 for no such game
+        if (missing := await _missing(request, games, game_id)) is not None:
+            return missing
         leaked = "token" in request.query_params or "seat" in request.query_params
         return _html(table_page(game_id, IN_A_LINK if leaked else None))
 
     @post("/play/{game_id:str}", media_type=MediaType.HTML, status_code=200)
     async def table_form(
-        self, game_id: FromPath[str], games: NamedDependency[GameService]
+        self,
+        request: Request[Any, Any, Any],
+        game_id: FromPath[str],
+        games: NamedDependency[GameService],
     ) -> Response[str]:
         """The token's form posted before (or without) table.js: the token came in the body,
         out of every URL, and goes nowhere; the table itself needs the script."""
-        await games.load(game_id)
+        if (missing := await _missing(request, games, game_id)) is not None:
+            return missing
         return _html(table_page(game_id, NEEDS_SCRIPT))
 
     @get("/arbiter/games/{game_id:str}", media_type=MediaType.HTML)
@@ -220,7 +246,8 @@ class PagesController(Controller):
         """Without a key: the key's form. With the operator key in the Authorization header
         (arbiter.js sends the one kept in sessionStorage): the whole record."""
         perspective = _perspective(perspective, "as", "query")
-        await games.load(game_id)
+        if (missing := await _missing(request, games, game_id)) is not None:
+            return missing
         key = bearer(request)
         if key is None:
             return _html(shell(game_id))
@@ -241,7 +268,8 @@ class PagesController(Controller):
     ) -> Response[str]:
         """A browser without JavaScript: the key, the version and the perspective posted by
         the page's own forms."""
-        await games.load(game_id)
+        if (missing := await _missing(request, games, game_id)) is not None:
+            return missing
         form = await request.form()
         key = str(form.get("key") or "") or None
         refused = await _operator(_runtime(request).seating, key)

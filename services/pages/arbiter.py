@@ -78,7 +78,8 @@ def _viewer_name(viewer: Viewer, names: Sequence[str]) -> str:
 def key_form(game_id: str, problem: str | None = None) -> str:
     said = f'<p class="problem" role="alert">{text(problem)}</p>' if problem else ""
     return (
-        f'<form id="key-form" method="post" action="/arbiter/games/{text(game_id)}">'
+        f'<form id="key-form" method="post" action="/arbiter/games/{text(game_id)}" '
+        'aria-label="The operator key">'
         f'{said}<label>Operator key <input type="password" name="key" autocomplete="off" '
         'required></label> <button type="submit">Open the record</button>'
         '<p class="note">The key is kept in this tab only (sessionStorage), sent in a '
@@ -224,7 +225,8 @@ def _table(r: Record) -> str:
         f'<section id="table" aria-labelledby="table-title" data-version="{t.version}">'
         f'<h2 id="table-title">The table at version {t.version}, '
         f"{text(_viewer_name(r.viewer, names))}</h2>"
-        f"<p>deal {t.deal} · {text(t.status)} · waiting for <strong>{text(awaited)}</strong></p>"
+        f"<p>deal {t.deal} · {text(reason_named(t.status))} · "
+        f"waiting for <strong>{text(awaited)}</strong></p>"
         f"<p>trump: {card(t.trump) if t.trump else text(t.trump_suit or 'none')} · "
         f'stock, top first: <span id="stock">{stock}</span></p>'
         f'<p id="trick">on the table: {trick}</p><p>dave: {dave}</p>'

@@ -49,13 +49,14 @@ def cards(cs: Sequence[Card] | None, hidden: int = 0) -> str:
     return " ".join(card(c) for c in cs) or "—"
 
 
-def page(title: str, body: str, *, script: str, kind: str, game_id: str) -> str:
+def page(title: str, body: str, *, script: str | None, kind: str, game_id: str) -> str:
+    loads = f'<script src="{STATIC_PATH}/{script}" defer></script>' if script else ""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{text(title)}</title>"
         f'<link rel="icon" type="image/svg+xml" href="{ICON}">'
         f'<link rel="stylesheet" href="{STATIC_PATH}/pages.css">'
-        f'<script src="{STATIC_PATH}/{script}" defer></script></head>'
+        f"{loads}</head>"
         f'<body data-page="{kind}" data-game="{text(game_id)}">{body}</body></html>'
     )

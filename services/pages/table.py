@@ -16,6 +16,17 @@ IN_A_LINK = (
 )
 
 
+def no_such_game(game_id: str) -> str:
+    """What a person who opens a link to a game this server does not hold reads (a 404)."""
+    body = (
+        f"<header><h1>Bura · game <code>{text(game_id)}</code></h1></header>"
+        '<main><p class="problem">This server holds no game with that id.</p>'
+        "<p>The link may be mistyped or cut short, or the game may be on another server. "
+        "Ask whoever gave you the link for it again.</p></main>"
+    )
+    return page("Bura · no such game", body, script=None, kind="missing", game_id=game_id)
+
+
 def table_page(game_id: str, said: str | None = None) -> str:
     """`said`: a note for the status line (`{id}` in it stands for this game); never
     anything the request carried. The form posts (body, not URL) when table.js has not
@@ -23,11 +34,13 @@ def table_page(game_id: str, said: str | None = None) -> str:
     said = (said or "").replace("{id}", game_id)
     body = (
         f"<header><h1>Bura · game <code>{text(game_id)}</code></h1></header>"
-        '<form id="token-form" method="post"><label>Your seat token '
+        '<main><form id="token-form" method="post"><label>Your seat token '
         '<input type="password" name="token" autocomplete="off" required></label> '
         '<button type="submit">Sit down</button>'
         '<p class="note">Kept in this tab only (sessionStorage).</p></form>'
         f'<p id="status" role="status" aria-live="polite">{text(said)}</p>'
-        '<main id="table" data-status="" data-version="0"></main>'
+        # what the other seats did and whose turn it is, said as it happens (table.js)
+        '<p id="news" aria-live="polite" aria-atomic="true"></p>'
+        '<div id="table" data-status="" data-version="0"></div></main>'
     )
     return page(f"Bura · {game_id}", body, script="table.js", kind="play", game_id=game_id)

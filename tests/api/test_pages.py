@@ -181,7 +181,19 @@ async def test_the_table_page_holds_no_game_and_its_files_are_served(api: Api) -
     assert "data-card" not in answer.text and 'id="token-form"' in answer.text
     assert not INLINE_SCRIPT.search(answer.text)
     assert "script-src 'self'" in answer.headers["content-security-policy"]
-    assert (await api.client.get("/play/no-such-game")).status_code == 404
+    for path in ("/play/no-such-game", "/arbiter/games/no-such-game"):
+        # a client is answered with problem details, as every error is
+        missing = await api.client.get(path)
+        assert missing.status_code == 404 and missing.json()["code"] == "game_not_found"
+        # a browser following a stale link reads a page, with the pages' headers
+        browser = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
+        for method in ("GET", "POST"):
+            page = await api.client.request(method, path, headers=browser)
+            assert page.status_code == 404, (method, path)
+            assert page.headers["content-type"].startswith("text/html")
+            assert "holds no game with that id" in page.text
+            assert "script-src 'self'" in page.headers["content-security-policy"]
+            assert page.headers["referrer-policy"] == "no-referrer"
     for name, kind in (
         ("table.js", "javascript"),
         ("arbiter.js", "javascript"),

@@ -116,6 +116,13 @@ async def test_every_problem_type_resolves_to_its_page(api: Api) -> None:
         assert code in page.text and str(row.status) in page.text
     unknown = await api.client.get("/problems/no_such_code")
     assert unknown.status_code == 404 and unknown.json()["code"] == "not_found"
+    # hardened as the pages are: no inline style (the pages' sheet), one main landmark
+    for page in (index, page):
+        assert page.headers["content-security-policy"].startswith("default-src 'self'")
+        assert page.headers["x-content-type-options"] == "nosniff"
+        assert page.headers["referrer-policy"] == "no-referrer"
+        assert "<style" not in page.text and page.text.count("<main>") == 1
+        assert 'name="viewport"' in page.text
 
 
 # How to raise each row through the app's own exception handlers.

@@ -107,11 +107,14 @@ async def test_a_newcomer_plays_a_whole_game_against_the_demo_bot(
         before = int(await page.get_attribute("#table", "data-version") or 0)
         await page.keyboard.press("Enter")
         await until(page, f"Number(document.querySelector('#table').dataset.version) > {before}")
-        # The focus comes back to the next moves when they come: Enter alone plays on.
+        # The focus stays on the moves' group, never on a move by itself (Enter would play
+        # one not yet heard): Tab reaches the first of the next moves, Enter plays it.
         await page.wait_for_selector("#moves button:not([disabled]), #table[data-status=finished]")
         if await page.get_attribute("#table", "data-status") != "finished":
-            assert await page.evaluate("document.activeElement.closest('#moves') !== null")
+            assert await page.evaluate("document.activeElement.id") == "moves"
             before = int(await page.get_attribute("#table", "data-version") or 0)
+            await page.keyboard.press("Tab")
+            assert await page.evaluate("document.activeElement.tagName") == "BUTTON"
             await page.keyboard.press("Enter")
             await until(
                 page, f"Number(document.querySelector('#table').dataset.version) > {before}"
@@ -164,8 +167,14 @@ async def test_the_table_resumes_after_its_stream_drops(
     offered = commands(msgspec.convert(seat_view.json()["moves"], Moves), ("AS", "10S", "KS"))
     buttons = page.locator("#moves button")
     assert await buttons.count() == len(offered) > 7  # every lead of AS 10S KS, 31, dave...
-    labels = [await buttons.nth(i).get_attribute("aria-label") for i in range(len(offered))]
-    assert "lead ace of spades and ten of spades" in labels and "declare 31" in labels
+    labels = [
+        await buttons.nth(i).get_attribute("aria-label") or await buttons.nth(i).inner_text()
+        for i in range(len(offered))
+    ]
+    assert "Lead A♠ 10♠: ace of spades and ten of spades" in labels, labels
+    assert "Declare 31" in labels
+    for i in range(len(offered)):  # WCAG 2.5.3: the spoken name begins with what is shown
+        assert labels[i].startswith(await buttons.nth(i).inner_text())
 
     # The spectator's token opens the same page without a hand: no seat's card is in it.
     watcher = await browser.new_page()
@@ -475,7 +484,7 @@ async def test_the_table_tells_a_dave_offered_and_how_the_last_deal_ended(
     assert declined.status_code == 200, declined.text
     await until(page, "document.getElementById('last-deal') !== null")
     said = await page.inner_text("#last-deal")
-    assert said.startswith("Deal 1: won by ann") and "stake 1" in said, said
+    assert said.startswith("Deal 1: won by ann (you declined the dave)") and "stake 1" in said, said
 
 
 def console_errors(page: Any) -> list[str]:
@@ -656,7 +665,7 @@ async def test_the_table_says_a_pot_owed_the_teams_and_a_combination_led(
     czech = stacked(["6S", "AS", "7H", "AH", "8D", "AC"])
     game_id, ann, bob = await table({"combinations": "czech"}, "ann bob", czech)
     page = await page_of(game_id, bob)
-    await page.wait_for_selector("#moves button[aria-label^='lead three aces']")
+    await page.wait_for_selector("#moves button[aria-label^='Lead three aces']")
     await send(game_id, bob, {"type": "lead", "cards": ["AS", "AH", "AC"]})
     page = await page_of(game_id, ann)
     await until(page, "document.querySelector('#trick').textContent.includes('three aces')")
@@ -733,9 +742,106 @@ async def test_the_table_explains_a_stake_the_pot_cancelled(
             f"Number(document.querySelector('#table').dataset.version) >= {sent.json()['version']}",
         )
     said = await page.inner_text("#last-deal")
-    assert said.startswith("Deal 1: won by ann (conceded), stake 1.")
+    assert said.startswith("Deal 1: won by ann (you conceded), stake 1.")
     assert "The pot for a false 31: ann owed 1 to every other side" in said, said
     later = await browser.new_page()
     await later.goto(f"{service.url}/play/{game_id}#seat={tokens[1]}")
     await until(later, "document.getElementById('last-deal') !== null")
     assert await later.inner_text("#last-deal") == said
+
+
+async def test_the_table_says_what_the_others_did_in_a_region_that_stays(
+    start_service: StartService, client: httpx.AsyncClient, browser: Any
+) -> None:
+    """Whose turn it was, said in a live region made anew with every view, was never
+    announced, and the deadline ticked inside it; what the other seat did was not said at
+    all. #news stays in the page and says each change once, without the countdown."""
+    service = await start_service()
+    _, game_id, tokens = await walk_through(client, service.url, {"turn_seconds": 3600})
+    page = await browser.new_page()
+    await page.goto(f"{service.url}/play/{game_id}#seat={tokens[0]}")
+    await until(page, "document.querySelector('#table').dataset.version !== '0'")
+    news = await page.query_selector("#news")
+    assert await news.get_attribute("aria-live") == "polite"
+    assert await news.inner_text() == "Your turn: lead."
+    assert await page.get_attribute("#turn", "aria-live") is None  # remade with each view
+    assert "s left" in await page.inner_text("#turn")
+
+    url = f"{service.url}/games/{game_id}/commands"
+    for seat, command in FIRST_TRICK:
+        sent = await client.post(url, json=command, headers=bearer(tokens[seat]))
+        assert sent.status_code == 200, sent.text
+    await until(page, "document.getElementById('news').textContent.includes('draw')")
+    said = await news.inner_text()
+    # the answer that ended the trick is told though the trick has left the table
+    assert "bob answered with six of hearts and seven of hearts and eight of hearts." in said
+    assert "ann (you) took the trick. Your turn: draw." in said, said
+    assert "s left" not in said
+    assert await news.evaluate("n => n.isConnected")  # the same node, not a new one
+
+    # bob draws out of his turn: the deal (and the game) is lost to a penalty he made
+    drawn = await client.post(url, json={"type": "draw"}, headers=bearer(tokens[1]))
+    assert drawn.status_code == 200, drawn.text
+    await until(page, "document.querySelector('#table').dataset.status === 'finished'")
+    said = await news.inner_text()
+    assert said == (
+        "bob drew a card. Deal 1 is over: won by you (bob drew out of turn). "
+        "The game is over: you won (out of turn draw)."
+    ), said
+    ended = "Deal 1: won by you (bob drew out of turn), stake 1."
+    assert await page.inner_text("#last-deal") == ended
+
+
+async def test_a_second_link_long_names_a_refused_token_and_a_game_nobody_holds(
+    start_service: StartService, client: httpx.AsyncClient, browser: Any
+) -> None:
+    """Another seat's `#seat=` link in the same tab changed the fragment only: the page
+    stayed the first seat's, with the second token in the address bar. Names of 64
+    characters without a space widened a phone's page (830 px of 390). A refused token left
+    the focus nowhere. A stale link showed a browser raw JSON."""
+    service = await start_service()
+    long = ["A" * 64, "Б" * 64]
+    answer = await client.post(
+        f"{service.url}/games",
+        json={"seats": [{"name": n} for n in long], "dealer": 1},
+        headers=OPERATOR,
+    )
+    assert answer.status_code == 201, answer.text
+    game_id = answer.json()["game_id"]
+    tokens = [s["token"] for s in answer.json()["seats"]]
+    phone = await browser.new_page(viewport={"width": 390, "height": 844})
+    await phone.goto(f"{service.url}/play/{game_id}#seat={tokens[0]}")
+    await until(phone, "document.querySelector('#table').dataset.version !== '0'")
+    assert await phone.evaluate("document.documentElement.scrollWidth") <= 390
+    assert "seat 0" in await phone.inner_text("#table h2")
+
+    await phone.evaluate(f"location.hash = 'seat={tokens[1]}'")
+    await until(phone, "document.querySelector('#table h2')?.textContent.includes('seat 1')")
+    assert "seat=" not in phone.url and tokens[1] not in phone.url
+    assert await phone.evaluate("document.documentElement.scrollWidth") <= 390
+
+    await phone.evaluate("location.hash = 'seat=not.a-token'")
+    await until(phone, "!document.getElementById('token-form').hidden")
+    assert await phone.evaluate("document.activeElement.name") == "token"
+    assert "does not open a seat" in await phone.inner_text("#status")
+
+    # the arbiter's record of the same table fits the phone; the key opens it with the
+    # focus on its first control
+    arbiter = await browser.new_page(viewport={"width": 390, "height": 844})
+    await arbiter.goto(f"{service.url}/arbiter/games/{game_id}")
+    await arbiter.fill("#key-form input[name=key]", "not the key")
+    await arbiter.keyboard.press("Enter")
+    await until(arbiter, "document.querySelector('#key-form .problem') !== null")
+    assert await arbiter.evaluate("document.activeElement.name") == "key"
+    await arbiter.keyboard.type(OPERATOR_KEY)
+    await arbiter.keyboard.press("Enter")
+    await arbiter.wait_for_selector("#steps")
+    assert await arbiter.evaluate("document.activeElement.id") == "previous"
+    assert await arbiter.evaluate("document.documentElement.scrollWidth") <= 390
+    assert "in progress" in await arbiter.inner_text("#table")
+
+    gone = await phone.goto(f"{service.url}/play/no-such-game")
+    assert gone is not None and gone.status == 404
+    assert gone.headers["content-type"].startswith("text/html")
+    assert "script-src 'self'" in gone.headers["content-security-policy"]
+    assert "holds no game with that id" in await phone.inner_text("main")

@@ -56,15 +56,19 @@
       document.getElementById("key-form")?.replaceWith(form);
       if (!document.getElementById("key-form")) document.querySelector("header").after(form);
       bindKeyForm();
+      form.elements.key.focus();  // typed again where it was typed, not hunted for
       return;
     }
     if (!answer.ok) { say(`The server answered ${answer.status}.`); return; }
+    // the key just typed opens the record: the focus goes to its first control, not lost
+    const typed = document.getElementById("key-form")?.contains(document.activeElement);
     document.getElementById("key-form")?.remove();
     document.getElementById("problem")?.remove();
     const focus = focused();
     document.getElementById("arbiter").replaceWith(fresh.getElementById("arbiter"));
     bindRecord();
     focus();
+    if (typed) document.getElementById("previous")?.focus();
   }
 
   // A game that goes on is followed: a ticket bought with the key opens the game's stream

@@ -7,6 +7,7 @@
   const store = `bura-seat-${game}`;
   const main = document.getElementById("table");
   const status = document.getElementById("status");
+  const news = document.getElementById("news");
   const RANKS = { A: "ace", K: "king", Q: "queen", J: "jack", 10: "ten", 9: "nine", 8: "eight",
     7: "seven", 6: "six", 5: "five", 4: "four", 3: "three", 2: "two" };
   const SUITS = { S: ["spades", "♠"], H: ["hearts", "♥"], D: ["diamonds", "♦"], C: ["clubs", "♣"] };
@@ -22,7 +23,9 @@
   let shown = null;
   let ended = false;
   let retry = 500;
-  let refocus = false; // a move was just sent: the next moves get the focus (keyboard play)
+  let refocus = false; // a move was just sent: focus stays on the moves (keyboard play)
+  let heard = null; // the view the news last told of: what changed since is told next
+  let told = []; // what changed since, gathered from every message until the latest
   const name = (c) => `${RANKS[c.slice(0, -1)]} of ${SUITS[c.slice(-1)][0]}`;
   const sign = (c) => c.slice(0, -1) + SUITS[c.slice(-1)][1];
   const names = (cs) => cs.map(name).join(" and ");
@@ -41,6 +44,22 @@
   const say = (text) => { status.textContent = text; };
   // a reason as the arbiter's page and the command line say it (services/pages/words.py)
   const reasonNamed = (r) => (r === "thirty_one" ? "31" : r.replaceAll("_", " "));
+  // who did something, as a sentence's subject: "you", or the seat's name
+  const doers = (view, seats) => seats.map((s) => (s === view.seat ? "you" : view.seats[s].name)).join(" and ");
+  // what ended a deal, said of the seat that did it: "bob drew out of turn", not a bare
+  // "out of turn draw" beside the winner's name
+  const BY_LOSERS = { false_declaration: "declared falsely", double_draw: "drew two cards at once",
+    extra_card: "drew with a full hand", out_of_turn_draw: "drew out of turn", conceded: "conceded",
+    dave_declined: "declined the dave", timeout: "ran out of time", abandoned: "left the table" };
+  const BY_WINNERS = { thirty_one: "declared 31", bura: "showed a bura", four_aces: "showed four aces",
+    most_points: "had the most points" };
+  function why(view, past) {
+    if (BY_LOSERS[past.reason] && past.losers.length) return `${doers(view, past.losers)} ${BY_LOSERS[past.reason]}`;
+    if (BY_WINNERS[past.reason] && past.winners.length) return `${doers(view, past.winners)} ${BY_WINNERS[past.reason]}`;
+    return past.reason === "no_claim" ? "nobody declared 31" : reasonNamed(past.reason);
+  }
+  const outcome = (view, past) => (past.winners.length
+    ? `won by ${doers(view, past.winners)} (${why(view, past)})` : `void (${why(view, past)})`);
 
   function subsets(cards, k) {
     if (k === 0) return [[]];
@@ -55,39 +74,38 @@
     if (moves.seed) {
       const bytes = crypto.getRandomValues(new Uint8Array(16));
       const value = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-      out.push({ command: { type: "seed", value }, text: "Send my seed", label: "send my seed" });
+      out.push({ command: { type: "seed", value }, text: "Send my seed" });
     }
     for (const group of moves.lead) {
       for (const count of group.counts) {
         for (const cards of subsets(group.cards, count)) {
           out.push({ command: { type: "lead", cards }, text: `Lead ${cards.map(sign).join(" ")}`,
-            label: `lead ${names(cards)}` });
+            spoken: names(cards) });
         }
       }
     }
     for (const combo of moves.combinations) {
       out.push({ command: { type: "lead", cards: combo.cards },
         text: `Lead ${COMBINATIONS[combo.combination]} ${combo.cards.map(sign).join(" ")}`,
-        label: `lead ${COMBINATIONS[combo.combination]}: ${names(combo.cards)}` });
+        spoken: names(combo.cards) });
     }
     if (moves.respond !== null && moves.respond !== undefined) {
       for (const cards of subsets(hand, moves.respond)) {
         out.push({ command: { type: "respond", cards }, text: `Respond ${cards.map(sign).join(" ")}`,
-          label: `respond with ${names(cards)}` });
+          spoken: names(cards) });
       }
     }
-    if (moves.draw) out.push({ command: { type: "draw" }, text: "Draw a card", label: "draw a card" });
+    if (moves.draw) out.push({ command: { type: "draw" }, text: "Draw a card" });
     if (moves.dave_answer) {
-      out.push({ command: { type: "dave_answer", accept: true }, text: "Accept the dave", label: "accept the dave" });
-      out.push({ command: { type: "dave_answer", accept: false }, text: "Decline the dave", label: "decline the dave" });
+      out.push({ command: { type: "dave_answer", accept: true }, text: "Accept the dave" });
+      out.push({ command: { type: "dave_answer", accept: false }, text: "Decline the dave" });
     }
-    if (moves.pass) out.push({ command: { type: "pass" }, text: "Pass", label: "pass" });
+    if (moves.pass) out.push({ command: { type: "pass" }, text: "Pass" });
     for (const claim of moves.declare) {
-      out.push({ command: { type: "declare", claim }, text: `Declare ${CLAIMS[claim]}`,
-        label: `declare ${CLAIMS[claim]}` });
+      out.push({ command: { type: "declare", claim }, text: `Declare ${CLAIMS[claim]}` });
     }
-    if (moves.dave) out.push({ command: { type: "dave" }, text: "Offer a dave", label: "offer a dave" });
-    if (moves.concede) out.push({ command: { type: "concede" }, text: "Concede", label: "concede the deal" });
+    if (moves.dave) out.push({ command: { type: "dave" }, text: "Offer a dave" });
+    if (moves.concede) out.push({ command: { type: "concede" }, text: "Concede the deal" });
     return out;
   }
 
@@ -125,9 +143,63 @@
     return `${new Date(deadline).toLocaleTimeString()} (${seconds} s left)`;
   }
 
+  // What changed from one version to the next, in words, for #news (a live region that
+  // stays in the page: a region made anew with each view is not announced). Every message
+  // of the stream is heard, the versions one command records included, so an answer that
+  // ended a trick is told before the trick leaves the table.
+  function changes(before, view) {
+    const out = [];
+    if (!before || before.status !== "in_progress") return out;
+    if (view.deals.length > before.deals.length) {
+      for (const past of view.deals.slice(before.deals.length)) {
+        out.push(`Deal ${past.number} is over: ${outcome(view, past)}.`);
+      }
+      return out;
+    }
+    const was = before.trick;
+    const is = view.trick;
+    const same = was && is && was.leader === is.leader && was.led.join() === is.led.join();
+    if (is && !same) out.push(`${seatName(view, is.leader)} led ${names(is.led)}.`);
+    for (const r of is ? is.responses.slice(same ? was.responses.length : 0) : []) {
+      const cards = r.cards ? names(r.cards) : `${r.count} card${r.count === 1 ? "" : "s"} face down`;
+      out.push(`${seatName(view, r.seat)} answered with ${cards}${r.beat ? " and beat it" : ""}.`);
+    }
+    view.seats.forEach((s, i) => {
+      if (s.tricks > before.seats[i].tricks) out.push(`${seatName(view, i)} took the trick.`);
+    });
+    if (view.seat !== null && view.hand && before.hand) {
+      const drawn = view.hand.filter((c) => !before.hand.includes(c));
+      if (drawn.length && view.stock_count < before.stock_count) out.push(`You drew ${names(drawn)}.`);
+    }
+    view.seats.forEach((s, i) => {
+      if (i !== view.seat && view.stock_count < before.stock_count && s.cards > before.seats[i].cards) {
+        out.push(`${seatName(view, i)} drew a card.`);
+      }
+    });
+    if (view.phase === "dave_answer" && before.phase !== "dave_answer" && view.dave.offered_by !== null) {
+      out.push(`${seatName(view, view.dave.offered_by)} offers a dave: double the stake, or give up the deal.`);
+    }
+    if (view.dave.multiplier > before.dave.multiplier) {
+      out.push(`The dave was accepted: the deal counts ×${view.dave.multiplier}.`);
+    }
+    return out;
+  }
+
+  function hear(view) {
+    told.push(...changes(heard, view));
+    heard = view;
+  }
+
+  function tell(turn) {
+    const said = [...told, turn].join(" ");
+    told = [];
+    if (said !== news.textContent) news.textContent = said;
+  }
+
   function render(view) {
-    // keyboard play: focus on the moves (or a move just sent) stays on the moves, through
-    // views that offer none (the other seat's turn) until some come again
+    // keyboard play: focus on the moves (or a move just sent) stays on the moves group,
+    // through views that offer none (the other seat's turn); Tab then reaches the first
+    // move. It is never put on a move itself: Enter would play one not yet heard.
     const held = refocus || document.activeElement?.closest?.("#moves") != null;
     shown = view;
     if (typeof view.now === "number") skew = view.now - Date.now();
@@ -139,7 +211,7 @@
     main.append(el("h2", me ? `You are ${me.name}, seat ${view.seat}. Deal ${view.deal}.`
       : `Watching as the ${view.viewer}. Deal ${view.deal}.`));
 
-    const turn = el("p", null, { id: "turn", "aria-live": "polite" });
+    const turn = el("p", null, { id: "turn" });
     if (view.status === "finished") {
       const winners = view.result ? view.result.winners : [];
       const told = !me ? `${winners.map((w) => view.seats[w].name).join(", ")} won`
@@ -162,6 +234,7 @@
     } else {
       turn.textContent = "Waiting for the server.";
     }
+    tell(turn.textContent);  // the deadline that follows ticks: it is not news
     const due = view.turn !== null ? view.seats[view.turn] : null;
     if (due && due.deadline) {
       turn.append(" Deadline: ", el("time", left(due.deadline), { id: "deadline",
@@ -172,13 +245,11 @@
     // how the last deal ended (a deal lost to a false 31 moves straight on to the next)
     const past = view.deals && view.deals.length ? view.deals[view.deals.length - 1] : null;
     if (past) {
-      const who = past.winners.length ? past.winners.map((w) => seatName(view, w)).join(", ") : "nobody";
       // pay_pot: the pots of that deal explain a stake that nets to nothing
       const owed = past.pot || [];
       const pot = owed.map((n, s) => (n ? `${seatName(view, s)} owed ${n} to every other side` : null))
         .filter((p) => p);
-      main.append(el("p", `Deal ${past.number}: won by ${who} (${reasonNamed(past.reason)}), ` +
-        `stake ${past.stake}.` + (pot.length ? ` The pot for a false 31: ${pot.join("; ")}, ` +
+      main.append(el("p", `Deal ${past.number}: ${outcome(view, past)}, stake ${past.stake}.` + (pot.length ? ` The pot for a false 31: ${pot.join("; ")}, ` +
         "counted in the scores." : ""), { id: "last-deal" }));
     }
     // pay_pot: what a false 31 of this deal owes, settled with the deal however it ends
@@ -258,15 +329,18 @@
         ` A team's points count together toward ${view.rules.target_points}.`, { id: "teams" }));
     }
 
-    const moves = el("div", null, { id: "moves", role: "group", "aria-label": "your moves" });
+    const moves = el("div", null, { id: "moves", role: "group", "aria-label": "your moves",
+      tabindex: "-1" });
     const offered = view.moves && view.status === "in_progress" ? commands(view.moves, view.hand || []) : [];
-    const buttons = offered.map((m) => el("button", m.text, { type: "button", "aria-label": m.label,
-      "data-command": JSON.stringify(m.command) }));
+    // a button's spoken name begins with the words it shows (WCAG 2.5.3: say what you see),
+    // then names its cards: "Lead A♠ K♠: ace of spades and king of spades"
+    const buttons = offered.map((m) => el("button", m.text, { type: "button",
+      "data-command": JSON.stringify(m.command), ...(m.spoken ? { "aria-label": `${m.text}: ${m.spoken}` } : {}) }));
     buttons.forEach((b, i) => b.addEventListener("click", () => send(offered[i].command, buttons)));
     moves.append(...buttons);
     main.append(moves);
-    refocus = held && !buttons.length;
-    if (held && buttons.length) buttons[0].focus();
+    refocus = false;
+    if (held) moves.focus();
   }
 
   function reconnect() {
@@ -287,7 +361,7 @@
     }
     if (answer.status === 401 || answer.status === 403) {
       sessionStorage.removeItem(store);
-      document.getElementById("token-form").hidden = false;
+      ask();
       say("That token does not open a seat at this game.");
       return;
     }
@@ -299,6 +373,7 @@
     source.addEventListener("view", (message) => {
       const data = JSON.parse(message.data);
       last = Number(message.lastEventId) || data.version;
+      hear(data.view);
       // a version the server had already moved on from: the next message follows at once
       if (data.latest !== false) render(data.view);
     });
@@ -311,10 +386,17 @@
   // word typed in another keyboard layout say, is refused here, not sent and retried for ever
   const TOKEN = /^[\x21-\x7e]+$/;
 
+  // the token's form again, with the focus in it (where the token is typed again)
+  function ask() {
+    const form = document.getElementById("token-form");
+    form.hidden = false;
+    form.elements.token.focus();
+  }
+
   function sit(given) {
     if (!TOKEN.test(given)) {
       sessionStorage.removeItem(store);
-      document.getElementById("token-form").hidden = false;
+      ask();
       say("That is not a seat's token: a token is letters, digits and signs of the Latin alphabet, no spaces.");
       return;
     }
@@ -338,11 +420,24 @@
 
   // A link may carry the token in its fragment, which no browser sends to a server: it is
   // moved into this tab's storage and off the address bar at once.
-  const fragment = new URLSearchParams(location.hash.slice(1));
-  if (fragment.get("seat")) {
+  // Another seat's link opened in this tab changes the fragment only, and loads nothing:
+  // that seat is taken up (the table drawn afresh for it) and its token leaves the bar too.
+  function fromLink() {
+    const fragment = new URLSearchParams(location.hash.slice(1));
+    if (!fragment.get("seat")) return false;
     history.replaceState(null, "", location.pathname + location.search);
+    if (source) source.close();
+    source = null;
+    last = 0;
+    shown = null;
+    heard = null;
+    told = [];
+    ended = false;
+    main.replaceChildren();
+    news.textContent = "";
     sit(fragment.get("seat"));
-  } else if (sessionStorage.getItem(store)) {
-    sit(sessionStorage.getItem(store));
+    return true;
   }
+  window.addEventListener("hashchange", fromLink);
+  if (!fromLink() && sessionStorage.getItem(store)) sit(sessionStorage.getItem(store));
 })();
