@@ -91,7 +91,9 @@ class OfflineSwagger(SwaggerRenderPlugin):
         self.cache = _Refined()
 
     def render(self, request: Request[Any, Any, Any], openapi_schema: dict[str, Any]) -> bytes:
-        return super().render(request, self.cache.refined(openapi_schema))
+        page = super().render(request, self.cache.refined(openapi_schema))
+        # the page's language, for a screen reader (Litestar's template names none)
+        return page.replace(b"<html>", b'<html lang="en">', 1)
 
 
 def render_plugins() -> list[Any]:

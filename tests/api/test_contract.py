@@ -276,6 +276,7 @@ async def test_the_reference_ui_needs_no_network(api: Api) -> None:
         for source in sources:
             asset = await api.client.get(source)
             assert asset.status_code == 200 and len(asset.content) > 500, source
+        assert page.text.startswith('<!DOCTYPE html><html lang="en">')  # for a screen reader
     # The embedded document is the refined one, with its examples.
     assert "not_your_turn" in page.text and "discriminator" in page.text
 
