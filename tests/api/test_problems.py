@@ -117,12 +117,12 @@ async def test_every_problem_type_resolves_to_its_page(api: Api) -> None:
     unknown = await api.client.get("/problems/no_such_code")
     assert unknown.status_code == 404 and unknown.json()["code"] == "not_found"
     # hardened as the pages are: no inline style (the pages' sheet), one main landmark
-    for page in (index, page):
-        assert page.headers["content-security-policy"].startswith("default-src 'self'")
-        assert page.headers["x-content-type-options"] == "nosniff"
-        assert page.headers["referrer-policy"] == "no-referrer"
-        assert "<style" not in page.text and page.text.count("<main>") == 1
-        assert 'name="viewport"' in page.text
+    for shown in (index, page):
+        assert shown.headers["content-security-policy"].startswith("default-src 'self'")
+        assert shown.headers["x-content-type-options"] == "nosniff"
+        assert shown.headers["referrer-policy"] == "no-referrer"
+        assert "<style" not in shown.text and shown.text.count("<main>") == 1
+        assert 'name="viewport"' in shown.text
 
 
 # How to raise each row through the app's own exception handlers.
