@@ -864,7 +864,16 @@ class GameService:
         now = self.now()
         for _ in range(self.retries + 1):
             state = await self.load(game_id)
-            events = decide(state, EndPause(verdict), None, now=now)
+            try:
+                events = decide(state, EndPause(verdict), None, now=now)
+            except RuleViolation as violation:
+                # told with the version it was judged on, once the store says the table is
+                # as it was judged (as a seat's refusal is); else judged again on the new one
+                self._behind(game_id, state.version)
+                if (await self.load(game_id)).version != state.version:
+                    continue
+                violation.version = state.version
+                raise
             try:
                 result = await self.store.append(
                     game_id,

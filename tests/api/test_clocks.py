@@ -105,6 +105,8 @@ async def test_pause_the_operator_rules_play_on_and_the_clock_runs_again(api: Ap
     assert not running["clock"]["paused"] and running["clock"]["deadline"] > timeout["at"]
     again = await api.client.post(f"/games/{table.game_id}/resume", headers=OPERATOR)
     assert again.status_code == 409 and again.json()["code"] == "not_paused"
+    # a refusal says the version it was judged on, as a seat's does
+    assert again.json()["version"] == answer.json()["version"]
 
 
 @SLOW
@@ -235,3 +237,4 @@ async def test_a_ruling_at_a_table_without_a_clock_is_not_paused(api: Api) -> No
     answer = await api.client.post(f"/games/{table.game_id}/resume", headers=OPERATOR)
     assert answer.status_code == 409 and answer.json()["code"] == "not_paused", answer.text
     assert "no clock" in answer.json()["detail"]
+    assert answer.json()["version"] == (await api.view(table))["version"]
