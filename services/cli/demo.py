@@ -143,5 +143,5 @@ def demo(
     check_options(name, seed)
     host = _Host(settings, name, bot, seed)
     threading.Thread(target=host, daemon=True).start()
-    code = serve(settings)
+    code = serve(settings, "demo")
     return host.failed if host.failed is not None and code == 0 else code

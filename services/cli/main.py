@@ -162,7 +162,23 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _run(args: argparse.Namespace, settings: config.Settings) -> int:
+def _run(args: argparse.Namespace, given: config.Settings | None) -> int:
+    if args.command == "simulate":
+        from services.cli.simulate import print_summary, simulate
+
+        try:
+            summary = simulate(
+                args.games, args.seats, args.seed, args.bot, Progress("simulate", args.games)
+            )
+        except ValueError as e:
+            raise CliError(str(e), USAGE) from None
+        print_summary(summary)
+        return 0
+    if args.command == "play":
+        from services.cli import play
+
+        return play.main(args.url, args.game, args.token, args.bot, args.seed, args.seen)
+    settings = given if given is not None else config.load()
     match args.command:
         case "serve":
             from services.http.server import serve
@@ -180,17 +196,6 @@ def _run(args: argparse.Namespace, settings: config.Settings) -> int:
             applied = asyncio.run(migrate(settings.database_url))
             print("applied: " + (", ".join(applied) if applied else "nothing, up to date"))
             return 0
-        case "simulate":
-            from services.cli.simulate import print_summary, simulate
-
-            try:
-                summary = simulate(
-                    args.games, args.seats, args.seed, args.bot, Progress("simulate", args.games)
-                )
-            except ValueError as e:
-                raise CliError(str(e), USAGE) from None
-            print_summary(summary)
-            return 0
         case "replay":
             return asyncio.run(records.cmd_replay(settings, args.game, args.version, args.json))
         case "audit":
@@ -205,10 +210,6 @@ def _run(args: argparse.Namespace, settings: config.Settings) -> int:
             return asyncio.run(records.cmd_export(settings, args.game, out, jsonl))
         case "import":
             return asyncio.run(records.cmd_import(settings, args.file, args.unverified))
-        case "play":
-            from services.cli import play
-
-            return play.main(args.url, args.game, args.token, args.bot, args.seed, args.seen)
     raise CliError(f"unknown command {args.command}", USAGE)
 
 
@@ -273,10 +274,14 @@ def _pipe_gone() -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(_joined(sys.argv[1:] if argv is None else argv))
+    args, rest = _parser().parse_known_args(_joined(sys.argv[1:] if argv is None else argv))
+    if rest:  # said by the command it was given to, as its other usage errors are
+        _Parser(prog=f"bura {args.command}").error(f"unrecognized arguments: {' '.join(rest)}")
     try:
         if args.command == "verify-bundle":  # the file alone: no setting, no store
             code = records.cmd_verify_bundle(args.file, [*args.head, *args.receipt])
+        elif args.command in ("play", "simulate"):  # a client, bots: no server setting
+            code = _run(args, None)
         else:
             settings = config.load()
             from services.bootstrap import check_stores

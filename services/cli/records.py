@@ -321,7 +321,10 @@ def _unwritable(path: str, e: OSError) -> CliError:
 def read_file(path: str) -> bytes:
     """The bytes of the file an argument names. No file there (nothing at all, or a
     directory) is NOT_FOUND; one that cannot be read (no right to, an I/O error) is
-    USAGE, a bad argument: each in one line, with the system's reason."""
+    USAGE, a bad argument: each in one line, with the system's reason. `-` is stdin (as
+    `export --out -` is stdout: `bura export G --out - | bura verify-bundle -`)."""
+    if path == "-":
+        return sys.stdin.buffer.read()
     try:
         with open(path, "rb") as f:
             return f.read()
@@ -433,13 +436,20 @@ def read_export(path: str, unverified: bool = False) -> list[ExportedEvent]:
     must verify, and must not be a redacted one) or JSON Lines (whose chain, deals and
     replay must hold, as `bura verify` would find them in the store it came from)."""
     raw = read_file(path)
+    bundle = raw.startswith(b'{"format":')
     try:
-        if raw.startswith(b'{"format":'):
-            return parse_export(_bundle_lines(path, raw), path)
-        rows = parse_export(raw.splitlines(), path)
+        rows = parse_export(_bundle_lines(path, raw) if bundle else raw.splitlines(), path)
     except BadExport as e:
         raise CliError(str(e), FAILED) from None
-    _check_lines(path, rows, unverified)
+    game_id = rows[0].game_id
+    if not GAME_ID.fullmatch(game_id):  # no command nor request could ever reach it
+        raise CliError(
+            f"{path}: the game id {shown(game_id) or repr(game_id)} is no game id (1 to 64 "
+            "letters, digits, '-' or '_'): nothing was imported",
+            FAILED,
+        )
+    if not bundle:  # a bundle was checked whole as it was read
+        _check_lines(path, rows, unverified)
     return rows
 
 

@@ -25,7 +25,8 @@ def render(v: View) -> str:
     lines = [
         f"version {v.version}  deal {v.deal}  dealer {seat_named(v.dealer, names)}  "
         f"status {v.status}",
-        f"phase {v.phase}  turn {v.turn}  trump {v.trump or '-'} ({v.trump_suit or 'none'})  "
+        f"phase {v.phase}  turn {'-' if v.turn is None else v.turn}  "
+        f"trump {v.trump or '-'} ({v.trump_suit or 'none'})  "
         f"stock {v.stock_count}",
     ]
     if v.turn is not None and v.phase == "dealing":

@@ -79,13 +79,14 @@ def listening(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(settings: Settings) -> int:
+def serve(settings: Settings, command: str = "serve") -> int:
+    """`command`: the `bura` command that serves (`serve`, `demo`), as its failures say."""
     configure(settings)
     try:
         sock = listening(settings.host, settings.port)
     except OSError as e:
         print(
-            f"bura serve: cannot listen on {settings.host}:{settings.port}: {e.strerror or e}",
+            f"bura {command}: cannot listen on {settings.host}:{settings.port}: {e.strerror or e}",
             file=sys.stderr,
             flush=True,
         )

@@ -398,6 +398,10 @@ def test_verify_bundle_says_operator_fixed_deck_as_verify_does(
             ["replay", "g", "--version", "1_0"],
             "bura replay: argument --version: '1_0': VERSION is a whole number above 0\n",
         ),
+        (  # said by the command it was given to, as its other usage errors are
+            ["replay", "g", "--bogus"],
+            "bura replay: unrecognized arguments: --bogus\n",
+        ),
         (
             ["verify-bundle", "f", "--receipt", "-3:" + "a" * 64],
             f"bura verify-bundle: argument --receipt: '-3:{'a' * 64}': VERSION is a whole "
@@ -556,3 +560,76 @@ def test_serve_announces_itself_only_once_it_serves(tmp_path: Path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+# --- a second outside review ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("game_id", ["bad id", "", "x" * 65, "a\u0000b"])
+def test_import_refuses_a_game_id_no_request_could_name(
+    full: Where,
+    game_id: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`--unverified` took any id: it stored a game no command nor request could then read
+    (and PostgreSQL refused a NUL as a store failure, exit 3). Refused, exit 1, nothing
+    written."""
+    source = {"BURA_SQLITE_PATH": str(tmp_path / "source.db")}
+    game, _ = play_games(source)
+    export = tmp_path / "game.jsonl"
+    assert bura_said(monkeypatch, capsys, source, "export", game, "--out", str(export))[0] == 0
+    lines = [json.loads(line) for line in export.read_text().splitlines()]
+    renamed = tmp_path / "renamed.jsonl"
+    renamed.write_text(
+        "".join(json.dumps({**r, "game_id": game_id, "hash": None}) + "\n" for r in lines)
+    )
+    code, _, said = bura_said(monkeypatch, capsys, full, "import", str(renamed), "--unverified")
+    assert code == 1, said
+    one_line(said, "import")
+    assert "is no game id (1 to 64 letters, digits, '-' or '_'): nothing was imported" in said
+    code, out, _ = bura_said(monkeypatch, capsys, full, "import", str(export))
+    assert code == 0 and f"as game {game}" in out  # the store took nothing of the first
+
+
+def test_verify_bundle_reads_stdin_and_replay_says_no_turn_as_a_dash(
+    sqlite: Where, tmp_path: Path
+) -> None:
+    """`bura export G --out - | bura verify-bundle -`; a finished game has no seat to act:
+    `turn -` (it printed Python's None)."""
+    game, _ = play_games(sqlite)
+    exported = bura_process(sqlite, "export", game, "--out", "-")
+    assert exported.returncode == 0, exported.stderr
+    checked = bura_process({}, "verify-bundle", "-", input=exported.stdout)
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout.decode().splitlines()[-1] == "verified"
+    replayed = bura_process(sqlite, "replay", game)
+    assert replayed.returncode == 0, replayed.stderr
+    assert "phase finished  turn -  " in replayed.stdout.decode()
+    assert "None" not in replayed.stdout.decode()
+
+
+def test_simulate_and_play_read_no_server_setting(tmp_path: Path) -> None:
+    """A bad BURA_PORT (or any server setting) is the server's business: `simulate` runs,
+    and `play` says what is wrong with its own arguments, not with BURA_PORT."""
+    env = {"BURA_PORT": "abc", "BURA_DATABASE_URL": "postgresql://x@127.0.0.1:99999/x"}
+    done = bura_process(env, "simulate", "--games", "2")
+    assert done.returncode == 0, done.stderr
+    assert b"BURA_PORT" not in done.stderr
+    done = bura_process(env, "play", "--game", "bad id", "--token", "t")
+    said = done.stderr.decode()
+    assert done.returncode == 2 and said.startswith("bura play: --game bad id is no game id")
+
+
+@pytest.mark.slow
+def test_a_demo_whose_port_is_taken_says_it_is_the_demo(sqlite: Where) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = bura_process({**sqlite, "BURA_PORT": str(port)}, "demo", timeout=30)
+    said = done.stderr.decode()
+    assert done.returncode == 1, said
+    one_line(said, "demo")
+    assert said.startswith(f"bura demo: cannot listen on 127.0.0.1:{port}: "), said
