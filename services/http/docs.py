@@ -17,7 +17,7 @@ from litestar.params import FromPath
 from litestar.static_files import create_static_files_router
 
 from services.http.contract import asyncapi, refine
-from services.http.pages import HEADERS
+from services.http.pages import HEADERS, named_file
 from services.http.problems import PROBLEMS, TYPE_PREFIX, Problem, responses
 from services.pages.html import STATIC_PATH
 
@@ -104,6 +104,7 @@ def assets() -> Router:
     return create_static_files_router(
         path=ASSETS,
         directories=[_assets_directory()],
+        guards=[named_file],
         include_in_schema=False,
         # The bundle is versioned with the package; a day's caching is safe.
         cache_control=None,

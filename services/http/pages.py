@@ -13,9 +13,12 @@ from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, Response, Router, get, post
+from litestar.connection import ASGIConnection
 from litestar.datastructures import CacheControlHeader
 from litestar.di import NamedDependency
 from litestar.enums import MediaType
+from litestar.exceptions import NotFoundException
+from litestar.handlers import BaseRouteHandler
 from litestar.params import FromPath, QueryParameter
 from litestar.static_files import create_static_files_router
 
@@ -299,9 +302,17 @@ def _asset_headers(response: Response[Any]) -> Response[Any]:
     return response
 
 
+def named_file(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    """A file's path with a NUL in it names no file: a 404, as any path serving nothing
+    (the file system refuses such a name, and the static router let that be a 500)."""
+    if "\x00" in connection.scope["path"]:
+        raise NotFoundException("no such file")
+
+
 def static() -> Router:
     return create_static_files_router(
         path="/pages/static",
+        guards=[named_file],
         directories=[STATIC],
         include_in_schema=False,
         name="page-assets",

@@ -375,3 +375,19 @@ async def test_a_token_in_the_query_is_answered_with_this_games_own_link(api: Ap
     said = html.unescape(linked.text)
     assert f"Share /play/{table.game_id}#seat=<token> instead" in said
     assert "{id}" not in said
+
+
+async def test_a_file_path_with_a_nul_is_no_file(api: Api) -> None:
+    """A NUL in a static file's path was a 500 with an error-level traceback in the log
+    (the file system refuses such a name): any client could fill the error logs. It names
+    no file: 404, as any path serving nothing."""
+    for path in (
+        "/pages/static/%00",
+        "/pages/static/table.js%00.css",
+        "/schema/assets/%00",
+        "/schema/assets/swagger-ui.css%00",
+    ):
+        answer = await api.client.get(path)
+        assert answer.status_code == 404, (path, answer.text)
+        assert answer.json()["code"] == "not_found"
+    assert (await api.client.get("/pages/static/table.js")).status_code == 200

@@ -105,14 +105,59 @@ def test_the_ingress_forwarded_address_counts_for_the_per_address_rate_limits(
     target, rendered, monkeypatch
 ):
     """Behind the ingress every client would count as its one address: uvicorn, which
-    reads FORWARDED_ALLOW_IPS from the environment the ConfigMap gives, believes it."""
+    reads FORWARDED_ALLOW_IPS from the environment the ConfigMap gives, believes the
+    ingress. It was "*", under which uvicorn takes the header's first address, the one a
+    client writes itself: a client that wrote another address each time was never limited.
+    The client is the address the ingress appended, whatever the client wrote before it."""
+    import asyncio
+
     import uvicorn
+    from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
     config = one(rendered[target], "ConfigMap", "bura-config")["data"]
-    assert config["FORWARDED_ALLOW_IPS"] == "*"
+    assert config["FORWARDED_ALLOW_IPS"] != "*"
     monkeypatch.setenv("FORWARDED_ALLOW_IPS", config["FORWARDED_ALLOW_IPS"])
     read = uvicorn.Config(app=None)
-    assert read.proxy_headers and read.forwarded_allow_ips == "*"
+    assert read.proxy_headers
+
+    async def client_of(ingress: str, forwarded: str) -> str:
+        seen: list[str] = []
+
+        async def app(scope, receive, send):
+            seen.append(scope["client"][0])
+
+        middleware = ProxyHeadersMiddleware(app, trusted_hosts=read.forwarded_allow_ips)
+        scope = {
+            "type": "http",
+            "client": (ingress, 40000),
+            "headers": [(b"x-forwarded-for", forwarded.encode())],
+        }
+        await middleware(scope, None, None)
+        return seen[0]
+
+    for ingress in ("10.42.0.7", "172.20.1.9", "192.168.5.5", "100.64.3.3", "fd00::7"):
+        assert asyncio.run(client_of(ingress, "203.0.113.7")) == "203.0.113.7"
+        # a client's forged first address is passed over for the one the ingress appended
+        assert asyncio.run(client_of(ingress, "6.6.6.6, 203.0.113.7")) == "203.0.113.7"
+    # a public address sending the header itself is not believed
+    assert asyncio.run(client_of("198.51.100.1", "6.6.6.6")) == "198.51.100.1"
+
+
+def _cores(quantity):
+    text = str(quantity)
+    return int(text[:-1]) / 1000 if text.endswith("m") else float(text)
+
+
+def test_the_autoscaler_can_reach_its_target_on_one_process(target, rendered):
+    """`bura serve` is one process with one event loop: a pod never uses more than one
+    core. The HPA's target is a share of the CPU request, so a request above one core at
+    70 % could never be reached (prod requested 2 cores: at most 50 %, never scaled out)."""
+    hpa = one(rendered[target], "HorizontalPodAutoscaler", "bura-api")
+    [metric] = hpa["spec"]["metrics"]
+    share = metric["resource"]["target"]["averageUtilization"] / 100
+    requested = _cores(api_container(rendered[target])["resources"]["requests"]["cpu"])
+    assert requested * share < 1.0, (requested, share)
+    assert requested <= 1.0
 
 
 def test_every_container_requests_and_limits_cpu_and_memory(target, rendered):
