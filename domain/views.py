@@ -159,7 +159,9 @@ class View(msgspec.Struct, frozen=True, kw_only=True):
     moves: Moves | None = None
     shuffle: ShuffleView | None = None  # shuffle "seats": the current deal's seeds
     clock: ClockView | None = None  # a table with a clock, while the game is on
-    now: int | None = None  # a table with a clock: the server's time of the view (ms, UTC)
+    # the server's time of the view (ms, UTC), where there is a deadline to count down: a
+    # table with a clock, or one awaiting the seats' seeds by a time
+    now: int | None = None
     rematch_of: str | None = None  # the game this one is the rematch of
     rematch: str | None = None  # the rematch that followed this game, once there is one
 
@@ -251,7 +253,10 @@ def view(
         and not state.finished
         and (state.clock.paused or ticking(state) is not None)
         else None,
-        now=now if state.clock is not None else None,
+        # a table with a deadline to count down: a clock, or seeds awaited by a time
+        now=now
+        if state.clock is not None or rules.turn_seconds is not None or seeding is not None
+        else None,
         rematch_of=state.rematch_of,
         rematch=rematch,
         shuffle=_shuffle_view(state.shuffle, viewer, rules) if state.shuffle else None,

@@ -754,8 +754,10 @@ class GameService:
                     violation.version = fresh.version  # so the client can resynchronise
                     if violation.code == "out_of_time":
                         # The seat due's time ran out before this act: judge it now, as the
-                        # timers would a moment later, so a game never waits on them.
+                        # timers would a moment later, so a game never waits on them; the
+                        # refusal names the table after the timeout, the one to go on from.
                         await self.time_out(game_id, fresh, now)
+                        violation.version = (await self.load(game_id)).version
                     raise
                 state = fresh
                 continue

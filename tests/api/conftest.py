@@ -147,6 +147,10 @@ class Api:
                 shown = await self.view(table)
                 if shown["status"] == "finished":
                     break
+                if shown["phase"] == "seeding":  # no seat to concede yet: the seeds first
+                    for seat in range(len(table.tokens)):
+                        await self.send(table, seat, {"type": "seed", "value": "end"})
+                    continue
                 # 409 when a timer moved the table first: look again
                 await self.send(table, shown["turn"], {"type": "concede"})
 

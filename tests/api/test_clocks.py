@@ -184,8 +184,12 @@ async def test_an_act_after_the_deadline_is_refused_and_the_timeout_judged_at_on
         raise AssertionError("a late lead was taken")
     except RuleViolation as refused:
         assert refused.code == "out_of_time"
+        told = refused.version
     [timeout] = await events_of(api, table, "timed_out")
-    assert timeout["at"] == later and (await api.view(table))["result"]["reason"] == "timeout"
+    after = await api.view(table)
+    assert timeout["at"] == later and after["result"]["reason"] == "timeout"
+    # the refusal names the table after the timeout (the one to go on from), not before it
+    assert told == after["version"]
 
 
 async def test_timers_on_many_replicas_time_a_seat_out_exactly_once(api: Api) -> None:

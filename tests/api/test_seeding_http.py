@@ -177,3 +177,19 @@ async def test_a_seed_that_is_not_printable_ascii_to_its_end_is_a_400(api: Api) 
         assert refused.json()["code"] == "bad_request"
     sent = await api.send(table, 1, {"type": "seed", "value": "bob"})
     assert sent.status_code == 200, sent.text
+
+
+@pytest.mark.parametrize("timed", [{}, {"turn_seconds": 5}], ids=["no-clock", "clock"])
+async def test_a_table_awaiting_seeds_shows_the_servers_time(
+    api: Api, timed: dict[str, int]
+) -> None:
+    """`shuffle.deadline` is a time on the server's clock: the view carries `now`, the
+    server's time, to count down from (it was null until the first clock_started, and
+    always at a table without a clock)."""
+    rules = {**SEATS, "seeding_seconds": 20, **timed}
+    table = await api.create(rules=rules, deck=None)
+    for viewer in (table.seat(0), table.watcher, OPERATOR):
+        waiting = await api.view(table, viewer)
+        assert waiting["phase"] == "seeding"
+        assert isinstance(waiting["now"], int)
+        assert 0 < waiting["shuffle"]["deadline"] - waiting["now"] <= 20_000
