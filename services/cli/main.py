@@ -148,7 +148,11 @@ def _parser() -> argparse.ArgumentParser:
         help="import JSON Lines that hold no hashes (nothing proves them the record)",
     )
     bot = sub.add_parser("play", help="play one seat with a bot, over the public API")
-    bot.add_argument("--url", default="http://127.0.0.1:8000", help="the server")
+    bot.add_argument(
+        "--url",
+        default="http://127.0.0.1:8000",
+        help="the server (default: %(default)s; BURA_PORT is not read)",
+    )
     bot.add_argument("--game", required=True, help="the game id")
     bot.add_argument("--token", required=True, help="the seat's token")
     bot.add_argument("--bot", choices=["greedy", "random"], default="greedy")

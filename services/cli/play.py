@@ -90,8 +90,20 @@ def play(
             # only on the table as it is now, which the stream brings if it is newer.
             if seat.view()["version"] == message.id:
                 _act(seat, last, watched, BOTS[bot], chance, out)
-    out(f"seat {last.get('seat')}: {last.get('status')} at version {last.get('version')}")
+    where = f"{last.get('status')} at version {last.get('version')}"
+    out(f"seat {last.get('seat')}: {where}{_told(last)}")
     return last
+
+
+def _told(view: JSON) -> str:
+    """How the game ended for the seat: ", won (31)", ", lost (false declaration)"."""
+    result = view.get("result")
+    if not isinstance(result, dict):
+        return ""
+    won = view.get("seat") in (result.get("winners") or [])
+    reason = str(result.get("reason", ""))
+    said = "31" if reason == "thirty_one" else reason.replace("_", " ")
+    return f", {'won' if won else 'lost'} ({said})"
 
 
 def _first_view(seat: Seat, url: str) -> JSON:

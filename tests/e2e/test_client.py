@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import subprocess
 import sys
 import threading
@@ -194,7 +195,8 @@ async def test_bura_play_bots_finish_a_game_of_every_variant(
     outputs = [await asyncio.to_thread(b.communicate, timeout=600) for b in bots]
     for bot, (output, _) in zip(bots, outputs, strict=True):
         assert bot.returncode == 0, output
-        assert "finished" in output.splitlines()[-1], output
+        last = output.splitlines()[-1]  # "seat 0: finished at version 53, won (31)"
+        assert "finished" in last and (", won (" in last or ", lost (" in last), output
     with Client(service.url) as api:
         final = api.seat(created.game_id, OPERATOR_KEY).view()
     assert final["status"] == "finished" and final["result"]["winners"]
@@ -255,11 +257,11 @@ async def test_bura_play_fails_in_one_line_with_the_exit_code_that_says_why(
 
 
 async def test_the_readmes_python_example_runs_as_shown(start_service: StartService) -> None:
-    """The README's example, as printed there (only its address and key filled in, and its
-    follow loop ended after the first message): ann leads, and her stream begins at that
-    lead (README: The Python client)."""
+    """The README's example, as printed there (only its address filled in, its key in the
+    environment as it reads it, and its follow loop ended after the first message): ann
+    leads, and her stream begins at that lead (README: The Python client)."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = readme.index("```python\nfrom bura_client import Client")
+    start = readme.index("```python\nimport os\n\nfrom bura_client import Client")
     example = readme[start + len("```python\n") : readme.index("```", start + 10)]
     assert 'print(message.id, message.view["due"])' in example
     service = await start_service()
@@ -270,9 +272,10 @@ async def test_the_readmes_python_example_runs_as_shown(start_service: StartServ
     run = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
-        f"OPERATOR_KEY = {OPERATOR_KEY!r}\n{example}",
+        example,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "BURA_OPERATOR_KEY": OPERATOR_KEY},
     )
     out, err = await asyncio.wait_for(run.communicate(), 60)
     assert run.returncode == 0, err.decode()
