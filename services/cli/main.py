@@ -166,7 +166,9 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _run(args: argparse.Namespace, given: config.Settings | None) -> int:
+def _run_alone(args: argparse.Namespace) -> int:
+    """The commands that need no store and read no setting: bots in-process, or a bot
+    playing a server over its public API."""
     if args.command == "simulate":
         from services.cli.simulate import print_summary, simulate
 
@@ -182,7 +184,10 @@ def _run(args: argparse.Namespace, given: config.Settings | None) -> int:
         from services.cli import play
 
         return play.main(args.url, args.game, args.token, args.bot, args.seed, args.seen)
-    settings = given if given is not None else config.load()
+    raise CliError(f"unknown command {args.command}", USAGE)
+
+
+def _run(args: argparse.Namespace, settings: config.Settings) -> int:
     match args.command:
         case "serve":
             from services.http.server import serve
@@ -285,7 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "verify-bundle":  # the file alone: no setting, no store
             code = records.cmd_verify_bundle(args.file, [*args.head, *args.receipt])
         elif args.command in ("play", "simulate"):  # a client, bots: no server setting
-            code = _run(args, None)
+            code = _run_alone(args)
         else:
             settings = config.load()
             from services.bootstrap import check_stores

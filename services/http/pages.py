@@ -50,7 +50,8 @@ HEADERS = {
 
 def _html(body: str, status: int = 200) -> Response[str]:
     """A page. A refused key is the key's form again with what was wrong, not an error
-    answer: every error this service sends is problem details, and this one is a form's."""
+    answer: every error this service sends a client is problem details, and this one is a
+    form's (the one page with an error status is the 404 a browser reads, `_missing`)."""
     return Response(body, status_code=status, media_type=MediaType.HTML, headers=HEADERS)
 
 
