@@ -5,14 +5,12 @@ once, whichever replica holds them."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Any
 
 import redis.asyncio as redis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
-from redis.exceptions import RedisError
 
 from infra.ports.presence import (
     LAPSE_MS,
@@ -23,7 +21,7 @@ from infra.ports.presence import (
     since_key,
     stream_key,
 )
-from infra.redis.connection import CALL_SECONDS
+from infra.redis.connection import bounded
 
 KEEP_SECONDS = 86_400  # a game's presence outlives its last change by a day, then goes
 PREFIX = "bura:"  # BURA_REDIS_PREFIX's default
@@ -193,18 +191,12 @@ class RedisPresence:
         return seen(entries, count, now, self.lapse, settled if now < settled else None)
 
     async def _call(self, pending: Any) -> Any:
-        """One call, its retries included, within CALL_SECONDS: a Redis that stops
-        answering without closing the connection costs a request that long, not the
-        socket timeout times each retry."""
+        """One bounded call (infra/redis/connection.py), each failure counted."""
         try:
-            async with asyncio.timeout(CALL_SECONDS):
-                return await pending
-        except TimeoutError as error:
+            return await bounded(pending, PresenceUnavailable)
+        except PresenceUnavailable:
             self.errors += 1
-            raise PresenceUnavailable(f"redis did not answer in {CALL_SECONDS:g} s") from error
-        except (RedisError, OSError) as error:
-            self.errors += 1
-            raise PresenceUnavailable(f"redis: {error}") from error
+            raise
 
     async def ping(self) -> None:
         await self._call(self.client.ping())

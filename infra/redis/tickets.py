@@ -3,15 +3,13 @@ once: GETDEL reads and removes in one atomic step, and the key expires by itself
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable
 from typing import Any
 
 import redis.asyncio as redis
-from redis.exceptions import RedisError
 
 from infra.ports.tickets import TicketsUnavailable
-from infra.redis.connection import CALL_SECONDS, connect
+from infra.redis.connection import bounded, connect
 
 
 class RedisStreamTickets:
@@ -36,12 +34,6 @@ class RedisStreamTickets:
 
 
 async def _call(pending: Awaitable[Any]) -> Any:
-    """One call, its retries included, within CALL_SECONDS (a Redis that stops answering
-    costs a ticket that long, then 503 tickets_unavailable)."""
-    try:
-        async with asyncio.timeout(CALL_SECONDS):
-            return await pending
-    except TimeoutError as error:
-        raise TicketsUnavailable(f"redis did not answer in {CALL_SECONDS:g} s") from error
-    except (RedisError, OSError) as error:
-        raise TicketsUnavailable(f"redis: {error}") from error
+    """One bounded call (infra/redis/connection.py): a Redis that stops answering costs a
+    ticket CALL_SECONDS, then 503 tickets_unavailable."""
+    return await bounded(pending, TicketsUnavailable)
