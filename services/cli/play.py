@@ -25,6 +25,7 @@ from domain.state import Game
 from domain.views import View
 from services.app.callers import GAME_ID
 from services.cli.errors import FAILED, NOT_FOUND, UNAVAILABLE, USAGE, CliError, shown
+from services.pages.words import reason_named
 
 Bot = Callable[[Game, int, random.Random], PlayerCommand]
 BOTS: dict[str, Bot] = {"greedy": greedy_bot, "random": random_bot}
@@ -101,9 +102,7 @@ def _told(view: JSON) -> str:
     if not isinstance(result, dict):
         return ""
     won = view.get("seat") in (result.get("winners") or [])
-    reason = str(result.get("reason", ""))
-    said = "31" if reason == "thirty_one" else reason.replace("_", " ")
-    return f", {'won' if won else 'lost'} ({said})"
+    return f", {'won' if won else 'lost'} ({reason_named(str(result.get('reason', '')))})"
 
 
 def _first_view(seat: Seat, url: str) -> JSON:

@@ -106,7 +106,8 @@ def seconds(ms: int) -> str:
 
 
 def reason_named(reason: str) -> str:
-    """A reason or a rule as people say it: "out_of_turn_draw" -> "out of turn draw"."""
+    """A reason, a rule or a status as people say it: "out_of_turn_draw" -> "out of turn
+    draw", "in_progress" -> "in progress"."""
     return "31" if reason == "thirty_one" else reason.replace("_", " ")
 
 
