@@ -1,10 +1,10 @@
 """The games index port: one row per game, for the operator's list and the clocks' start-up.
 
 The game service writes a row when it creates a game (before the first append) and when
-the game finishes; nothing else, so no command pays a round trip for it. A game's version
-and the time it last changed are read from the events table by the list query itself, so
-they are never stale. A crash between an append and its row write leaves a row behind the
-events; `stale` finds those rows for the start-up repair.
+the game finishes; nothing else, so no command pays a round trip for it. A game's version,
+the time it last changed and whether it has finished are read from the events table by the
+list query itself, so they are never stale. A crash between an append and its row write
+leaves a row behind the events; `stale` finds those rows for the start-up repair.
 """
 
 from __future__ import annotations
@@ -33,6 +33,24 @@ class IndexedGame(msgspec.Struct, frozen=True, kw_only=True):
     updated: datetime  # when the last event was recorded
     rematch_of: str | None = None  # the game this one is the rematch of
     rematch: str | None = None  # the rematch that followed this one
+
+
+class _Finished(msgspec.Struct):
+    winners: tuple[int, ...]
+    reason: Reason
+
+
+def finished_by(game: IndexedGame, last_type: str, last_data: bytes | None) -> IndexedGame:
+    """The row as its last event tells it. The row is marked finished after the append
+    that recorded `game_finished` (or at the next start, if that write failed), so a
+    list read in between finds the game over in the events: it is listed finished, with
+    the result that event gives, in the same read as the version it is listed at."""
+    if game.status == "finished" or last_type != "game_finished" or last_data is None:
+        return game
+    result = msgspec.json.decode(last_data, type=_Finished)
+    return msgspec.structs.replace(
+        game, status="finished", winners=result.winners, reason=result.reason
+    )
 
 
 # Where a page of the list ends: (created, game_id) of its last game; the next page starts

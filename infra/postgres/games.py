@@ -11,7 +11,7 @@ import msgspec
 
 from domain.rules import Rules
 from domain.vocabulary import Reason, Status
-from infra.ports.games import After, AlreadyRematched, IndexedGame, Stale
+from infra.ports.games import After, AlreadyRematched, IndexedGame, Stale, finished_by
 from infra.postgres.store import reachable
 
 _encode = msgspec.json.Encoder().encode
@@ -19,16 +19,20 @@ _EARLIEST = datetime(1, 1, 1, tzinfo=UTC)
 
 # The last event of each listed game, one index probe each on the events' primary key.
 _LAST = (
-    "CROSS JOIN LATERAL (SELECT e.version, e.recorded_at, e.type FROM events AS e"
+    "CROSS JOIN LATERAL (SELECT e.version, e.recorded_at, e.type, e.data FROM events AS e"
     " WHERE e.stream_id = g.stream_id ORDER BY e.version DESC LIMIT 1) AS last"
 )
 _COLUMNS = (
     "g.stream_id, g.seats, g.rules, g.status, g.winners, g.reason, g.created_at,"
-    " last.version, last.recorded_at, g.rematch_of, g.rematch"
+    " last.version, last.recorded_at, g.rematch_of, g.rematch, last.type,"
+    " CASE WHEN g.status = 'in_progress' AND last.type = 'game_finished' THEN last.data END"
 )
+# The status is the last event's (infra/ports/games.py finished_by): a row says finished
+# only after its game_finished, so only rows still in progress need that event's word.
 _LIST = (
     f"SELECT {_COLUMNS} FROM games AS g {_LAST}"
-    " WHERE ($1::text IS NULL OR g.status = $1)"
+    " WHERE ($1::text IS NULL OR g.status = $1 OR g.status = 'in_progress')"
+    " AND ($1::text IS NULL OR (last.type = 'game_finished') = ($1 = 'finished'))"
     " AND ($2::timestamptz IS NULL OR g.created_at >= $2)"
     " AND ($3::timestamptz IS NULL OR last.recorded_at >= $3)"
     " AND (g.created_at, g.stream_id) > ($4::timestamptz, $5::text)"
@@ -46,6 +50,10 @@ _ORPHANS = (
 
 
 def _indexed(row: asyncpg.Record) -> IndexedGame:
+    return finished_by(_row(row), row[11], row[12])
+
+
+def _row(row: asyncpg.Record) -> IndexedGame:
     return IndexedGame(
         game_id=row[0],
         seats=tuple(msgspec.json.decode(row[1])),

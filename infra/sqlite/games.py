@@ -12,7 +12,7 @@ import msgspec
 from domain.rules import Rules
 from domain.vocabulary import Reason, Status
 from infra.ports.events import micros
-from infra.ports.games import After, AlreadyRematched, IndexedGame, Stale
+from infra.ports.games import After, AlreadyRematched, IndexedGame, Stale, finished_by
 from infra.sqlite.database import SqliteDatabase
 
 _encode = msgspec.json.Encoder().encode
@@ -24,13 +24,17 @@ _LAST = (
 )
 _COLUMNS = (
     "g.stream_id, g.seats, g.rules, g.status, g.winners, g.reason, g.created_us,"
-    " last.version, last.recorded_at, g.rematch_of, g.rematch"
+    " last.version, last.recorded_at, g.rematch_of, g.rematch, last.type,"
+    " CASE WHEN g.status = 'in_progress' AND last.type = 'game_finished' THEN last.data END"
 )
+# The status is the last event's (infra/ports/games.py finished_by): a row says finished
+# only after its game_finished, so only rows still in progress need that event's word.
 # recorded_at is ISO text with a varying number of digits: both sides are compared as
 # UTC to the millisecond, which can only let in a game changed within that millisecond.
 _LIST = (
     f"SELECT {_COLUMNS} FROM games AS g {_LAST}"
-    " WHERE (:status IS NULL OR g.status = :status)"
+    " WHERE (:status IS NULL OR g.status = :status OR g.status = 'in_progress')"
+    " AND (:status IS NULL OR (last.type = 'game_finished') = (:status = 'finished'))"
     " AND (:created IS NULL OR g.created_us >= :created)"
     " AND (:updated IS NULL OR strftime('%Y-%m-%dT%H:%M:%f', last.recorded_at) >= :updated)"
     " AND (g.created_us, g.stream_id) > (:after, :after_id)"
@@ -48,6 +52,10 @@ def _millis(at: datetime) -> str:
 
 
 def _indexed(row: tuple[Any, ...]) -> IndexedGame:
+    return finished_by(_row(row), row[11], row[12])
+
+
+def _row(row: tuple[Any, ...]) -> IndexedGame:
     return IndexedGame(
         game_id=row[0],
         seats=tuple(msgspec.json.decode(row[1])),

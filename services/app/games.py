@@ -182,6 +182,7 @@ class GameService:
         rematch_of: str | None = None,
         key: str | None = None,
         said: str | None = None,
+        said_as_sent: str | None = None,
     ) -> CreatedGame:
         """Deal a new game. Its row in the games index is written first, so a game never
         exists unlisted (a row whose game was never appended is repaired at start-up).
@@ -189,7 +190,9 @@ class GameService:
         Under the operator's Idempotency-Key `key` (with `said`, the creation's
         fingerprint), the game's id and tokens are the key's (Seating.game_for): a retry
         finds the game the first try made and answers as it did, `duplicate` set, and the
-        same key with other options is KeyReused."""
+        same key with other options is KeyReused. `said_as_sent`: the fingerprint earlier
+        releases recorded for the same body, which a retry of theirs still matches."""
+        saids = (said, said_as_sent)
         ours = key is None
         if key is None:
             # a key of the server's own, told with an unknown outcome (`command_id`): sent
@@ -201,7 +204,7 @@ class GameService:
         try:
             async with turn.lock:
                 game_id = self.seating.game_for(key)
-                again = None if ours else await self._created_before(game_id, key, said)
+                again = None if ours else await self._created_before(game_id, key, saids)
                 if again is not None:
                     return again
                 return await self._create(
@@ -214,7 +217,7 @@ class GameService:
                     correlation_id,
                     rematch_of,
                     key,
-                    said,
+                    saids,
                     alone=ours,
                 )
         finally:
@@ -233,7 +236,7 @@ class GameService:
         correlation_id: str | None,
         rematch_of: str | None,
         key: str,
-        said: str | None,
+        saids: tuple[str | None, str | None],
         *,
         alone: bool = False,
     ) -> CreatedGame:
@@ -259,7 +262,7 @@ class GameService:
                 raise
             except Exception:
                 # another replica's try under the key, between its row and its append
-                again = await self._created_before(game_id, key, said)
+                again = await self._created_before(game_id, key, saids)
                 if again is None:
                     raise
                 return again
@@ -267,6 +270,7 @@ class GameService:
             # The tokens are the key's game's, written once the append has made it: a try
             # that loses the append to another one (on another replica, perhaps with other
             # options) must not write the seats of a game it did not make.
+            said = saids[0]
             created = Metadata(command_id=key, correlation_id=correlation_id, fingerprint=said)
             result = await self.store.append(game_id, 0, [to_new(e) for e in events], created)
         except StoreUnavailable:
@@ -281,7 +285,7 @@ class GameService:
             # a try under the same key got there first; or this one's answer was lost and
             # the store found the key (this very append, if the request id is ours)
             again = await self._created_before(
-                game_id, key, said, correlation_id if result.recovered else None
+                game_id, key, saids, correlation_id if result.recovered else None
             )
             if again is not None:
                 if result.recovered:  # what follows an append, as for any other
@@ -341,7 +345,11 @@ class GameService:
         return await self.seating.issue(game_id, len(state.seats), keyed=True)
 
     async def _created_before(
-        self, game_id: str, key: str, said: str | None, mine: str | None = None
+        self,
+        game_id: str,
+        key: str,
+        saids: tuple[str | None, str | None],
+        mine: str | None = None,
     ) -> CreatedGame | None:
         """The answer a creation under `key` was given, if the store holds it: the game
         as it was dealt (whatever was played since), with its tokens derived again; a
@@ -349,7 +357,7 @@ class GameService:
         found = await self.store.find_command(game_id, key)
         if found is None:
             return None
-        if found.fingerprint != said:
+        if found.fingerprint != saids[0] and (saids[1] is None or found.fingerprint != saids[1]):
             raise KeyReused(
                 "this Idempotency-Key created another game (other options): create a new "
                 "game under a new key (a retry repeats the first body)"

@@ -4,6 +4,7 @@ rematch, and the ruling on a clock pause."""
 from __future__ import annotations
 
 import hashlib
+import re
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -18,6 +19,7 @@ from litestar.params import (
 )
 
 from domain.cards import parse_cards
+from domain.rules import in_effect
 from domain.views import view
 from domain.vocabulary import Status
 from services.app.callers import Caller
@@ -30,14 +32,30 @@ from services.http.commands import FAILED, key_header
 from services.http.created import created, game_location
 from services.http.errors import responses
 from services.http.middleware import request_id
-from services.http.schemas import LAST_VERSION, CreateGame, EndPauseBody, RematchBody, strictly
+from services.http.schemas import (
+    LAST_VERSION,
+    CreateGame,
+    EndPauseBody,
+    RematchBody,
+    invalid,
+    strictly,
+)
+
+_DATED = re.compile(r"[0-9]{4}-")  # a time msgspec read from RFC 3339 begins with its date
 
 
-def _utc(at: datetime | None) -> datetime | None:
-    """A time without a zone is read as UTC."""
-    if at is None or at.tzinfo is not None:
-        return at
-    return at.replace(tzinfo=UTC)
+def _since(request: Request[Any, Any, Any], name: str, at: datetime | None) -> datetime | None:
+    """A time filter as sent: RFC 3339 only (the framework would also read a number as
+    seconds since 1970), without a zone read as UTC, and a time UTC can write (year 1 at
+    00:30+01:00 is not: it would be refused by the store, as a failure of the server)."""
+    if at is None:
+        return None
+    if not _DATED.match(request.query_params.get(name, "")):
+        raise invalid(name, "Invalid RFC3339 encoded datetime", "query")
+    try:
+        return at.astimezone(UTC) if at.tzinfo is not None else at.replace(tzinfo=UTC)
+    except OverflowError:
+        raise invalid(name, "a time between years 1 and 9999 once read as UTC", "query") from None
 
 
 def _operator(caller: Caller) -> None:
@@ -53,8 +71,17 @@ def dealt_deck(wanted: CreateGame) -> list[str] | None:
 
 def creation_fingerprint(wanted: CreateGame, deck: list[str] | None) -> str:
     """What a creation asks for, as a hash: its canonical JSON (every option, defaults
-    included, cards in their one code), so that a retry spelled another way is the same
-    creation and any other option is another."""
+    included and those that depend on the seats spelled out, as a view's `rules` gives
+    them, cards in their one code), so that a retry spelled another way (`"dave": true`
+    at two seats for no `dave`) is the same creation and any other option is another."""
+    rules = in_effect(wanted.rules, len(wanted.seats))
+    canonical = msgspec.structs.replace(wanted, rules=rules, deck=deck)
+    return hashlib.sha256(msgspec.json.encode(canonical)).hexdigest()
+
+
+def creation_fingerprint_as_sent(wanted: CreateGame, deck: list[str] | None) -> str:
+    """The fingerprint of releases that kept the seat-dependent defaults as sent (`null`):
+    what a creation recorded by one carries, so that its exact retry is still known."""
     canonical = msgspec.structs.replace(wanted, deck=deck)
     return hashlib.sha256(msgspec.json.encode(canonical)).hexdigest()
 
@@ -79,6 +106,7 @@ async def create(
         # always: a creation sent without a key is made under one of the server's, which a
         # retry after an unknown outcome sends with the same body
         said=creation_fingerprint(wanted, deck),
+        said_as_sent=creation_fingerprint_as_sent(wanted, deck),
     )
 
 
@@ -135,6 +163,7 @@ class GamesController(Controller):
     )
     async def list_games(
         self,
+        request: Request[Any, Any, Any],
         operator: NamedDependency[Caller],
         listing: NamedDependency[Listing],
         status: Annotated[
@@ -152,7 +181,8 @@ class GamesController(Controller):
             datetime | None,
             QueryParameter(
                 description="Only games whose last event was recorded at or after this time "
-                "(RFC 3339; a time without a zone is UTC): keep the time of your last sync"
+                "(RFC 3339; a time without a zone is UTC): a few seconds before your last "
+                "sync began"
             ),
         ] = None,
         cursor: Annotated[
@@ -173,11 +203,12 @@ class GamesController(Controller):
         Filters: `status`, `created_since`, `updated_since` (RFC 3339; a time without a zone
         is UTC). A page holds `limit` games; pass its `next_cursor` as `cursor` for the next
         (null on the last page). To follow what changed, keep the time of your last sync and
-        list with `updated_since` from it."""
+        list with `updated_since` from a few seconds before it. An entry's status and result
+        are those of its last event."""
         return await listing.page(
             status=status,
-            created_since=_utc(created_since),
-            updated_since=_utc(updated_since),
+            created_since=_since(request, "created_since", created_since),
+            updated_since=_since(request, "updated_since", updated_since),
             cursor=cursor,
             limit=limit,
         )

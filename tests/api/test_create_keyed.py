@@ -24,6 +24,8 @@ from infra.ports.events import (
     OutcomeUnknown,
     StoreUnavailable,
 )
+from services.http.games import creation_fingerprint_as_sent, dealt_deck
+from services.http.schemas import CreateGame
 from tests.api.conftest import OPERATOR, THIRTY_ONE_DECK, Api, bearer
 
 # seat names of this run's own, so that the list shows which games these tests made
@@ -131,6 +133,55 @@ async def test_the_same_key_with_other_options_is_refused_and_deals_nothing(api:
     assert (await api.get(f"/games/{first.json()['game_id']}"))["version"] == first.json()[
         "version"
     ]
+
+
+@pytest.mark.parametrize(
+    ("first", "again"),
+    [
+        ({"stake": 2}, {"stake": 2, "dave": True, "hand_size": [3, 3]}),
+        ({"stake": 2, "dave": True}, {"stake": 2}),
+        ({"stake": 2, "hand_size": [3, 3]}, {"stake": 2, "dave": None}),
+    ],
+)
+async def test_the_seat_dependent_defaults_spelled_out_or_not_are_the_same_creation(
+    api: Api, first: dict[str, Any], again: dict[str, Any]
+) -> None:
+    """`dave` and `hand_size` left out are what a view's `rules` spells out (`true` at two
+    seats, three cards each): a retry that sends the view's `rules` back is the first
+    game, and the same key with another value still is another creation."""
+    key = keyed(f"spelled-{uuid.uuid4().hex}")
+    made = await api.client.post("/games", json={**BODY, "rules": first}, headers=key)
+    assert made.status_code == 201, made.text
+    retried = await api.client.post("/games", json={**BODY, "rules": again}, headers=key)
+    assert retried.status_code == 201, retried.text
+    assert retried.json()["duplicate"] and retried.json()["game_id"] == made.json()["game_id"]
+    other = await api.client.post(
+        "/games", json={**BODY, "rules": {**first, "dave": False}}, headers=key
+    )
+    assert other.status_code == 422, other.text
+
+
+async def test_a_creation_recorded_by_an_earlier_release_is_found_by_its_exact_retry(
+    api: Api,
+) -> None:
+    """Earlier releases recorded the fingerprint of the body as sent (`dave` left out
+    hashed as null): a retry of that body under its key is still the game it made."""
+    key = f"{RUN} earlier-{uuid.uuid4().hex}"
+    wanted = msgspec.convert(BODY, CreateGame)
+    deck = dealt_deck(wanted)
+    made = await api.service.create(
+        [s.name for s in wanted.seats],
+        wanted.rules,
+        dealer=wanted.dealer,
+        deck=deck,
+        key=key,
+        said=creation_fingerprint_as_sent(wanted, deck),  # as an earlier release said it
+    )
+    retried = await api.client.post(
+        "/games", json=BODY, headers={**OPERATOR, "Idempotency-Key": key}
+    )
+    assert retried.status_code == 201, retried.text
+    assert retried.json()["duplicate"] and retried.json()["game_id"] == made.game_id
 
 
 async def test_keys_are_the_operators_own_and_tokens_are_as_unguessable(api: Api) -> None:

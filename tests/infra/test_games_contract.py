@@ -15,6 +15,7 @@ from services.bootstrap import Adapters
 
 CLOCKED = Rules(turn_seconds=30)
 CLASSIC = Rules()
+OVER = NewEvent("game_finished", b'{"winners": [1], "reason": "thirty_one", "seed": null}')
 
 
 def game() -> str:
@@ -42,7 +43,7 @@ async def created(
 
 async def finished(index: GameIndex, store: EventStore, winner: int = 1) -> str:
     game_id = await created(index, store)
-    await store.append(game_id, 2, [NewEvent("game_finished", b"{}")])
+    await store.append(game_id, 2, [OVER])
     await index.finish(game_id, [winner], "thirty_one")
     return game_id
 
@@ -112,6 +113,31 @@ async def test_the_list_filters_by_status_and_by_when_games_were_created_or_chan
     }
 
 
+async def test_a_game_is_listed_finished_as_soon_as_its_last_event_says_so(
+    index: GameIndex, store: EventStore
+) -> None:
+    """The row is marked after the append that finished the game: a list read between the
+    two (or after that write failed) still says finished, with the event's result, at the
+    version it lists, and each status filter puts the game where that says."""
+    game_id = await created(index, store)
+    await store.append(game_id, 2, [OVER])  # the row still says in progress
+    shown = await index.get(game_id)
+    assert shown is not None
+    assert (shown.status, shown.winners, shown.reason, shown.version) == (
+        "finished",
+        (1,),
+        "thirty_one",
+        3,
+    )
+    finished_ids = {g.game_id for g in await index.search(status="finished", limit=1000)}
+    playing_ids = {g.game_id for g in await index.search(status="in_progress", limit=1000)}
+    assert game_id in finished_ids and game_id not in playing_ids
+    listed = [g for g in await index.search(limit=1000) if g.game_id == game_id]
+    assert listed == [shown]
+    await index.finish(game_id, [1], "thirty_one")  # the row written: the same entry
+    assert await index.get(game_id) == shown
+
+
 async def test_a_game_whose_first_append_never_happened_is_not_listed(
     index: GameIndex, store: EventStore
 ) -> None:
@@ -177,7 +203,7 @@ async def test_stale_rows_a_crash_left_are_found_for_the_repair(
     index: GameIndex, store: EventStore
 ) -> None:
     unfinished = await created(index, store)
-    await store.append(unfinished, 2, [NewEvent("game_finished", b"{}")])  # row not updated
+    await store.append(unfinished, 2, [OVER])  # row not updated
     ongoing = await created(index, store)
     orphan = game()
     await index.add(orphan, ["ann", "bob"], Rules())
