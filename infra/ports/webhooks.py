@@ -160,10 +160,15 @@ class WebhookStore(Protocol):
         on."""
         ...
 
-    async def record(self, delivery_id: str, tried: Tried) -> int:
+    async def record(self, name: str, holder: str, delivery_id: str, tried: Tried) -> int:
         """Log an attempt and what it came to (a retry falls due `tried.retry_in` seconds
         from now); its number. A delivery no longer pending (delivered by another attempt,
-        or cancelled) keeps its state."""
+        or cancelled) keeps its state. An attempt whose sender no longer holds the lease
+        `name` (it stalled past the lease, and another sender may have claimed the delivery
+        since) is logged and counted, no more: the delivery's state, its next attempt and
+        its last answer are the current holder's to write, so a late timeout never marks
+        given up a delivery the new holder's attempt delivered. KeyError if there is no
+        delivery of that id."""
         ...
 
     async def redeliver(self, delivery_id: str) -> bool:

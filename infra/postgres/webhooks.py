@@ -95,18 +95,25 @@ UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = now()
 RETURNING id
 """
 _RECORD = """
+WITH held AS (
+    SELECT EXISTS (SELECT 1 FROM leases WHERE name = $7 AND holder = $8 AND expires_at > now())
+           AS still
+)
 UPDATE webhook_deliveries
    SET attempts = attempts + 1,
-       last_attempt_at = $2, last_status = $3, last_error = $4,
-       state = CASE WHEN state <> 'pending' THEN state
+       last_attempt_at = CASE WHEN held.still THEN $2 ELSE last_attempt_at END,
+       last_status = CASE WHEN held.still THEN $3 ELSE last_status END,
+       last_error = CASE WHEN held.still THEN $4 ELSE last_error END,
+       state = CASE WHEN state <> 'pending' OR NOT held.still THEN state
                     WHEN $5 = 'delivered' THEN 'delivered'
                     WHEN $5 = 'failed' THEN 'failed'
                     ELSE 'pending' END,
-       delivered_at = CASE WHEN state = 'pending' AND $5 = 'delivered' THEN now()
+       delivered_at = CASE WHEN state = 'pending' AND held.still AND $5 = 'delivered' THEN now()
                            ELSE delivered_at END,
-       next_attempt_at = CASE WHEN state = 'pending' AND $5 = 'retry'
+       next_attempt_at = CASE WHEN state = 'pending' AND held.still AND $5 = 'retry'
                               THEN now() + make_interval(secs => $6)
                               ELSE next_attempt_at END
+  FROM held
  WHERE id = $1
 RETURNING attempts
 """
@@ -232,7 +239,7 @@ class PostgresWebhookStore:
             )
         return taken is not None
 
-    async def record(self, delivery_id: str, tried: Tried) -> int:
+    async def record(self, name: str, holder: str, delivery_id: str, tried: Tried) -> int:
         t = tried
         with reachable():
             async with self.pool.acquire() as conn, conn.transaction():
@@ -244,6 +251,8 @@ class PostgresWebhookStore:
                     t.error,
                     t.verdict,
                     float(t.retry_in),
+                    name,
+                    holder,
                 )
                 if number is None:
                     raise KeyError(delivery_id)

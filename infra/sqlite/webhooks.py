@@ -63,18 +63,21 @@ RETURNING id
 _RECORD = """
 UPDATE webhook_deliveries
    SET attempts = attempts + 1,
-       last_attempt_at = :at, last_status = :status, last_error = :error,
-       state = CASE WHEN state <> 'pending' THEN state
+       last_attempt_at = CASE WHEN :held THEN :at ELSE last_attempt_at END,
+       last_status = CASE WHEN :held THEN :status ELSE last_status END,
+       last_error = CASE WHEN :held THEN :error ELSE last_error END,
+       state = CASE WHEN state <> 'pending' OR NOT :held THEN state
                     WHEN :verdict = 'delivered' THEN 'delivered'
                     WHEN :verdict = 'failed' THEN 'failed'
                     ELSE 'pending' END,
-       delivered_at = CASE WHEN state = 'pending' AND :verdict = 'delivered' THEN :now
+       delivered_at = CASE WHEN state = 'pending' AND :held AND :verdict = 'delivered' THEN :now
                            ELSE delivered_at END,
-       next_attempt_at = CASE WHEN state = 'pending' AND :verdict = 'retry'
+       next_attempt_at = CASE WHEN state = 'pending' AND :held AND :verdict = 'retry'
                               THEN :now + :retry_in ELSE next_attempt_at END
  WHERE id = :id
 RETURNING attempts
 """
+_HELD = "SELECT 1 FROM leases WHERE name = ? AND holder = ? AND expires_at > ?"
 
 
 def _when(value: float | None) -> Any:
@@ -245,19 +248,22 @@ class SqliteWebhookStore:
 
         return await self.db.write(claim)
 
-    async def record(self, delivery_id: str, tried: Tried) -> int:
+    async def record(self, name: str, holder: str, delivery_id: str, tried: Tried) -> int:
         t = tried
 
         def record(db: sqlite3.Connection) -> int:
+            now = time.time()
+            held = db.execute(_HELD, (name, holder, now)).fetchone() is not None
             row = db.execute(
                 _RECORD,
                 {
+                    "held": held,
                     "id": delivery_id,
                     "at": t.at.timestamp(),
                     "status": t.status,
                     "error": t.error,
                     "verdict": t.verdict,
-                    "now": time.time(),
+                    "now": now,
                     "retry_in": float(t.retry_in),
                 },
             ).fetchone()

@@ -82,14 +82,27 @@ def allow_head_in(path: str, send: Send, methods: set[str] | None = None) -> Sen
 
 
 def route_methods(routes: Iterable[Any]) -> Callable[[str], set[str]]:
-    """The methods each path of the app answers, by its routes' templates."""
+    """The methods each path of the app answers, by its routes' templates: of the templates
+    a path matches, those the router takes it by, a fixed segment before a parameter at
+    the first place they differ (`/webhooks/deliveries` is not `/webhooks/{endpoint_id}`,
+    whose DELETE it does not answer)."""
     table = [
-        (re.compile(pattern(route.path)), set(route.methods))
+        (_precedence(route.path), re.compile(pattern(route.path)), set(route.methods))
         for route in routes
         if isinstance(getattr(route, "methods", None), set)
     ]
 
     def methods(path: str) -> set[str]:
-        return {m for pattern, ms in table if pattern.match(path) for m in ms}
+        matching = [(rank, ms) for rank, pattern, ms in table if pattern.match(path)]
+        if not matching:
+            return set()
+        first = min(rank for rank, _ in matching)
+        return {m for rank, ms in matching if rank == first for m in ms}
 
     return methods
+
+
+def _precedence(template: str) -> tuple[bool, ...]:
+    """A template's segments, each True where it is a parameter: the router tries a fixed
+    segment first, so the smaller tuple is the route a path both match goes to."""
+    return tuple("{" in segment for segment in template.strip("/").split("/"))

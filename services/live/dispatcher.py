@@ -329,7 +329,7 @@ class Dispatcher:
             ):
                 return
             tried = await self._send(delivery, endpoint)
-            await self.webhooks.record(delivery.id, tried)
+            await self.webhooks.record(LEASE, self.holder, delivery.id, tried)
             self.metrics.webhook_deliveries.labels(endpoint.id, tried.verdict).inc()
             if tried.verdict != "delivered":
                 log.warning(

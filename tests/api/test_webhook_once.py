@@ -37,15 +37,15 @@ class _Window:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.store, name)
 
-    async def record(self, delivery_id: str, tried: Tried) -> int:
+    async def record(self, name: str, holder: str, delivery_id: str, tried: Tried) -> int:
         if tried.verdict != "delivered" or self.recording is not None:
-            number: int = await self.store.record(delivery_id, tried)
+            number: int = await self.store.record(name, holder, delivery_id, tried)
             return number
         self.recording = delivery_id
         async with asyncio.timeout(10):  # the dispatcher looks at least every poll
             await self.looked.wait()
         try:
-            number = await self.store.record(delivery_id, tried)
+            number = await self.store.record(name, holder, delivery_id, tried)
             return number
         finally:
             self.recorded.set()

@@ -9,6 +9,8 @@ import asyncio
 import uuid
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from infra.ports.events import START
 from infra.ports.webhooks import Delivery, Endpoint, NewDelivery, Tried, WebhookStore
 from services.bootstrap import Adapters
@@ -102,10 +104,10 @@ async def test_removing_an_endpoint_cancels_its_pending_deliveries_only(
     store = adapters.webhooks
     gone, kept = await store.save_endpoint(endpoint()), await store.save_endpoint(endpoint())
     game = unique("game")
-    await queue(adapters, delivery(gone.id, game, 1, 1), delivery(kept.id, game, 1, 1))
+    lease = await queue(adapters, delivery(gone.id, game, 1, 1), delivery(kept.id, game, 1, 1))
     first = (await due_of(store, gone.id))[0]
-    await store.record(first.id, tried("delivered", 200))
-    await queue(adapters, delivery(gone.id, game, 2, 2))
+    await store.record(lease, "me", first.id, tried("delivered", 200))
+    lease = await queue(adapters, delivery(gone.id, game, 2, 2))
 
     assert await store.remove_endpoint(gone.id)
     assert not await store.remove_endpoint(gone.id)
@@ -172,14 +174,14 @@ async def test_only_the_oldest_pending_delivery_of_each_game_and_endpoint_is_due
     one, two = await store.save_endpoint(endpoint()), await store.save_endpoint(endpoint())
     a, b = unique("game"), unique("game")
     # queued out of order: the global order (tx_id, position) rules, not the queueing
-    await queue(adapters, delivery(one.id, a, 3, 30), delivery(one.id, b, 1, 10))
-    await queue(adapters, delivery(one.id, a, 2, 20), delivery(two.id, a, 3, 30))
+    lease = await queue(adapters, delivery(one.id, a, 3, 30), delivery(one.id, b, 1, 10))
+    lease = await queue(adapters, delivery(one.id, a, 2, 20), delivery(two.id, a, 3, 30))
 
     assert {(d.game_id, d.version) for d in await due_of(store, one.id)} == {(a, 2), (b, 1)}
     assert [(d.game_id, d.version) for d in await due_of(store, two.id)] == [(a, 3)]
 
     head = next(d for d in await due_of(store, one.id) if d.game_id == a)
-    number = await store.record(head.id, tried("retry", 503, retry_in=60))
+    number = await store.record(lease, "me", head.id, tried("retry", 503, retry_in=60))
     assert number == 1
     # a retry an hour off holds the game back: its later event waits behind it
     assert [d.game_id for d in await due_of(store, one.id)] == [b]
@@ -189,9 +191,9 @@ async def test_only_the_oldest_pending_delivery_of_each_game_and_endpoint_is_due
 async def test_due_says_how_long_until_the_next_retry(adapters: Adapters) -> None:
     store = adapters.webhooks
     hook, game = await store.save_endpoint(endpoint()), unique("game")
-    await queue(adapters, delivery(hook.id, game, 1, 1))
+    lease = await queue(adapters, delivery(hook.id, game, 1, 1))
     (head,) = await due_of(store, hook.id)
-    await store.record(head.id, tried("retry", 500, retry_in=30))
+    await store.record(lease, "me", head.id, tried("retry", 500, retry_in=30))
 
     due = await store.due(WIDE)
     assert all(d.endpoint_id != hook.id for d in due.deliveries)
@@ -201,12 +203,12 @@ async def test_due_says_how_long_until_the_next_retry(adapters: Adapters) -> Non
 async def test_an_attempt_is_logged_and_settles_the_delivery(adapters: Adapters) -> None:
     store = adapters.webhooks
     hook, game = await store.save_endpoint(endpoint()), unique("game")
-    await queue(adapters, delivery(hook.id, game, 1, 1), delivery(hook.id, game, 2, 2))
+    lease = await queue(adapters, delivery(hook.id, game, 1, 1), delivery(hook.id, game, 2, 2))
     (head,) = await due_of(store, hook.id)
 
-    assert await store.record(head.id, tried("retry", 500)) == 1
-    assert await store.record(head.id, tried("retry", None)) == 2
-    assert await store.record(head.id, tried("delivered", 200)) == 3
+    assert await store.record(lease, "me", head.id, tried("retry", 500)) == 1
+    assert await store.record(lease, "me", head.id, tried("retry", None)) == 2
+    assert await store.record(lease, "me", head.id, tried("delivered", 200)) == 3
 
     done = await store.delivery(head.id)
     assert done is not None
@@ -224,7 +226,7 @@ async def test_an_attempt_is_logged_and_settles_the_delivery(adapters: Adapters)
     ]
     assert [d.version for d in await due_of(store, hook.id)] == [2]  # the next of the game
     # Another attempt of a delivered delivery (an old holder's, late) is logged, no more.
-    assert await store.record(head.id, tried("retry", 500, retry_in=60)) == 4
+    assert await store.record(lease, "me", head.id, tried("retry", 500, retry_in=60)) == 4
     assert (await store.delivery(head.id)).state == "delivered"  # type: ignore[union-attr]
 
 
@@ -251,14 +253,14 @@ async def test_an_attempt_claims_its_delivery_only_as_due_read_it_and_under_the_
     assert await due_of(store, hook.id) == []  # and the game's next waits behind it
 
     # the attempt's answer comes: a retry due at once, then claimed again at its count
-    await store.record(head.id, tried("retry", 500, retry_in=0))
+    await store.record(lease, "me", head.id, tried("retry", 500, retry_in=0))
     (again,) = await due_of(store, hook.id)
     assert (again.id, again.attempts) == (head.id, 1)
     assert not await store.claim(lease, "me", head.id, 0, 0)  # the snapshot before it
     assert await store.claim(lease, "me", head.id, 1, 0)
 
     # delivered: a snapshot read before the record can never be sent on
-    await store.record(head.id, tried("delivered", 200))
+    await store.record(lease, "me", head.id, tried("delivered", 200))
     for attempts in (0, 1, 2):
         assert not await store.claim(lease, "me", head.id, attempts, 0)
     assert (await store.delivery(head.id)).state == "delivered"  # type: ignore[union-attr]
@@ -271,16 +273,54 @@ async def test_an_attempt_claims_its_delivery_only_as_due_read_it_and_under_the_
     assert await store.claim(lease, "new", later.id, 0, 0)
 
 
+@pytest.mark.parametrize("late", ["before", "after"])
+async def test_a_sender_that_lost_the_lease_logs_its_late_attempt_and_settles_nothing(
+    adapters: Adapters, late: str
+) -> None:
+    """The holder stalls mid-attempt past its lease; another takes the lease, claims the
+    delivery again and delivers it. The old holder's late answer (a timeout, its last
+    allowed attempt: "failed"), recorded before or after the new holder's, is logged and
+    counted, and leaves the delivery delivered, with the new holder's answer as its last."""
+    store, leases = adapters.webhooks, adapters.leases
+    hook, game = await store.save_endpoint(endpoint()), unique("game")
+    lease = await queue(adapters, delivery(hook.id, game, 1, 1))
+    (head,) = await due_of(store, hook.id)
+    assert await store.claim(lease, "me", head.id, 0, 0)  # in flight, then stalled
+    await leases.release(lease, "me")  # its lease lapses
+    assert await leases.hold(lease, "new", 30)
+    (again,) = await due_of(store, hook.id)
+    assert await store.claim(lease, "new", again.id, 0, 60)
+    stale = tried("failed", None)
+    if late == "before":
+        assert await store.record(lease, "me", head.id, stale) == 1
+        pending = await store.delivery(head.id)
+        assert pending is not None and (pending.state, pending.last_error) == ("pending", None)
+        assert await due_of(store, hook.id) == []  # still the new holder's, in flight
+    assert await store.record(lease, "new", head.id, tried("delivered", 200)) in (1, 2)
+    if late == "after":
+        assert await store.record(lease, "me", head.id, stale) == 2
+    done = await store.delivery(head.id)
+    assert done is not None
+    assert (done.state, done.attempts, done.last_status, done.last_error) == (
+        "delivered",
+        2,
+        200,
+        None,
+    )
+    assert done.delivered_at is not None
+    assert sorted(a.status or 0 for a in await store.attempts(head.id)) == [0, 200]
+
+
 async def test_a_delivery_given_up_lets_the_game_go_on_and_may_be_sent_again(
     adapters: Adapters,
 ) -> None:
     store = adapters.webhooks
     hook, game = await store.save_endpoint(endpoint()), unique("game")
-    await queue(adapters, delivery(hook.id, game, 1, 1), delivery(hook.id, game, 2, 2))
+    lease = await queue(adapters, delivery(hook.id, game, 1, 1), delivery(hook.id, game, 2, 2))
     (head,) = await due_of(store, hook.id)
     assert not await store.redeliver(head.id)  # pending: nothing to do
 
-    await store.record(head.id, tried("failed", 500))
+    await store.record(lease, "me", head.id, tried("failed", 500))
     assert (await store.delivery(head.id)).state == "failed"  # type: ignore[union-attr]
     assert [d.version for d in await due_of(store, hook.id)] == [2]
 
@@ -296,9 +336,9 @@ async def test_a_failed_delivery_of_a_removed_endpoint_is_not_queued_again(
 ) -> None:
     store = adapters.webhooks
     hook, game = await store.save_endpoint(endpoint()), unique("game")
-    await queue(adapters, delivery(hook.id, game, 1, 1))
+    lease = await queue(adapters, delivery(hook.id, game, 1, 1))
     (head,) = await due_of(store, hook.id)
-    await store.record(head.id, tried("failed", 500))
+    await store.record(lease, "me", head.id, tried("failed", 500))
     assert await store.remove_endpoint(hook.id)
 
     assert not await store.redeliver(head.id)  # there is nowhere to send it
@@ -334,8 +374,8 @@ async def test_a_pending_delivery_whose_endpoint_is_gone_is_cancelled_and_never_
 async def test_the_log_pages_newest_first_and_filters(adapters: Adapters) -> None:
     store = adapters.webhooks
     hook, game, other = await store.save_endpoint(endpoint()), unique("game"), unique("game")
-    await queue(adapters, *(delivery(hook.id, game, v, v) for v in range(1, 6)))
-    await queue(adapters, delivery(hook.id, other, 1, 9))
+    lease = await queue(adapters, *(delivery(hook.id, game, v, v) for v in range(1, 6)))
+    lease = await queue(adapters, delivery(hook.id, other, 1, 9))
 
     first = await store.deliveries(endpoint_id=hook.id, limit=4)
     assert [(d.game_id, d.version) for d in first] == [(other, 1), (game, 5), (game, 4), (game, 3)]
@@ -343,7 +383,7 @@ async def test_the_log_pages_newest_first_and_filters(adapters: Adapters) -> Non
     assert [d.version for d in rest] == [2, 1]
     assert [d.version for d in await store.deliveries(game_id=game, limit=2)] == [5, 4]
     head = (await due_of(store, hook.id))[0]
-    await store.record(head.id, tried("delivered", 200))
+    await store.record(lease, "me", head.id, tried("delivered", 200))
     delivered = await store.deliveries(endpoint_id=hook.id, state="delivered")
     assert [d.id for d in delivered] == [head.id]
     assert await store.delivery(unique("dlv")) is None
@@ -355,10 +395,10 @@ async def test_the_backlog_counts_the_pending_and_dates_the_oldest(adapters: Ada
     before = await store.backlog()
     hook, game = await store.save_endpoint(endpoint()), unique("game")
     old = delivery(hook.id, game, 1, 1)  # recorded a second before the other
-    await queue(adapters, old, delivery(hook.id, game, 2, 2))
+    lease = await queue(adapters, old, delivery(hook.id, game, 2, 2))
 
     after = await store.backlog()
     assert after.pending == before.pending + 2
     assert after.oldest is not None and after.oldest <= old.recorded_at + timedelta(seconds=1)
-    await store.record(old.id, tried("delivered", 200))
+    await store.record(lease, "me", old.id, tried("delivered", 200))
     assert (await store.backlog()).pending == before.pending + 1
