@@ -37,6 +37,7 @@ from services.cli.exports import (
 )
 from services.cli.progress import Progress
 from services.cli.table_text import finding_lines, render
+from services.pages.words import describe, goes_on
 
 
 async def _store(settings: config.Settings, *, existing: bool = True) -> EventStore:
@@ -135,8 +136,14 @@ async def cmd_replay(
     table = with_head(review(state, ARBITER), current, ARBITER, rows[at - 1].hash)
     if as_json:
         print(_json.encode(ReplayText(game_id, table.version, table)).decode())
-    else:
-        print(render(table))
+        return 0
+    here, after = rows[at - 1], rows[at] if at < len(rows) else None
+    follows = None
+    if after is not None and goes_on(
+        (here.type, here.metadata.correlation_id), (after.type, after.metadata.correlation_id)
+    ):
+        follows = (after.version, describe(events[at], _names(rows)))
+    print(render(table, follows))
     return 0
 
 

@@ -9,18 +9,20 @@ from domain.cards import POINTS
 from domain.views import View
 from services.app.results import AuditFinding
 from services.pages.words import (
+    awaited,
     clock_evidence,
     compensated,
     ruled_by_operator,
     seat_named,
     sizes_named,
     timed,
-    waiting,
     waiting_for,
 )
 
 
-def render(v: View) -> str:
+def render(v: View, follows: tuple[int, str] | None = None) -> str:
+    """`follows`: the next version and what it says, when `v` is in the middle of one
+    command (services/pages/words.py goes_on)."""
     names = [s.name for s in v.seats]
     lines = [
         f"version {v.version}  deal {v.deal}  dealer {seat_named(v.dealer, names)}  "
@@ -33,7 +35,7 @@ def render(v: View) -> str:
         # no seat deals: the server does, and `turn` is the seat that leads after it
         lines.append(f"  dealing: {seat_named(v.turn, names)} leads once the cards are out")
     else:
-        lines.append(f"  waiting for {waiting(v, names)}")
+        lines.append(f"  waiting for {awaited(v, names, follows)}")
     for s in v.seats:
         # an empty hand reads as an empty pile and stock do, seen or not
         if s.hand is not None:

@@ -19,14 +19,15 @@ from services.app.results import AuditFinding
 from services.pages.html import card, cards, page, text
 from services.pages.words import (
     POT_PAID,
+    awaited,
     clock_evidence,
     compensated,
+    goes_on,
     reason_named,
     ruled_by_operator,
     seat_named,
     sizes_named,
     timed,
-    waiting,
     waiting_for,
 )
 
@@ -161,33 +162,22 @@ def _step(r: Record, version: int) -> Step | None:
     return r.steps[version - 1] if 0 < version <= len(r.steps) else None
 
 
-def _mid_command(r: Record) -> Step | None:
-    """The next step when the version shown is in the middle of one command's events (the
-    same request wrote the next one): the table then waits for no seat, the server's next
-    event follows. A clock_started closes a command; a timed_out opens the timer's next."""
-    here, after = _step(r, r.table.version), _step(r, r.table.version + 1)
-    if here is None or after is None or here.request_id is None:
-        return None
-    if after.request_id != here.request_id or here.kind == "clock_started":
-        return None
-    if after.kind in ("timed_out", "clock_started"):
-        return None
-    return after
-
-
 def _waiting(r: Record) -> str:
-    said = waiting(r.table, r.names)
-    after = _mid_command(r)
-    if after is None or said.startswith(("nobody", "the server", "every seat")):
-        return said
+    here, after = _step(r, r.table.version), _step(r, r.table.version + 1)
+    if (
+        here is None
+        or after is None
+        or not goes_on((here.kind, here.request_id), (after.kind, after.request_id))
+    ):
+        return awaited(r.table, r.names)
     follows = after.said if after.said is not None else "an event not yet seen from here"
-    return f"nobody: the same command goes on with version {after.version}: {follows}"
+    return awaited(r.table, r.names, (after.version, follows))
 
 
 def _table(r: Record) -> str:
     t = r.table
     names = r.names
-    awaited = _waiting(r)
+    waits = _waiting(r)
     rows = []
     for s in t.seats:
         pile = s.pile
@@ -226,7 +216,7 @@ def _table(r: Record) -> str:
         f'<h2 id="table-title">The table at version {t.version}, '
         f"{text(_viewer_name(r.viewer, names))}</h2>"
         f"<p>deal {t.deal} · {text(reason_named(t.status))} · "
-        f"waiting for <strong>{text(awaited)}</strong></p>"
+        f"waiting for <strong>{text(waits)}</strong></p>"
         f"<p>trump: {card(t.trump) if t.trump else text(t.trump_suit or 'none')} · "
         f'stock, top first: <span id="stock">{stock}</span></p>'
         f'<p id="trick">on the table: {trick}</p><p>dave: {dave}</p>'

@@ -146,6 +146,27 @@ def waiting(v: View, names: Sequence[str]) -> str:
     return reason_named(v.phase)
 
 
+def goes_on(here: tuple[str, str | None], after: tuple[str, str | None] | None) -> bool:
+    """Whether a version is in the middle of one command's events: the event after it
+    (`after`, its kind and request id, None at the record's end) came from the same
+    request as `here`'s. The table then waits for no seat: the server's next event
+    follows. A clock_started closes a command; a timed_out opens the timer's next."""
+    if after is None or here[1] is None or after[1] != here[1]:
+        return False
+    return here[0] != "clock_started" and after[0] not in ("timed_out", "clock_started")
+
+
+def awaited(v: View, names: Sequence[str], follows: tuple[int, str] | None = None) -> str:
+    """What the table at `v` waits for, as `waiting` says; at a version in the middle of one
+    command (`goes_on`), that the command goes on, with `follows`: the next version and what
+    it says (a seat that broke a rule is not still due: its penalty follows)."""
+    said = waiting(v, names)
+    if follows is None or said.startswith(("nobody", "the server", "every seat")):
+        return said
+    version, next_said = follows
+    return f"nobody: the same command goes on with version {version}: {next_said}"
+
+
 def waiting_for(finding: Finding, names: Sequence[str]) -> str:
     """What the table was waiting for when the act came: a draw is due from a seat only in
     the draw phase; at the lead (where a false 31 is declared) it waits for the leader."""

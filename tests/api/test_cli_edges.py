@@ -27,7 +27,7 @@ from services import cli
 from services.cli import records
 from tests import servers
 from tests.api.conftest import OPERATOR, Api, app_on, serving
-from tests.api.test_cli import Where, bura_said, opened, play_games
+from tests.api.test_cli import Where, bura_said, opened, play_games, rows
 from tests.tampering import Tables
 
 NOT_UTF8 = b"\xff\xfe".decode("utf-8", "surrogateescape")  # as Python hands over such argv
@@ -359,6 +359,32 @@ def test_replay_while_dealing_says_who_leads_and_an_empty_hand_reads_as_a_dash(
     assert "to deal" not in out  # no seat deals: the server does
     assert "  dealing: seat 0 (p0) leads once the cards are out" in out
     assert "  seat 0 p0           hand -  " in out and "  seat 1 p1           hand -  " in out
+
+
+def test_replay_in_the_middle_of_a_penalty_says_the_command_goes_on_as_the_page_does(
+    sqlite: Where, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """bob drew out of turn: at each version between that request's first event and its
+    last, the table waits for no seat (bob is not due, ann has been passed over), and the
+    text says which version follows and what it says, as the arbiter's page does."""
+    _, penalised = play_games(sqlite)
+    recorded = rows(sqlite, penalised)
+    request = recorded[-1].metadata.correlation_id
+    within = [r.version for r in recorded[:-1] if r.metadata.correlation_id == request]
+    assert len(within) >= 2 and recorded[within[0] - 1].type == "penalty_applied"
+    for version in within:
+        code, out, _ = bura_said(
+            monkeypatch, capsys, sqlite, "replay", penalised, "--version", str(version)
+        )
+        assert code == 0
+        waits = next(line for line in out.splitlines() if line.startswith("  waiting for "))
+        assert waits.startswith(
+            f"  waiting for nobody: the same command goes on with version {version + 1}: "
+        ) or waits.startswith("  waiting for nobody: deal 1 is over"), (version, waits)
+    code, out, _ = bura_said(
+        monkeypatch, capsys, sqlite, "replay", penalised, "--version", str(within[0])
+    )
+    assert "waiting for seat" not in out and "(p1) loses the deal (out of turn draw)" in out, out
 
 
 def test_verify_bundle_says_operator_fixed_deck_as_verify_does(
