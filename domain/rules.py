@@ -88,6 +88,8 @@ def check(rules: Rules, seats: int) -> Rules:
         raise BadOption("stake", f"must be 1 to {MAX_STAKE}")
     if not 1 <= rules.match_target <= MAX_MATCH_TARGET:
         raise BadOption("match_target", f"must be 1 to {MAX_MATCH_TARGET}")
+    if rules.target_points not in (31, 41, 51):  # before the compensations measured by it
+        raise BadOption("target_points", "31, or 41 or 51 in a team game")
     rules = _open_the_larger_hands(rules, seats)
     _check_compensations(rules, seats)
     _check_hands(rules, seats)

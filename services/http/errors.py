@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
 from litestar import Request, Response
 from litestar.enums import ParamType
 from litestar.exceptions import HTTPException, SerializationException, ValidationException
@@ -85,6 +86,13 @@ def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Probl
             for e in errors
         ] or None
         detail = "; ".join(f"{e.key}: {e.message}" for e in extra["errors"] or ()) or exc.detail
+        if extra["errors"] and all(e.key == "data" for e in extra["errors"]):
+            # about the whole body, which the framework calls `data`: no field of the
+            # client's to name, so the key is empty (an empty body is no JSON at all)
+            extra["errors"] = [msgspec.structs.replace(e, key="") for e in extra["errors"]]
+            detail = "; ".join(e.message for e in extra["errors"])
+            if detail == EMPTY_BODY:
+                code, extra["errors"] = "malformed_json", None
     elif isinstance(exc.__cause__, SerializationException):
         code, detail = "malformed_json", f"the body is not valid JSON: {exc.detail}"
     if request.scope.get("route_handler") is None:
@@ -149,17 +157,35 @@ def _wire_names(request: Request[Any, Any, Any]) -> dict[str, str]:
     return names
 
 
+EMPTY_BODY = "the body is empty: this operation takes a JSON object"
+KEY_WORDS = (
+    "1 to {} printable ASCII characters, with no space at either end, and not `.`, `..` or "
+    "slashes alone"
+)
+
+
 def _on_the_wire(error: dict[str, Any], wire: dict[str, str]) -> dict[str, Any]:
     """A validation error keyed by the name the client sent (Litestar keys it by the
     route's Python name)."""
     key = error.get("key")
     if error.get("source") in ("query", "header") and isinstance(key, str) and key in wire:
-        return {**error, "key": wire[key]}
+        error = {**error, "key": wire[key]}
+        if error["key"] == "idempotency-key" and "matching regex" in str(error.get("message")):
+            # the pattern in words, not as the framework quotes it
+            from services.http.commands import KEY_MAX  # (it imports this module)
+
+            return {**error, "message": KEY_WORDS.format(KEY_MAX)}
+        return error
     if error.get("source") == "body" and error.get("message") == f"'{key}'":
         # Litestar's word for a body that is required and was not sent: the missing key
-        return {**error, "message": "the body is empty: this operation takes a JSON object"}
+        return {**error, "message": EMPTY_BODY}
     if error.get("source") == "body" and key in ("", "data"):
         return {**error, **_at_the_top(str(error.get("message", "")))}
+    found = _MISSING.match(str(error.get("message", "")))
+    if error.get("source") == "body" and isinstance(key, str) and found:
+        # a field missing or unknown inside an object: keyed by the field, as a value of
+        # the wrong type is (`rules.stake2`, not `rules`)
+        return {**error, "key": f"{key}.{found['key']}"}
     return error
 
 

@@ -457,7 +457,9 @@ FALLBACK: dict[int, str] = {
 class FieldError(msgspec.Struct, frozen=True, kw_only=True):
     """One thing at fault in a `bad_request`."""
 
-    key: str  # the body's field (`rules.stake`, `seats[0]`), the query parameter or header
+    # the body's field (`rules.stake`, `seats[0]`; "" for the whole body), the query
+    # parameter or header
+    key: str
     message: str  # what is wrong with it
     source: str  # where it is: `body`, `query`, `header` or `path`
 

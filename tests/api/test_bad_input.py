@@ -22,7 +22,7 @@ BAD_COMMANDS: list[tuple[str, bytes, int, str, str]] = [
     ("truncated JSON", b'{"type": "draw"', 400, "malformed_json", "JSON"),
     ("not JSON", b"draw one card please", 400, "malformed_json", "JSON"),
     ("not UTF-8", b'{"type": "\xff\xfe"}', 400, "malformed_json", "JSON"),
-    ("empty body", b"", 400, "bad_request", "the body is empty"),
+    ("empty body", b"", 400, "malformed_json", "the body is empty"),
     ("null", b"null", 400, "bad_request", "object"),
     ("an array", b'[{"type": "draw"}]', 400, "bad_request", "object"),
     ("no type", b'{"cards": ["AS"]}', 400, "bad_request", "type"),
@@ -127,11 +127,11 @@ async def test_a_bad_command_is_refused_with_its_reason_and_changes_nothing(
     [
         ("k" * 201, "<= 200"),
         ("", ">= 1"),
-        ("k ", "regex"),
-        (" k", "regex"),
-        ("..", "regex"),
-        ("/", "regex"),
-        ("//", "regex"),
+        ("k ", "no space at either end"),
+        (" k", "no space at either end"),
+        ("..", "not `.`, `..` or slashes alone"),
+        ("/", "not `.`, `..` or slashes alone"),
+        ("//", "not `.`, `..` or slashes alone"),
     ],
 )
 async def test_a_bad_idempotency_key_is_refused(api: Api, key: str, says: str) -> None:
@@ -146,7 +146,33 @@ async def test_a_bad_idempotency_key_is_refused(api: Api, key: str, says: str) -
     assert (
         answer.json()["detail"].startswith("idempotency-key: ") and says in answer.json()["detail"]
     )
+    assert "regex" not in answer.json()["detail"]  # said in words
     assert await api.version(table) == before
+
+
+@pytest.mark.parametrize(
+    ("raw", "code", "detail"),
+    [
+        (b"", "malformed_json", "the body is empty: this operation takes a JSON object"),
+        (b"[]", "bad_request", "Expected `object`, got `array`"),
+        (b"null", "bad_request", "Expected `object`, got `null`"),
+    ],
+)
+async def test_a_body_that_is_no_object_names_no_field(
+    api: Api, raw: bytes, code: str, detail: str
+) -> None:
+    """What is wrong is the whole body, which has no key of the client's to name (the
+    framework calls it `data`); an empty body is no JSON at all."""
+    table = await api.create()
+    answer = await api.client.post(
+        f"/games/{table.game_id}/commands",
+        content=raw,
+        headers={**table.seat(0), "Content-Type": "application/json"},
+    )
+    assert answer.status_code == 400, answer.text
+    assert (answer.json()["code"], answer.json()["detail"]) == (code, detail)
+    errors = answer.json().get("errors") or []
+    assert [(e["key"], e["source"]) for e in errors] == ([] if raw == b"" else [("", "body")])
 
 
 async def test_a_header_naming_one_thing_given_twice_is_a_400_naming_it(api: Api) -> None:

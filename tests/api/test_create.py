@@ -220,3 +220,24 @@ async def test_every_201_says_where_what_it_made_is_found(api: Api) -> None:
     assert ticket.headers["location"] == ticket.json()["stream"]
     opened = await api.client.get(ticket.headers["location"])  # the game is over: it ends
     assert opened.status_code == 200 and "event: end" in opened.text
+
+
+@pytest.mark.parametrize(
+    ("body", "key"),
+    [
+        ({"seats": TWO, "rules": {"stake2": 1}}, "rules.stake2"),  # unknown inside `rules`
+        ({"seats": [{"name": "ann"}, {"nick": "bob"}]}, "seats[1].nick"),
+        ({"seats": [{"name": "ann"}, {}]}, "seats[1].name"),  # missing inside a seat
+        ({"seats": TWO, "rules": {"stake": "1"}}, "rules.stake"),  # as a wrong type was
+        ({"seats": TWO, "bogus": 1}, "bogus"),
+    ],
+)
+async def test_a_field_unknown_or_missing_inside_an_object_is_keyed_by_its_path(
+    api: Api, body: dict[str, Any], key: str
+) -> None:
+    answer = await api.client.post("/games", json=body, headers=OPERATOR)
+    assert answer.status_code == 400, answer.text
+    error = answer.json()
+    assert error["code"] == "bad_request"
+    assert [e["key"] for e in error["errors"]] == [key], error
+    assert error["detail"].startswith(f"{key}: "), error

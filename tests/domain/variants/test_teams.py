@@ -103,6 +103,10 @@ def test_teams_of_three_play_with_six_seats():
         ({"deck": 52, "teams": ((0, 2), (1, 3))}, 6, "teams"),  # seats 4 and 5 left out
         ({"deck": 52, "teams": ((0, 2), (1, 3)), "target_points": 45}, 4, "target_points"),
         ({"target_points": 41}, 4, "target_points"),  # 41 or 51 belong to the team game
+        # no points at all: named as the target, not as a compensation measured by it
+        ({"target_points": 0}, 2, "target_points"),
+        ({"target_points": -5}, 2, "target_points"),
+        ({"deck": 52, "teams": ((0, 2), (1, 3)), "target_points": 0}, 4, "target_points"),
         ({"deck": 52, "teams": ((0, 2), (1, 3)), "game": "kozel"}, 4, "teams"),
     ],
 )
