@@ -92,9 +92,10 @@ class StreamController(Controller):
         exception_handlers=OUTAGES,  # a ticket is redeemed as the stream opens
         opt={"deadline": False},  # a stream lasts; each read it makes has the store's bound
         response_description="text/event-stream: `event: view` messages whose `id` is the game "
-        "version and whose data is {version, event, view}; `event: presence` when a seat "
-        "connects or goes away; `: keep-alive` comments; `event: end` when the game is "
-        "over; `event: shutdown` when the server stops (reconnect with Last-Event-ID).",
+        "version and whose data is {version, event, view, latest} (act only on a `latest` "
+        "one: false while a command's later events or a catch-up follow); `event: presence` "
+        "when a seat connects or goes away; `: keep-alive` comments; `event: end` when the "
+        "game is over; `event: shutdown` when the server stops (reconnect with Last-Event-ID).",
     )
     async def stream(
         self,

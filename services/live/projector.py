@@ -37,6 +37,7 @@ log = logging.getLogger("bura.projector")
 
 HISTORY = 64  # versions a feed keeps for resuming streams without reading the store
 RENDERED = 4 * HISTORY  # messages a feed keeps rendered, by (version, viewer)
+FRESH_MS = 250  # how long the latest message's `now` and `time_left` may be shared
 
 
 class Feed:
@@ -54,8 +55,8 @@ class Feed:
         self.wanted = False
         self.refresher: asyncio.Task[None] | None = None
         self.presence: tuple[Presence, ...] | None = None  # the seats', as last read
-        # (version, viewer, latest) -> (the presence it was rendered with, the message)
-        self.rendered: dict[tuple[int, Viewer, bool], tuple[object, bytes]] = {}
+        # (version, viewer, latest) -> (the presence it was rendered with, when, the message)
+        self.rendered: dict[tuple[int, Viewer, bool], tuple[object, int, bytes]] = {}
 
     def advance(self, version: int, event: Event, state: Game, head: bytes) -> None:
         self.history.append((version, event, state, head))
@@ -325,18 +326,20 @@ class Projector:
         presence: tuple[Presence, ...] | None,
     ) -> bytes:
         """The viewer's message for a version of the feed, rendered once for every stream
-        of that viewer here (again only if the seats' presence changed since). It is the
-        latest unless the feed already holds a newer version."""
+        of that viewer here (again if the seats' presence changed since). It is the latest
+        unless the feed already holds a newer version; the latest is rendered again once
+        it is older than FRESH_MS, so that a stream resuming later counts down from the
+        time it is given (`now`, `time_left`), not from the time the version came."""
         latest = version >= feed.state.version
         key = (version, viewer, latest)
         kept = feed.rendered.get(key)
-        if kept is not None and kept[0] is presence:
-            return kept[1]
+        if kept is not None and kept[0] is presence and (not latest or now - kept[1] < FRESH_MS):
+            return kept[2]
         if len(feed.rendered) >= RENDERED:
             feed.rendered.clear()
         self.renders += 1
         chunk = message(version, event, state, viewer, head, now, presence, latest=latest)
-        feed.rendered[key] = (presence, chunk)
+        feed.rendered[key] = (presence, now, chunk)
         return chunk
 
     async def _since(

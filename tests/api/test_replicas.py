@@ -406,3 +406,43 @@ async def test_a_read_with_seen_is_never_older_than_the_callers_last_answer(
     assert ahead.status_code == 200 and ahead.json()["version"] == answered
     bad = await two.api.client.get(path, params={"seen": -1}, headers=table.seat(0))
     assert bad.status_code == 400 and bad.json()["errors"][0]["key"] == "seen"
+
+
+async def test_a_stream_resuming_later_is_given_the_clock_as_of_now(
+    replicas: tuple[Replica, Replica],
+) -> None:
+    """The latest message is shared by the streams that want it at once, not by one that
+    resumes seconds later: its `now` and the seat's `time_left` are those of the moment
+    it is sent, so a client counting down from `time_left` counts the time truly left."""
+    one, two = replicas
+    clock = [1_800_000_000_000]
+    for replica in replicas:
+        replica.api.service.now = lambda: clock[0]
+    table = await one.api.create(rules={"turn_seconds": 60})
+    projector = two.api.runtime.projector
+    got: dict[int, dict[str, Any]] = {}
+
+    async def watch(after: int | None) -> None:
+        async for chunk in projector.stream(table.game_id, "spectator", after):
+            if chunk.startswith(b"id: "):
+                data = chunk.split(b"\ndata: ", 1)[1].split(b"\n", 1)[0]
+                got[int(chunk.split(b"\n", 1)[0][4:])] = msgspec.json.decode(data)
+
+    live = asyncio.create_task(watch(None))  # a stream open as the move comes
+    await until(lambda: table.version in got)
+    seat, command = THIRTY_ONE_GAME[0]
+    version = (await one.api.play(table, seat, command))["version"]
+    await until(lambda: version in got)
+    first = got.pop(version)
+    assert first["latest"] and first["view"]["now"] == clock[0]
+    clock[0] += 8_000  # a client gone for 8 s resumes from the version before
+    resumed = asyncio.create_task(watch(version - 1))
+    await until(lambda: version in got)
+    again = got[version]
+    assert again["latest"] and again["view"]["now"] == clock[0]
+    due = next(s for s in again["view"]["seats"] if s["time_left"] is not None)
+    before = next(s for s in first["view"]["seats"] if s["seat"] == due["seat"])
+    assert due["time_left"] == before["time_left"] - 8_000
+    for task in (live, resumed):
+        task.cancel()
+    await asyncio.gather(live, resumed, return_exceptions=True)
