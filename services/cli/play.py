@@ -311,6 +311,13 @@ def main(url: str, game_id: str, token: str, bot: str, seed: int, seen: bool) ->
                 UNAVAILABLE,  # whatever its status: no Bura server answered it
             ) from None
         said = f"the server answered {e.status} {e.code}: {e.detail}"
+        if e.status == 404 and e.code == "not_found":
+            # no such path (not `game_not_found`): --url names no Bura API's root
+            raise CliError(
+                f"the server at {url} serves no Bura API there ({said}): give --url as the "
+                "API's root, such as http://127.0.0.1:8000, without a path",
+                UNAVAILABLE,
+            ) from None
         if e.status == 401:
             # A token for a game the server lacks is only unknown to it: ask which it is.
             held = _has_game(url, game_id)

@@ -354,3 +354,76 @@ def test_the_operators_calls_rematch_rule_list_and_the_bundle() -> None:
     assert listed == ["a", "b"]
     assert asked[3].url.params["cursor"] == "c1" and asked[3].url.params["status"] == "finished"
     assert kept == bundle
+
+
+def test_a_key_refused_for_another_body_still_sends_its_first_body_again() -> None:
+    """A command under a key, another command under the same key (422), then the first
+    again: the first's body is sent as it was, its `seen` included, so the server answers
+    it as a duplicate rather than refusing it as a third command."""
+    bodies: list[Any] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        bodies.append(body)
+        if body != bodies[0]:
+            return httpx.Response(
+                422, json={"code": "idempotency_key_reused", "detail": "another command"}
+            )
+        return httpx.Response(200, json={**ANSWER, "version": 11})
+
+    with _client(answer) as client:
+        seat = client.seat("g1", "g1.a")
+        seat.version = 10
+        seat.send({"type": "lead", "cards": ["AS"]}, key="k1")  # the seat now saw 11
+        with pytest.raises(ApiError) as refused:
+            seat.send({"type": "lead", "cards": ["KS"]}, key="k1")
+        assert refused.value.code == "idempotency_key_reused"
+        seat.send({"type": "lead", "cards": ["AS"]}, key="k1")
+    first = {"type": "lead", "cards": ["AS"], "seen": 10}
+    assert bodies == [first, {"type": "lead", "cards": ["KS"], "seen": 11}, first]
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        httpx.Response(500, json={"code": "internal_error", "detail": "x"}),
+        httpx.Response(503, json={"code": "outcome_unknown", "detail": "x"}),
+        httpx.RemoteProtocolError("closed before the answer"),
+    ],
+)
+def test_a_ruling_that_may_have_been_made_is_not_sent_again(
+    slept: list[float], failure: httpx.Response | Exception
+) -> None:
+    """POST /resume takes no Idempotency-Key: after an answer that may come from a ruling
+    made (a 500, a 503 outcome_unknown, a connection lost once the request was sent), a
+    second send could rule the next pause. The error is raised, nothing is resent."""
+    asked: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        asked.append(request)
+        if isinstance(failure, Exception):
+            raise failure
+        return failure
+
+    with _client(answer) as client, pytest.raises((ApiError, httpx.TransportError)):
+        client.resume("g1", token="op", verdict="play_on")
+    assert len(asked) == 1 and slept == []
+
+
+def test_the_bundle_is_read_again_on_the_answers_every_read_is(slept: list[float]) -> None:
+    """A 503 and a lost answer, then the bundle: its bytes as served."""
+    bundle = b'{"format":"bura-bundle",  "kept": "as served"}'
+    asked = 0
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        nonlocal asked
+        asked += 1
+        if asked == 1:
+            return httpx.Response(503, json={"code": "store_unavailable", "detail": "x"})
+        if asked == 2:
+            raise httpx.RemoteProtocolError("closed before the answer")
+        return httpx.Response(200, content=bundle)
+
+    with _client(answer) as client:
+        assert client.seat("g1", "op").bundle() == bundle
+    assert asked == 3 and len(slept) == 2

@@ -343,3 +343,48 @@ def test_bura_play_acts_only_on_a_latest_view(monkeypatch: pytest.MonkeyPatch) -
     last = bura_play.play("http://bura.test", "g1", "g1.secret", out=lambda line: None)
     assert last["status"] == "finished"
     assert asked == ["GET /games/g1", "GET /games/g1/stream"]  # no read of v2, no command
+
+
+class _Cut(httpx.SyncByteStream):
+    """A stream's 200, then the connection reset by a proxy mid-body."""
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield b": keep-alive\n\n"
+        raise httpx.RemoteProtocolError("peer closed connection without sending complete body")
+
+
+def _cut(request: httpx.Request) -> httpx.Response:
+    return httpx.Response(200, stream=_Cut(), headers={"content-type": "text/event-stream"})
+
+
+def test_a_stream_cut_after_it_opened_to_the_end_of_its_reconnects_ended(
+    slept: list[float],
+) -> None:
+    """A proxy that resets each stream once it has opened: the server answered every
+    time, so the client's verdict is the stream's end, not an unreachable server."""
+    with _client(_cut) as client, pytest.raises(StreamEnded):
+        list(client.seat("g1", "token").follow(reconnects=3))
+    assert len(slept) == 3
+
+
+def test_bura_play_says_a_stream_cut_again_and_again_ended_before_the_game(
+    monkeypatch: pytest.MonkeyPatch, slept: list[float]
+) -> None:
+    failed = _play_against(monkeypatch, _cut)
+    assert failed.exit_code == FAILED
+    assert "the stream ended before the game did" in str(failed)
+
+
+def test_bura_play_at_a_url_with_a_path_names_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    """404 `not_found` (no such path, not `game_not_found`): --url is no API's root."""
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(404, json={"code": "not_found", "detail": "Not Found"})
+
+    monkeypatch.setattr(
+        bura_play, "Client", lambda url: Client(url, transport=httpx.MockTransport(answer))
+    )
+    with pytest.raises(CliError) as raised:
+        bura_play.main("http://bura.test/schema/swagger", "g1", "g1.secret", "greedy", 1, True)
+    assert raised.value.exit_code == UNAVAILABLE
+    assert "--url" in str(raised.value) and "404 not_found" in str(raised.value)

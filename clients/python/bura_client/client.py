@@ -84,6 +84,26 @@ class Client:
         A command's Idempotency-Key is in `headers`, so every retry carries the same one.
         `once`: a request without one, sent again only when it cannot have been done (no
         connection was made, or a 429 or 503 that says nothing was done)."""
+        return _answer(
+            self.exchange(
+                method, path, token=token, json=json, params=params, headers=headers, once=once
+            )
+        )
+
+    def exchange(
+        self,
+        method: str,
+        path: str,
+        *,
+        token: str | None = None,
+        json: Any = None,
+        params: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+        once: bool = False,
+    ) -> httpx.Response:
+        """`request`'s sending and retries, with the answer as it came (a success's body
+        unread as JSON: a bundle's bytes are what is checked, never decoded and encoded
+        again)."""
         sent = dict(headers or {})
         if token is not None:
             sent["Authorization"] = f"Bearer {token}"
@@ -98,7 +118,7 @@ class Client:
                 attempt += 1
                 continue
             if answer.status_code < 400:
-                return _answer(answer)
+                return answer
             problem = _problem(answer)
             if not retried(answer.status_code, problem.get("code"), once=once) or (
                 attempt + 1 >= self.retries.attempts
@@ -174,6 +194,7 @@ class Client:
             f"/games/{quote(game_id, safe='')}/resume",
             token=token,
             json={"verdict": verdict},
+            once=True,  # no key: a lost answer's ruling may have been made
         )
         return Outcome.of(answer, answer.get("command_id") or "")
 
@@ -248,12 +269,7 @@ class Seat:
         """The audit bundle (GET /games/{id}/bundle), byte for byte as served: the bytes
         are what `bura verify-bundle` checks, so they are never decoded and encoded again.
         The operator's any time; a seat's once the game is over."""
-        answer = self.client.http.get(
-            f"{self.path}/bundle", headers={"Authorization": f"Bearer {self.token}"}
-        )
-        if answer.status_code >= 400:
-            raise error_of(answer.status_code, _problem(answer), dict(answer.headers))
-        return answer.content
+        return self.client.exchange("GET", f"{self.path}/bundle", token=self.token).content
 
     def stream_ticket(self) -> StreamTicket:
         """A ticket for a client that cannot send Authorization (a browser's EventSource)."""
@@ -276,8 +292,9 @@ class Seat:
                 f"{self.path}/commands", token=self.token, json=body, key=key
             )
         except ApiError as error:
-            if error.code == "idempotency_key_reused":
-                # not what the key's first try sent: the next send under it builds anew
+            if error.code == "idempotency_key_reused" and self._sent.get(key) is body:
+                # what this seat kept as the key's first body is not what the server has
+                # under it (another Seat's, another process's): the next send builds anew
                 self._sent.pop(key, None)
             raise
         except OutcomeUnknown as unknown:
@@ -307,6 +324,10 @@ class Seat:
         body = {k: v for k, v in command.items() if k != "seen" or v is not None}
         if seen and self.version:  # a `"seen": null` (a struct's default) names none either
             body.setdefault("seen", self.version)
+        if first is not None:
+            # another command under a key this seat sent one with: the server refuses it
+            # (422 idempotency_key_reused), and the key's first body is still the one kept
+            return body
         self._sent[key] = body
         while len(self._sent) > KEPT_BODIES:
             self._sent.popitem(last=False)
@@ -358,7 +379,8 @@ class Seat:
         reconnects with Last-Event-ID, so no version is missed and none comes twice.
         Failures in a row past `reconnects`, with backoff between them, raise: ApiError
         (RateLimited, Unavailable) for the last error answer, StreamEnded for a stream that
-        kept closing early, the transport error for a connection."""
+        kept closing early or cut after it opened, the transport error for a connection
+        that failed before an answer."""
         last = last_event_id
         failures = 0
         while True:
@@ -366,6 +388,7 @@ class Seat:
             if last is not None:
                 headers["Last-Event-ID"] = str(last)
             opened = time.monotonic()
+            answered = False  # the stream's 200 came: a failure now is its body cut short
             try:
                 with self.client.http.stream(
                     "GET",
@@ -379,6 +402,7 @@ class Seat:
                         if not retried(answer.status_code, problem.get("code")):
                             raise error_of(answer.status_code, problem, dict(answer.headers))
                         raise _Retry(error_of(answer.status_code, problem, dict(answer.headers)))
+                    answered = True
                     first = True
                     for message in messages(answer.iter_lines()):
                         if message.id is not None:
@@ -414,7 +438,8 @@ class Seat:
                 if failures > reconnects:
                     if isinstance(error, _Retry):
                         raise error.error from None
-                    if isinstance(error, _Ended):
+                    if isinstance(error, _Ended) or answered:
+                        # closed early or cut (a proxy's reset): the server did answer
                         raise StreamEnded(
                             f"the stream of game {self.game_id} closed before the game's "
                             f"end {failures} times in a row"
