@@ -280,7 +280,8 @@ def describe(event: Event, names: Sequence[str]) -> str:
             shown = f" ({reason_named(combination)})" if combination else ""
             return f"{who(seat)} leads {cards_named(cards)}{shown}"
         case CardsResponded(seat=seat, cards=cards, count=count, beat=beat, face_down=down):
-            shown = f"{count} cards face down" if cards is None else cards_named(cards)
+            hidden = f"{count} card{'' if count == 1 else 's'} face down"
+            shown = hidden if cards is None else cards_named(cards)
             return f"{who(seat)} responds with {shown}{' (beats)' if beat else ''}" + (
                 " face down" if down and cards is not None else ""
             )

@@ -401,3 +401,13 @@ def test_the_arbiter_between_a_commands_events_says_what_follows_not_a_seat() ->
     assert "to lead" not in line[1], line[1]
     assert line[1].startswith("nobody: the same command goes on with version"), line[1]
     assert "seat 0 (ann) loses the deal (false declaration)" in line[1]
+
+
+def test_an_answer_face_down_is_counted_in_words() -> None:
+    def hidden(count: int) -> str:
+        return describe(
+            CardsResponded(seat=1, cards=None, count=count, beat=False, face_down=True), NAMES
+        )
+
+    assert hidden(1).endswith("responds with 1 card face down")
+    assert hidden(2).endswith("responds with 2 cards face down")
