@@ -16,7 +16,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-ORDER = ("append", "store", "domain", "service", "replicas", "push", "load", "newcomer")
+ORDER = (
+    "append",
+    "store",
+    "domain",
+    "service",
+    "replicas",
+    "instructions",
+    "push",
+    "load",
+    "newcomer",
+)
 RESULTS = Path(os.environ.get("BENCH_RESULTS") or Path(__file__).parent / "results")
 
 

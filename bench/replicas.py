@@ -57,7 +57,7 @@ COUNTS = (1, 2, 3)
 TARGETS = {2: 1.1, 3: 1.15}
 
 
-def _hint_waits(bases: list[str]) -> dict[str, int]:
+def hint_waits(bases: list[str]) -> dict[str, int]:
     """Commands that got to a replica before the hint of the version their seat saw and
     waited for it (bura_hint_waits_total), summed over the replicas, warm-up included:
     `heard` were judged on the copy the hint brought, `missed` read the store."""
@@ -83,7 +83,7 @@ def run() -> dict[str, Any]:
             for count in COUNTS[repeat % 3 :] + COUNTS[: repeat % 3]:
                 with bura_replicas(env, count) as target:
                     sample = asyncio.run(window(target, GAMES))
-                    keep(f"{count}", {**sample, **_hint_waits(target.bases)})
+                    keep(f"{count}", {**sample, **hint_waits(target.bases)})
                     keep(f"{count}-paced", asyncio.run(window(target, PACED, think=THINK)))
             with bura_replicas(env, 1) as target:  # one replica carrying one replica's share
                 for count in COUNTS[1:]:

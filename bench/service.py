@@ -149,16 +149,18 @@ def servers(database_url: str, replicas: int) -> Iterator[tuple[Target, Target]]
 
 
 @contextmanager
-def bura_replicas(env: dict[str, str], count: int, root: Path | None = None) -> Iterator[Target]:
+def bura_replicas(
+    env: dict[str, str], count: int, root: Path | None = None, wrapper: Sequence[str] = ()
+) -> Iterator[Target]:
     """`count` `bura serve` processes on `env`, running `root`'s code (this checkout's
-    unless given)."""
-    services = [Service(env, root=root) for _ in range(count)]
+    unless given), each under `wrapper`'s command if given."""
+    services = [Service(env, root=root, wrapper=wrapper) for _ in range(count)]
     try:
         for service in services:
             service.start()
 
         async def ready() -> None:
-            await asyncio.gather(*(s.ready() for s in services))
+            await asyncio.gather(*(s.ready(300.0 if wrapper else 30.0) for s in services))
 
         asyncio.run(ready())
         yield Target([s.url for s in services], [s.process.pid for s in services if s.process])
@@ -241,19 +243,34 @@ async def window(
     return figures
 
 
+async def rounds(target: Target, games: int, each: int, think: float = 0.0) -> Window:
+    """`games` bot games at once on the target, each slot playing `each` games to their end,
+    however long that takes: a known amount of work, for counts that are not of time."""
+    played = Window(0.0, float("inf"), think, games=each)
+    await asyncio.gather(*(_bot_games(target, n, played) for n in range(games)))
+    return played
+
+
 # --- the bots ------------------------------------------------------------------------
 
 
 class Window:
     """Requests whose POST started and ended between opens and closes."""
 
-    def __init__(self, opens: float, closes: float, think: float = 0.0) -> None:
+    def __init__(
+        self, opens: float, closes: float, think: float = 0.0, games: int | None = None
+    ) -> None:
         self.opens, self.closes = opens, closes
         self.think = think  # mean pause before each move, seconds (0: none)
+        self.games = games  # games each slot starts, if not as many as the time allows
         self.latencies: list[float] = []
         self.creates = 0
         self.games_finished = 0
         self.errors = 0
+
+    def more(self, started: int) -> bool:
+        """Whether a slot that has started `started` games starts another."""
+        return time.perf_counter() < self.closes and (self.games is None or started < self.games)
 
     def counts(self, started: float, done: float) -> bool:
         return self.opens <= started and done < self.closes
@@ -288,7 +305,9 @@ async def _bot_games(target: Target, slot: int, window: Window) -> None:
 async def _play(seats: list[KeepAlive], slot: int, window: Window) -> None:
     chance = random.Random(slot)
     pauses = random.Random(-slot - 1)  # apart, so that a pace leaves the moves as they were
-    while time.perf_counter() < window.closes:
+    games = 0
+    while window.more(games):
+        games += 1
         started = time.perf_counter()
         state, game_id, tokens = await _new_game(seats[0], f"bench-{slot}-{uuid.uuid4().hex}")
         window.creates += window.counts(started, time.perf_counter())

@@ -13,7 +13,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -39,8 +39,10 @@ class Service:
         port: int | None = None,
         log_dir: Path | None = None,
         root: Path | None = None,
+        wrapper: Sequence[str] = (),
     ) -> None:
         self.root = root or ROOT  # the checkout whose code runs (bench/ab.py runs two)
+        self.wrapper = list(wrapper)  # a command the server runs under (bench/work.py: valgrind)
         self.port = port or free_port()
         given = {**os.environ, **env, "BURA_PORT": str(self.port), "BURA_HOST": "127.0.0.1"}
         # a setting given as "" is left unset (the server refuses an empty URL)
@@ -63,7 +65,7 @@ class Service:
     def start(self) -> Service:
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "services.cli", "serve"],
+                [*self.wrapper, sys.executable, "-m", "services.cli", "serve"],
                 cwd=self.root,
                 env=self.env,
                 stdout=log,
