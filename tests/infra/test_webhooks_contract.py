@@ -61,6 +61,11 @@ async def due_of(store: WebhookStore, endpoint_id: str) -> list[Delivery]:
     return [d for d in (await store.due(WIDE)).deliveries if d.endpoint_id == endpoint_id]
 
 
+def settled(d: Delivery | None) -> tuple[str, int, int | None, str | None] | None:
+    """A delivery's state, attempts and last answer."""
+    return None if d is None else (d.state, d.attempts, d.last_status, d.last_error)
+
+
 def tried(verdict: str, status: int | None = 500, retry_in: float = 0.0) -> Tried:
     return Tried(
         at=datetime.now(UTC),
@@ -211,14 +216,8 @@ async def test_an_attempt_is_logged_and_settles_the_delivery(adapters: Adapters)
     assert await store.record(lease, "me", head.id, tried("delivered", 200)) == 3
 
     done = await store.delivery(head.id)
-    assert done is not None
-    assert (done.state, done.attempts, done.last_status, done.last_error) == (
-        "delivered",
-        3,
-        200,
-        None,
-    )
-    assert done.delivered_at is not None and done.next_attempt_at is None
+    assert settled(done) == ("delivered", 3, 200, None)
+    assert done is not None and done.delivered_at is not None and done.next_attempt_at is None
     assert [(a.number, a.status, a.error) for a in await store.attempts(head.id)] == [
         (1, 500, "HTTP 500"),
         (2, None, "HTTP None"),
@@ -300,14 +299,8 @@ async def test_a_sender_that_lost_the_lease_logs_its_late_attempt_and_settles_no
     if late == "after":
         assert await store.record(lease, "me", head.id, stale) == 2
     done = await store.delivery(head.id)
-    assert done is not None
-    assert (done.state, done.attempts, done.last_status, done.last_error) == (
-        "delivered",
-        2,
-        200,
-        None,
-    )
-    assert done.delivered_at is not None
+    assert settled(done) == ("delivered", 2, 200, None)
+    assert done is not None and done.delivered_at is not None
     assert sorted(a.status or 0 for a in await store.attempts(head.id)) == [0, 200]
 
 
