@@ -15,6 +15,7 @@ import hashlib
 import logging
 import math
 import re
+import time
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
@@ -105,6 +106,7 @@ class Counted:
 
 # The counters could not be reached: the request is served, without RateLimit fields.
 UNCOUNTED = Counted([])
+WARN_EVERY = 10.0  # seconds between two log lines saying the counters cannot be reached
 # Where a request already counted (services/http/front.py) carries its count, in the
 # scope's state, so that the middleware does not count it again.
 COUNTED = "bura.counted"
@@ -116,6 +118,8 @@ class Limits:
     def __init__(self, settings: Settings, metrics: Metrics) -> None:
         self.settings, self.metrics = settings, metrics
         self.classes = policies(settings)
+        self._warned = -math.inf  # when the log last said the counters are unreachable
+        self._unsaid = 0  # requests served uncounted since
         # the same for every request of a class: made once
         self.named = {
             kind: (b"ratelimit-policy", ", ".join(_policy(p) for p in chosen).encode())
@@ -131,8 +135,9 @@ class Limits:
 
     async def count(self, scope: Scope, kind: Kind, token: str | None) -> Counted:
         """One more request of `kind` from this token and address. Counters that cannot
-        be reached serve rather than refuse everyone: said once a request, in the log and
-        the metrics (UNCOUNTED)."""
+        be reached serve rather than refuse everyone (UNCOUNTED): counted in the metrics
+        for each request, said in the log at most every WARN_EVERY seconds (with how many
+        were served so), so that an outage does not write a line a request."""
         client = scope.get("client")
         address = str(client[0]) if client else "unknown"
         counted: list[Policy] = []
@@ -146,7 +151,17 @@ class Limits:
             found = await scope["app"].state.runtime.adapters.counters.hit_all(hits_of)
         except Exception as error:
             self.metrics.rate_errors.inc()
-            log.warning("rate counters unavailable: %s", error, extra={"error": repr(error)})
+            self._unsaid += 1
+            now = time.monotonic()
+            if now - self._warned >= WARN_EVERY:
+                log.warning(
+                    "rate counters unavailable: %s (%d request(s) served uncounted since "
+                    "the last line)",
+                    error,
+                    self._unsaid,
+                    extra={"error": repr(error), "uncounted": self._unsaid},
+                )
+                self._warned, self._unsaid = now, 0
             return UNCOUNTED
         tightest: tuple[int, float, Policy] | None = None  # remaining, reset, policy
         refused: tuple[float, Policy] | None = None

@@ -135,3 +135,24 @@ async def test_refusals_are_counted_for_the_sre(limited: Api) -> None:
         await limited.send(table, 1, {"type": "pass"})
     metrics = (await limited.client.get("/metrics")).text
     assert 'bura_rate_limited_total{class="commands",key="token"} 1.0' in metrics
+
+
+async def test_counters_out_of_reach_serve_and_say_so_once_not_a_line_a_request(
+    limited: Api, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Requests are served uncounted (no RateLimit fields) while the counters cannot be
+    reached; the metric counts each, and the log says so once for the lot."""
+    table = await limited.create()
+
+    async def unreachable(hits: object) -> Any:
+        raise ConnectionError("the counters' Redis is gone")
+
+    monkeypatch.setattr(limited.adapters.counters, "hit_all", unreachable)
+    with caplog.at_level("WARNING"):
+        for _ in range(12):  # past every quota of LIMITS
+            answer = await limited.client.get(f"/games/{table.game_id}", headers=table.seat(0))
+            assert answer.status_code == 200 and "ratelimit" not in answer.headers
+    said = [r for r in caplog.records if "rate counters unavailable" in r.getMessage()]
+    assert len(said) == 1, [r.getMessage() for r in said]
+    metrics = (await limited.client.get("/metrics")).text
+    assert "bura_rate_counter_errors_total 12.0" in metrics
