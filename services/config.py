@@ -214,6 +214,9 @@ _NEVER_EMPTY = {
     "BURA_DATABASE_URL": "unset it for the embedded SQLite store, or give the URL",
     "BURA_READ_DATABASE_URL": "unset it to read from the primary, or give the URL",
     "BURA_REDIS_URL": "unset it for the in-process bus, or give the URL",
+    # an empty value would put the store in var/bura.sqlite3 of whatever the working
+    # directory is, where a path was meant
+    "BURA_SQLITE_PATH": "unset it for var/bura.sqlite3, or give the file",
     # an empty ConfigMap value would put the deployment on the shared default's channel
     "BURA_REDIS_PREFIX": "unset it for 'bura:', or give the prefix",
 }

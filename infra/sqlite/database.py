@@ -242,6 +242,16 @@ class SqliteDatabase:
                 db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
             _upgrade(db)
+            # a file SQLite could open for reading only (its permissions, an immutable or
+            # read-only mount) would serve reads, answer ready and refuse every move:
+            # refused here, as a file that cannot be opened (`bura serve` exits 3), by a
+            # write of the header as it is, rolled back
+            (version,) = db.execute("PRAGMA user_version").fetchone()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute(f"PRAGMA user_version = {int(version)}")
+            finally:
+                db.execute("ROLLBACK")
         except sqlite3.Error as e:
             if db is not None:
                 db.close()

@@ -133,3 +133,23 @@ async def test_an_append_still_queued_at_its_deadline_never_runs(tmp_path: Path)
     finally:
         other.close()
         await store.close()
+
+
+async def test_a_file_opened_for_reading_only_is_refused_at_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file SQLite can only read (permissions, an immutable or read-only mount; here a
+    read-only open, since the tests may run as root) is refused as it is opened, rather
+    than served ready with every move refused."""
+    path = tmp_path / "made.db"
+    made = servers.sqlite_store(path)
+    assert (await made.append("g", 0, [NewEvent("A", b"{}")])).last_version == 1
+    await made.close()
+    connect = sqlite3.connect
+
+    def read_only(where: str, **options: object) -> sqlite3.Connection:
+        return connect(f"file:{where}?mode=ro", uri=True, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sqlite3, "connect", read_only)
+    with pytest.raises(StoreUnavailable, match="readonly"):
+        servers.sqlite_store(path)

@@ -155,6 +155,7 @@ def test_every_variable_is_read():
         ("BURA_DATABASE_URL", ""),
         ("BURA_READ_DATABASE_URL", ""),
         ("BURA_REDIS_URL", ""),
+        ("BURA_SQLITE_PATH", ""),  # var/bura.sqlite3 of whatever directory it runs in
         # the settings' webhook, held to what POST /webhooks takes
         ("BURA_WEBHOOK_URL", "http://"),
         ("BURA_WEBHOOK_URL", "https://platform.test/bura\n"),
