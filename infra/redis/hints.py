@@ -40,6 +40,7 @@ from typing import Any
 
 import msgspec
 
+from infra.deadline import detached
 from infra.ports.hints import Hint, Listener, tell
 from infra.redis.wire import ReplyError, Subscription, Wire
 
@@ -174,7 +175,9 @@ class RedisHintBus:
         if self._outbox.empty() and self.wire.send("PUBLISH", self.channel, data, now=True):
             return
         if self._sender is None or self._sender.done():
-            self._sender = asyncio.create_task(self._send())
+            # outside the command that first needs it: its deadline and request id are
+            # that command's alone (a warning of the sender's named that request)
+            self._sender = detached(self._send())
         try:
             self._outbox.put_nowait(data)
         except asyncio.QueueFull:
@@ -209,7 +212,7 @@ class RedisHintBus:
         self._listeners = [*self._listeners, listener]
         if self._remote is None or self._remote.done():
             self._subscribed = False
-            self._remote = asyncio.create_task(self._subscribe())
+            self._remote = detached(self._subscribe())
         elif self._subscribed:
             tell([listener], None)
 

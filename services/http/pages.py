@@ -222,7 +222,8 @@ class PagesController(Controller):
         if (missing := await _missing(request, games, game_id)) is not None:
             return missing
         leaked = "token" in request.query_params or "seat" in request.query_params
-        return _html(table_page(game_id, IN_A_LINK if leaked else None))
+        quiet = 2 * _runtime(request).settings.sse_keepalive_seconds
+        return _html(table_page(game_id, IN_A_LINK if leaked else None, quiet))
 
     @post("/play/{game_id:str}", media_type=MediaType.HTML, status_code=200)
     async def table_form(

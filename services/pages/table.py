@@ -27,10 +27,12 @@ def no_such_game(game_id: str) -> str:
     return page("Bura · no such game", body, script=None, kind="missing", game_id=game_id)
 
 
-def table_page(game_id: str, said: str | None = None) -> str:
+def table_page(game_id: str, said: str | None = None, quiet_seconds: float = 30.0) -> str:
     """`said`: a note for the status line (`{id}` in it stands for this game); never
     anything the request carried. The form posts (body, not URL) when table.js has not
-    taken it over."""
+    taken it over. `quiet_seconds`: how long table.js lets its stream say nothing before
+    it asks after the game with a read (two of the server's keep-alive periods: the
+    keep-alives are comments, which EventSource never hands on)."""
     said = (said or "").replace("{id}", game_id)
     body = (
         f"<header><h1>Bura · game <code>{text(game_id)}</code></h1></header>"
@@ -41,6 +43,7 @@ def table_page(game_id: str, said: str | None = None) -> str:
         f'<p id="status" role="status" aria-live="polite">{text(said)}</p>'
         # what the other seats did and whose turn it is, said as it happens (table.js)
         '<p id="news" aria-live="polite" aria-atomic="true"></p>'
-        '<div id="table" data-status="" data-version="0"></div></main>'
+        '<div id="table" data-status="" data-version="0" '
+        f'data-quiet="{round(quiet_seconds * 1000)}"></div></main>'
     )
     return page(f"Bura · {game_id}", body, script="table.js", kind="play", game_id=game_id)

@@ -17,7 +17,7 @@ import msgspec
 
 from domain.commands import Seed
 from domain.moves import Moves, commands
-from harness.processes import OPERATOR, OPERATOR_KEY, bearer
+from harness.processes import OPERATOR, OPERATOR_KEY, Proxy, bearer
 from services.pages.words import card_name, card_sign
 from tests.api.conftest import FIRST_TRICK, THIRTY_ONE_DECK
 from tests.demos import demo
@@ -845,3 +845,111 @@ async def test_a_second_link_long_names_a_refused_token_and_a_game_nobody_holds(
     assert gone.headers["content-type"].startswith("text/html")
     assert "script-src 'self'" in gone.headers["content-security-policy"]
     assert "holds no game with that id" in await phone.inner_text("main")
+
+
+async def test_the_table_finds_a_stream_gone_silent_and_catches_up(
+    start_service: StartService, client: httpx.AsyncClient, browser: Any
+) -> None:
+    """A connection that goes silent without closing (a network that holds it) said
+    nothing to the page, which showed "Connected." and an old table for as long as it
+    lasted. Quiet for two keep-alive periods, the page reads the view; the read gets no
+    answer either, so it leaves the stream for a new one, and catches up once the network
+    lets it through."""
+    service = await start_service(BURA_SSE_KEEPALIVE_SECONDS="1")
+    _, game_id, tokens = await walk_through(client, service.url)
+    proxy = Proxy.before(service.url).start()
+    try:
+        page = await browser.new_page()
+        await page.goto(f"{proxy.via(service.url)}/play/{game_id}#seat={tokens[1]}")
+        await until(page, "document.querySelector('#table').dataset.version !== '0'")
+        before = int(await page.get_attribute("#table", "data-version"))
+        proxy.pause()  # every byte held, no connection closed
+        seat, command = FIRST_TRICK[0]
+        sent = await client.post(
+            f"{service.url}/games/{game_id}/commands", json=command, headers=bearer(tokens[seat])
+        )
+        assert sent.status_code == 200, sent.text
+        await until(page, "document.getElementById('status').textContent.includes('reconnecting')")
+        proxy.resume()
+        await until(page, f"Number(document.querySelector('#table').dataset.version) > {before}")
+        assert "Your turn: respond." in await page.inner_text("#turn")
+    finally:
+        proxy.close()
+
+
+async def test_the_news_tells_declarations_double_draws_and_no_dealing_as_drawing(
+    start_service: StartService, client: httpx.AsyncClient, browser: Any
+) -> None:
+    """A false 31 that leaves the deal going on (pay-the-pot) was never told; a double draw
+    was told as one card drawn; the next deal's dealing was told as seats drawing."""
+    service = await start_service()
+    rules = {"closed_discard": True, "false_declaration": "pay_pot", "match_target": 5}
+    _, game_id, tokens = await walk_through(client, service.url, rules)
+    page = await browser.new_page()
+    await page.goto(f"{service.url}/play/{game_id}#seat={tokens[1]}")
+    await until(page, "document.querySelector('#table').dataset.version !== '0'")
+    url = f"{service.url}/games/{game_id}/commands"
+    steps = [(0, {"type": "declare", "claim": "thirty_one"}), *FIRST_TRICK]
+    steps.append((0, {"type": "draw", "count": 2}))  # ann, due to draw, takes two at once
+    for seat, command in steps:
+        sent = await client.post(url, json=command, headers=bearer(tokens[seat]))
+        assert sent.status_code == 200, sent.text
+        if command["type"] == "declare":
+            await until(page, "document.getElementById('news').textContent.includes('falsely')")
+            said = await page.inner_text("#news")
+            assert said.startswith("ann declared 31, falsely."), said
+    await until(page, "document.querySelector('#table h2').textContent.includes('Deal 2')")
+    said = await page.inner_text("#news")
+    assert "ann drew 2 cards." in said, said
+    assert "Deal 1 is over: won by you (ann drew two cards at once)." in said, said
+    dealt = said.split("Deal 1 is over", 1)[1]
+    assert "drew" not in dealt.replace("drew two cards at once", ""), said
+
+
+async def test_the_table_shows_the_seeds_deadline_and_a_paused_clock(
+    start_service: StartService, client: httpx.AsyncClient, browser: Any
+) -> None:
+    service = await start_service()
+    seeding = {"seats": [{"name": "ann"}, {"name": "bob"}]}
+    seeding["rules"] = {"shuffle": "seats", "seeding_seconds": 40}  # type: ignore[assignment]
+    made = await client.post(f"{service.url}/games", json=seeding, headers=OPERATOR)
+    assert made.status_code == 201, made.text
+    page = await browser.new_page()
+    await page.goto(
+        f"{service.url}/play/{made.json()['game_id']}#seat={made.json()['seats'][0]['token']}"
+    )
+    await until(page, "document.querySelector('#turn') !== null")
+    turn = await page.inner_text("#turn")
+    assert "send your seed" in turn and "Deadline:" in turn and "s left" in turn, turn
+
+    rules = {"turn_seconds": 1, "on_timeout": "pause"}
+    _, game_id, tokens = await walk_through(client, service.url, rules)
+    await page.goto(f"{service.url}/play/{game_id}#seat={tokens[1]}")
+    await until(page, "(document.querySelector('#turn')?.textContent || '').includes('paused')")
+    turn = await page.inner_text("#turn")
+    assert "The clock is paused: the table waits for the operator's ruling" in turn, turn
+
+
+async def test_a_second_link_at_once_leaves_no_stream_of_the_first_seat(
+    start_service: StartService, client: httpx.AsyncClient, browser: Any
+) -> None:
+    """Two `#seat=` links a moment apart: the first seat's connect, still buying its
+    ticket, opened its stream anyway, and the page drew whichever seat's view came last."""
+    service = await start_service()
+    _, game_id, tokens = await walk_through(client, service.url)
+    page = await browser.new_page()
+    await page.goto(f"{service.url}/play/{game_id}")
+    await page.evaluate(
+        f"() => {{ location.hash = 'seat={tokens[0]}'; "
+        f"setTimeout(() => {{ location.hash = 'seat={tokens[1]}'; }}, 0); }}"
+    )
+    await until(page, "(document.querySelector('#table h2')?.textContent || '').includes('bob')")
+    url = f"{service.url}/games/{game_id}/commands"
+    for seat, command in FIRST_TRICK:
+        sent = await client.post(url, json=command, headers=bearer(tokens[seat]))
+        assert sent.status_code == 200, sent.text
+        version = sent.json()["version"]
+        await until(page, f"Number(document.querySelector('#table').dataset.version) >= {version}")
+        await asyncio.sleep(0.5)  # a stream of ann's would have drawn her view by now
+        heading = await page.inner_text("#table h2")
+        assert heading.startswith("You are bob"), heading

@@ -26,6 +26,17 @@
   let refocus = false; // a move was just sent: focus stays on the moves (keyboard play)
   let heard = null; // the view the news last told of: what changed since is told next
   let told = []; // what changed since, gathered from every message until the latest
+  // Each seat taken (a token, a link) is a sitting of its own: a connect still buying its
+  // ticket, or waiting to retry, when another seat is taken is dropped, and so is anything
+  // its stream says.
+  let sitting = 0;
+  // when the stream last said anything (a view, a presence); the keep-alives it also
+  // sends are comments, which EventSource never hands on
+  let heardAt = Date.now();
+  const WAIT = 10000; // what a request may take before the page gives up on it
+  // a stream silent this long is asked after with a read: two of the server's keep-alive
+  // periods, which the page is given (data-quiet, milliseconds)
+  const QUIET = Number(main.dataset.quiet) || 30000;
   const name = (c) => `${RANKS[c.slice(0, -1)]} of ${SUITS[c.slice(-1)][0]}`;
   const sign = (c) => c.slice(0, -1) + SUITS[c.slice(-1)][1];
   const names = (cs) => cs.map(name).join(" and ");
@@ -123,6 +134,7 @@
         headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json",
           "Idempotency-Key": key() },
         body: JSON.stringify({ ...command, seen: shown.version }),
+        signal: AbortSignal.timeout(WAIT),
       });
       // the stream may have told the game's end before this answer came: that stays said
       if (answer.ok) { if (!ended) say(`Sent: ${command.type}.`); return; }
@@ -167,13 +179,17 @@
     view.seats.forEach((s, i) => {
       if (s.tricks > before.seats[i].tricks) out.push(`${seatName(view, i)} took the trick.`);
     });
-    if (view.seat !== null && view.hand && before.hand) {
+    // cards from the stock in play, not the deal's dealing (the server deals, nobody draws)
+    const drawing = view.deal === before.deal && view.phase !== "dealing" && before.phase !== "dealing"
+      && view.stock_count < before.stock_count;
+    if (drawing && view.seat !== null && view.hand && before.hand) {
       const drawn = view.hand.filter((c) => !before.hand.includes(c));
-      if (drawn.length && view.stock_count < before.stock_count) out.push(`You drew ${names(drawn)}.`);
+      if (drawn.length) out.push(`You drew ${names(drawn)}.`);
     }
     view.seats.forEach((s, i) => {
-      if (i !== view.seat && view.stock_count < before.stock_count && s.cards > before.seats[i].cards) {
-        out.push(`${seatName(view, i)} drew a card.`);
+      const more = s.cards - before.seats[i].cards;
+      if (drawing && i !== view.seat && more > 0) {
+        out.push(`${seatName(view, i)} drew ${more === 1 ? "a card" : `${more} cards`}.`);
       }
     });
     if (view.phase === "dave_answer" && before.phase !== "dave_answer" && view.dave.offered_by !== null) {
@@ -185,7 +201,20 @@
     return out;
   }
 
-  function hear(view) {
+  // what an event says that the views before and after it do not: a declaration (a false
+  // one may leave the deal going on) and a pass
+  function acted(view, event) {
+    if (!event || event.seat === undefined || event.seat === null) return [];
+    const who = event.seat === view.seat ? "You" : view.seats[event.seat].name;
+    if (event.type === "declared") {
+      return [`${who} declared ${CLAIMS[event.claim] || event.claim}${event.true ? "" : ", falsely"}.`];
+    }
+    if (event.type === "passed") return [`${who} passed.`];
+    return [];
+  }
+
+  function hear(view, event) {
+    if (heard && heard.status === "in_progress") told.push(...acted(view, event));
     told.push(...changes(heard, view));
     heard = view;
   }
@@ -236,9 +265,15 @@
     }
     tell(turn.textContent);  // the deadline that follows ticks: it is not news
     const due = view.turn !== null ? view.seats[view.turn] : null;
-    if (due && due.deadline) {
-      turn.append(" Deadline: ", el("time", left(due.deadline), { id: "deadline",
-        "data-deadline": String(due.deadline) }));
+    // the seeds' deadline while the seats seed a deal, else the seat due's
+    const deadline = view.phase === "seeding" ? view.shuffle && view.shuffle.deadline
+      : due && due.deadline;
+    if (deadline && view.status === "in_progress") {
+      turn.append(" Deadline: ", el("time", left(deadline), { id: "deadline",
+        "data-deadline": String(deadline) }));
+    }
+    if (view.clock && view.clock.paused && view.status === "in_progress") {
+      turn.append(" The clock is paused: the table waits for the operator's ruling, or for the seat due to act.");
     }
     main.append(turn);
 
@@ -346,19 +381,23 @@
   function reconnect() {
     if (ended) return;
     say("The connection dropped: reconnecting…");
-    setTimeout(connect, retry);
+    const mine = sitting;
+    setTimeout(() => { if (mine === sitting) connect(); }, retry);
     retry = Math.min(retry * 2, 5000);
   }
 
   async function connect() {
+    const mine = sitting;
     let answer;
     try {
       answer = await fetch(`/games/${encodeURIComponent(game)}/stream-tickets`, {
-        method: "POST", headers: { Authorization: `Bearer ${token}` } });
+        method: "POST", headers: { Authorization: `Bearer ${token}` },
+        signal: AbortSignal.timeout(WAIT) });
     } catch (error) {
-      reconnect();
+      if (mine === sitting) reconnect();
       return;
     }
+    if (mine !== sitting) return;
     if (answer.status === 401 || answer.status === 403) {
       sessionStorage.removeItem(store);
       ask();
@@ -366,21 +405,50 @@
       return;
     }
     if (!answer.ok) { reconnect(); return; }
-    const ticket = await answer.json();
+    const ticket = await answer.json().catch(() => null);
+    if (mine !== sitting) return;
+    if (!ticket) { reconnect(); return; }
     // a ticket opens one stream once: a reconnect buys a new one and resumes after `last`
-    source = new EventSource(ticket.stream + (last ? `&after=${last}` : ""));
-    source.addEventListener("open", () => { retry = 500; say("Connected."); });
-    source.addEventListener("view", (message) => {
+    const opened = new EventSource(ticket.stream + (last ? `&after=${last}` : ""));
+    source = opened;
+    heardAt = Date.now();
+    const ours = (handle) => (message) => { if (source === opened) handle(message); };
+    opened.addEventListener("open", ours(() => { retry = 500; heardAt = Date.now(); say("Connected."); }));
+    opened.addEventListener("view", ours((message) => {
+      heardAt = Date.now();
       const data = JSON.parse(message.data);
       last = Number(message.lastEventId) || data.version;
-      hear(data.view);
+      hear(data.view, data.event);
       // a version the server had already moved on from: the next message follows at once
       if (data.latest !== false) render(data.view);
-    });
-    source.addEventListener("end", () => { ended = true; source.close(); say("The game is over."); });
-    source.addEventListener("shutdown", () => { source.close(); reconnect(); });
-    source.addEventListener("error", () => { source.close(); reconnect(); });
+    }));
+    opened.addEventListener("presence", ours(() => { heardAt = Date.now(); }));
+    opened.addEventListener("end", ours(() => { ended = true; opened.close(); say("The game is over."); }));
+    opened.addEventListener("shutdown", ours(() => { opened.close(); reconnect(); }));
+    opened.addEventListener("error", ours(() => { opened.close(); reconnect(); }));
   }
+
+  // A connection that goes silent without closing (a proxy or a network that holds it)
+  // says nothing to EventSource: a stream quiet for QUIET is asked after with a read of the
+  // view, and left for a new one when the read is newer than the page, or gets no answer.
+  async function checkQuiet() {
+    const asked = source;
+    if (!asked || ended || Date.now() - heardAt < QUIET) return;
+    heardAt = Date.now();
+    let fresh = null;
+    try {
+      const answer = await fetch(`/games/${encodeURIComponent(game)}`, {
+        headers: { Authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(WAIT) });
+      fresh = answer.ok ? await answer.json() : null;
+    } catch (error) {
+      fresh = null;
+    }
+    if (source !== asked || ended) return;
+    if (fresh && fresh.version <= last) return; // a quiet table, and the stream is right
+    asked.close();
+    reconnect();
+  }
+  setInterval(checkQuiet, Math.min(5000, QUIET / 2));
 
   // a token is printable ASCII (what an Authorization header carries): anything else, a
   // word typed in another keyboard layout say, is refused here, not sent and retried for ever
@@ -400,6 +468,7 @@
       say("That is not a seat's token: a token is letters, digits and signs of the Latin alphabet, no spaces.");
       return;
     }
+    sitting += 1; // whatever the seat before was still opening is dropped
     token = given;
     sessionStorage.setItem(store, token);
     document.getElementById("token-form").hidden = true;
