@@ -39,7 +39,9 @@ STARTUP_CODES = {80877103, 80877102, 80877104}  # SSLRequest, CancelRequest, GSS
 
 @dataclass
 class Fault:
-    """What to do to the answer of the next appends, once each."""
+    """What to do to the answer of the next appends, once each: hold it back `seconds`
+    (delay), or drop it and reset both connections (reset), then, given `seconds`, refuse
+    and drop every connection for that long (the network down a moment after)."""
 
     action: Literal["delay", "reset"]
     seconds: float = 0.0
@@ -86,6 +88,10 @@ class PostgresProxy(Proxy):
             self._call(settle())
         super().close()
 
+    async def _down_for(self, seconds: float) -> None:
+        await self._cut()
+        self.loop.call_later(seconds, lambda: asyncio.ensure_future(self._listen()))
+
     def via(self, url: str) -> str:
         base = super().via(url)
         return base + ("&" if "?" in base else "?") + "sslmode=disable"
@@ -119,6 +125,8 @@ class PostgresProxy(Proxy):
                     fault, data = self._from_server(wire, data)
                     if fault is not None and fault.action == "reset":
                         reset()
+                        if fault.seconds:
+                            await self._down_for(fault.seconds)
                         return
                     if fault is not None:
                         await asyncio.sleep(fault.seconds)

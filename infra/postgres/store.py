@@ -88,6 +88,10 @@ _TAKE_FIRST = (
 # How many streams' heads a store remembers to chain its next append onto (about 100 bytes
 # each); the oldest is forgotten first.
 HEADS_KEPT = 10_000
+# A lost answer's lookup, tried again while the deadline leaves this much after the pause
+# (a lookup that starts later could not answer in time); first pause, doubling to 0.5 s.
+RECOVER_MARGIN = 0.25
+RECOVER_PAUSE = 0.05
 _COLUMNS = (
     "stream_id, version, type, data, schema_version, command_id, actor,"
     " correlation_id, recorded_at, tx_id, position, hash"
@@ -323,17 +327,26 @@ class PostgresEventStore:
         lost: str,
     ) -> AppendResult:
         """What became of an append whose answer was lost: first end the server session
-        that ran it (then it has committed or never will), then look its command id up."""
+        that ran it (then it has committed or never will), then look its command id up.
+        The database out of reach for a moment (what lost the answer, often) is asked
+        again, after a pause that doubles, while what is left of the deadline allows."""
         command_id = metadata.command_id
         unknown = OutcomeUnknown(f"{lost}; it may have been written", command_id)
         if command_id is None:
             raise unknown
-        try:
-            async with acquired(self.pool, self.command_timeout) as conn:
-                ended = await self._end_session(conn, *session)
-                found = await self._find_command(conn, stream_id, command_id)
-        except StoreUnavailable as e:
-            raise unknown from e
+        give_up = time.monotonic() + self._budget() - RECOVER_MARGIN
+        pause = RECOVER_PAUSE
+        while True:
+            try:
+                async with acquired(self.pool, self.command_timeout) as conn:
+                    ended = await self._end_session(conn, *session)
+                    found = await self._find_command(conn, stream_id, command_id)
+                break
+            except StoreUnavailable as e:
+                if time.monotonic() + pause >= give_up:
+                    raise unknown from e
+                await asyncio.sleep(pause)
+                pause = min(2 * pause, 0.5)
         if found is not None:
             return msgspec.structs.replace(found, duplicate=True, recovered=True)
         if ended:

@@ -205,6 +205,24 @@ async def test_an_append_whose_connection_is_reset_after_commit_is_found_and_ans
     assert await store.version(stream) == 1
 
 
+async def test_a_reset_answer_whose_lookup_finds_the_network_down_a_moment_is_still_found(
+    proxied: tuple[PostgresProxy, PostgresEventStore],
+) -> None:
+    """The answer lost, and the database out of reach for 0.3 s after: the lookup is tried
+    again while the deadline leaves time (tried once, it answered an unknown outcome for
+    an append that had been made)."""
+    proxy, store = proxied
+    stream = f"game-{uuid.uuid4()}"
+    proxy.strike(Fault("reset", seconds=0.3))
+
+    with within(5.0):
+        result = await store.append(stream, 0, [event(n=1)], Metadata("c-1", 1))
+
+    assert [f.action for f in proxy.struck] == ["reset"]
+    assert (result.first_version, result.last_version, result.recovered) == (1, 1, True)
+    assert await store.version(stream) == 1
+
+
 async def test_a_lost_answer_without_a_command_id_is_an_unknown_outcome(
     proxied: tuple[PostgresProxy, PostgresEventStore],
 ) -> None:
