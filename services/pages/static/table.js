@@ -412,7 +412,11 @@
     const opened = new EventSource(ticket.stream + (last ? `&after=${last}` : ""));
     source = opened;
     heardAt = Date.now();
-    const ours = (handle) => (message) => { if (source === opened) handle(message); };
+    // a stream of a sitting given up (or left for a newer one) is closed at its first word
+    const ours = (handle) => (message) => {
+      if (source === opened) handle(message);
+      else opened.close();
+    };
     opened.addEventListener("open", ours(() => { retry = 500; heardAt = Date.now(); say("Connected."); }));
     opened.addEventListener("view", ours((message) => {
       heardAt = Date.now();
