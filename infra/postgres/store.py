@@ -29,6 +29,7 @@ from infra.ports.events import (
     from_micros,
     micros,
 )
+from infra.deadline import remaining
 from infra.postgres.commits import GroupCommit
 from infra.postgres.connections import (
     UNAVAILABLE,
@@ -334,7 +335,10 @@ class PostgresEventStore:
         unknown = OutcomeUnknown(f"{lost}; it may have been written", command_id)
         if command_id is None:
             raise unknown
-        give_up = time.monotonic() + self._budget() - RECOVER_MARGIN
+        # what is left of the deadline, read without refusing: past it, the lookup is still
+        # tried once (its own bound refuses it), and the answer is unknown, never "nothing
+        # was written" for an append that was sent
+        give_up = time.monotonic() + remaining(self.command_timeout) - RECOVER_MARGIN
         pause = RECOVER_PAUSE
         while True:
             try:

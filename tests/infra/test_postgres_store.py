@@ -223,6 +223,21 @@ async def test_a_reset_answer_whose_lookup_finds_the_network_down_a_moment_is_st
     assert await store.version(stream) == 1
 
 
+async def test_a_lost_answer_found_with_no_time_left_is_unknown_never_unavailable(
+    proxied: tuple[PostgresProxy, PostgresEventStore],
+) -> None:
+    """The append was sent and its answer lost, and the deadline has passed by the time
+    the store asks what became of it: the outcome is unknown. Reading the time left once
+    refused at once as "nothing was written" (a stalled database under load showed it: a
+    command answered store_unavailable was applied when the network let it through)."""
+    _, store = proxied
+    stream = f"game-{uuid.uuid4()}"
+    with within(0.001):
+        await asyncio.sleep(0.01)  # the deadline has passed
+        with pytest.raises(OutcomeUnknown):
+            await store._recover(stream, Metadata("c-1", 0), (1, None), "the answer was lost")
+
+
 async def test_a_lost_answer_without_a_command_id_is_an_unknown_outcome(
     proxied: tuple[PostgresProxy, PostgresEventStore],
 ) -> None:
