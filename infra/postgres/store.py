@@ -13,6 +13,7 @@ import asyncpg
 import msgspec
 
 from domain.chain import GENESIS, links
+from infra.deadline import remaining
 from infra.ports.events import (
     NO_METADATA,
     START,
@@ -29,7 +30,6 @@ from infra.ports.events import (
     from_micros,
     micros,
 )
-from infra.deadline import remaining
 from infra.postgres.commits import GroupCommit
 from infra.postgres.connections import (
     UNAVAILABLE,
