@@ -74,9 +74,8 @@ def creation_fingerprint(wanted: CreateGame, deck: list[str] | None) -> str:
     included and those that depend on the seats spelled out, as a view's `rules` gives
     them, cards in their one code), so that a retry spelled another way (`"dave": true`
     at two seats for no `dave`) is the same creation and any other option is another."""
-    rules = in_effect(wanted.rules, len(wanted.seats))
-    canonical = msgspec.structs.replace(wanted, rules=rules, deck=deck)
-    return hashlib.sha256(msgspec.json.encode(canonical)).hexdigest()
+    spelled = msgspec.structs.replace(wanted, rules=in_effect(wanted.rules, len(wanted.seats)))
+    return creation_fingerprint_as_sent(spelled, deck)
 
 
 def creation_fingerprint_as_sent(wanted: CreateGame, deck: list[str] | None) -> str:
