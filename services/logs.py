@@ -43,6 +43,7 @@ _FIELDS = (
     "url",
     "store",
     "error",
+    "repeats",
 )
 
 

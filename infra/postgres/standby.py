@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import time
 
 from infra.deadline import bounded, remaining, within
 from infra.ports.events import Record, RecordedEvent
+from infra.throttle import Throttled
 
 log = logging.getLogger("bura.standby")
 
@@ -30,7 +30,7 @@ class StandbyReads:
         self.standby, self.primary = standby, primary
         self.rows = {"standby": 0, "primary": 0}  # rows read from each since start
         self.errors = 0  # reads the standby could not serve (the primary served them)
-        self._warned = -WARN_EVERY
+        self._unreadable = Throttled(log, WARN_EVERY)
 
     async def read(
         self, stream_id: str, after: int = 0, until: int | None = None
@@ -40,14 +40,11 @@ class StandbyReads:
                 rows = await self.standby.read(stream_id, after, until)
         except Exception as error:
             self.errors += 1
-            now = time.monotonic()
-            if now - self._warned >= WARN_EVERY:
-                self._warned = now
-                log.warning(
-                    "the standby cannot be read; the primary serves the record: %s",
-                    error,
-                    extra={"game_id": stream_id, "error": repr(error)},
-                )
+            self._unreadable.warn(
+                "the standby cannot be read; the primary serves the record: %s",
+                error,
+                extra={"game_id": stream_id, "error": repr(error)},
+            )
             rows = await self.primary.read(stream_id, after, until)
             self.rows["primary"] += len(rows)
             return rows

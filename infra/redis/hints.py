@@ -43,6 +43,7 @@ import msgspec
 from infra.deadline import detached
 from infra.ports.hints import Hint, Listener, tell
 from infra.redis.wire import ReplyError, Subscription, Wire
+from infra.throttle import Throttled
 
 log = logging.getLogger("bura.redis")
 
@@ -50,6 +51,7 @@ PREFIX = "bura:"  # BURA_REDIS_PREFIX's default
 CHANNEL = f"{PREFIX}hints"  # the channel under the default prefix
 OUTBOX = 4096  # hints waiting to be sent; beyond that, new ones are dropped
 NUMSUB_SECONDS = 5.0  # how often a publisher asks whether anyone else listens
+WARN_EVERY = 5.0  # seconds between two warnings that Redis is out of reach
 _DOWN = (OSError, ReplyError)  # WireError is an OSError
 
 
@@ -143,7 +145,7 @@ class RedisHintBus:
         self._listeners: list[Listener] = []  # copied on change: told while it may change
         self._outbox: asyncio.Queue[bytes] = asyncio.Queue(OUTBOX)
         self._sender: asyncio.Task[None] | None = None
-        self._warned = 0.0
+        self._down = Throttled(log, WARN_EVERY)  # Redis out of reach, said now and then
         self._sent = 0  # the seq of the last hint this process queued
         self._remote: asyncio.Task[None] | None = None  # the one subscription, shared
         self._subscribed = False
@@ -192,13 +194,7 @@ class RedisHintBus:
                 await self.wire.calls([("PUBLISH", self.channel, data) for data in batch])
             except _DOWN as error:
                 self.errors += 1
-                self._warn(f"dropped {len(batch)} hint(s): redis unavailable ({error})")
-
-    def _warn(self, text: str) -> None:
-        now = time.monotonic()
-        if now - self._warned > 5.0:
-            self._warned = now
-            log.warning(text)
+                self._down.warn("dropped %d hint(s): redis unavailable (%s)", len(batch), error)
 
     def listen(self, listener: Listener) -> Callable[[], None]:
         """Every hint: this process's own as they are published, the others' as Redis
@@ -330,7 +326,7 @@ class RedisHintBus:
                     self._tell(_hint(wire))
             except _DOWN as error:
                 self.errors += 1
-                self._warn(f"redis pub/sub lost ({error}); reconnecting")
+                self._down.warn("redis pub/sub lost (%s); reconnecting", error)
             except Exception:
                 self.errors += 1
                 log.exception("redis pub/sub failed; reconnecting")

@@ -15,7 +15,6 @@ import hashlib
 import logging
 import math
 import re
-import time
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
@@ -24,6 +23,7 @@ from litestar.enums import ScopeType
 from litestar.types import ASGIApp, HTTPResponseStartEvent, Message, Receive, Scope, Send
 
 from infra.ports.limits import Hit
+from infra.throttle import Throttled
 from services.config import Settings
 from services.http.deps import token_in
 from services.http.problems import PROBLEM_JSON, details, instance_of
@@ -118,8 +118,7 @@ class Limits:
     def __init__(self, settings: Settings, metrics: Metrics) -> None:
         self.settings, self.metrics = settings, metrics
         self.classes = policies(settings)
-        self._warned = -math.inf  # when the log last said the counters are unreachable
-        self._unsaid = 0  # requests served uncounted since
+        self._unreachable = Throttled(log, WARN_EVERY)  # the counters cannot be reached
         # the same for every request of a class: made once
         self.named = {
             kind: (b"ratelimit-policy", ", ".join(_policy(p) for p in chosen).encode())
@@ -151,17 +150,11 @@ class Limits:
             found = await scope["app"].state.runtime.adapters.counters.hit_all(hits_of)
         except Exception as error:
             self.metrics.rate_errors.inc()
-            self._unsaid += 1
-            now = time.monotonic()
-            if now - self._warned >= WARN_EVERY:
-                log.warning(
-                    "rate counters unavailable: %s (%d request(s) served uncounted since "
-                    "the last line)",
-                    error,
-                    self._unsaid,
-                    extra={"error": repr(error), "uncounted": self._unsaid},
-                )
-                self._warned, self._unsaid = now, 0
+            self._unreachable.warn(
+                "rate counters unavailable, requests are served uncounted: %s",
+                error,
+                extra={"error": repr(error)},
+            )
             return UNCOUNTED
         tightest: tuple[int, float, Policy] | None = None  # remaining, reset, policy
         refused: tuple[float, Policy] | None = None

@@ -45,6 +45,7 @@ from infra.deadline import cancelled
 from infra.ports.events import Checkpoint, EventStore, StoreUnavailable
 from infra.ports.leases import Leases
 from infra.ports.webhooks import Delivery, Endpoint, NewDelivery, Tried, Verdict, WebhookStore
+from infra.throttle import Throttled
 from services.app.notices import drafts
 from services.app.signing import HEADER, signature
 from services.app.webhooks import CONFIG_ENDPOINT, configured_endpoint
@@ -58,6 +59,7 @@ LEASE = "webhooks"  # the lease's name, and the checkpoint's
 PAGE = 500
 CONCURRENCY = 8  # deliveries in flight at once (each to another endpoint or game)
 COALESCE = 0.05  # hints closer together than this are read as one
+WARN_EVERY = 10.0  # seconds between two warnings that the store cannot be reached
 ATTEMPTS_END_SECONDS = 2.0  # stopping: attempts in flight may end within this
 IDLE_LOOK = 1.0  # with no endpoint: how often to look for one (seconds, at most the poll)
 
@@ -104,7 +106,7 @@ class Dispatcher:
         self._finished = asyncio.Event()  # an attempt ended: its game's next may go
         self._task: asyncio.Task[None] | None = None
         self._client: httpx.AsyncClient | None = None
-        self._warned = 0.0
+        self._trouble = Throttled(log, WARN_EVERY)  # the store out of reach, now and then
 
     @property
     def held(self) -> bool:
@@ -165,7 +167,7 @@ class Dispatcher:
                 raise
             except StoreUnavailable as error:
                 self.metrics.webhook_errors.inc()
-                self._warn(f"webhooks paused: the store cannot be reached ({error})")
+                self._trouble.warn("webhooks paused: the store cannot be reached (%s)", error)
                 wait = self.timeline.poll
             except Exception:
                 self.metrics.webhook_errors.inc()
@@ -342,7 +344,9 @@ class Dispatcher:
                     extra={"game_id": delivery.game_id, "version": delivery.version},
                 )
         except StoreUnavailable as error:
-            self._warn(f"a webhook attempt could not be recorded ({error}); it will be resent")
+            self._trouble.warn(
+                "a webhook attempt could not be recorded (%s); it will be resent", error
+            )
         except Exception:
             log.exception("webhook %s: the attempt failed", delivery.id)
         finally:
@@ -404,12 +408,6 @@ class Dispatcher:
         oldest = backlog.oldest
         age = 0.0 if oldest is None else max(0.0, time.time() - oldest.timestamp())
         self.metrics.webhook_oldest.set(age)
-
-    def _warn(self, text: str) -> None:
-        now = time.monotonic()
-        if now - self._warned > 10.0:
-            self._warned = now
-            log.warning(text)
 
 
 def backoff(settings: Settings, attempts: int) -> float:
