@@ -47,6 +47,9 @@ from domain.state import NEW_GAME, Clock, Deal, DealResult, Game, Response, Shuf
 from domain.table import draw_order, next_seat, remove, replace_at, take, team_of
 from domain.vocabulary import Reason
 
+# a deal won on the count of the tricks' points: no one seat's act ended it
+COUNTED: Reason = "most_points"
+
 
 def evolve(state: Game, event: Event) -> Game:
     version = state.version + 1
@@ -183,12 +186,16 @@ def evolve(state: Game, event: Event) -> Game:
             assert deal is not None
             winners = team_of(state.rules, seat)
             losers = tuple(s for s in range(len(state.seats)) if s not in winners)
-            return _deal_over(state, deal, version, winners, losers, reason)
+            # a declined dave is won by its offerer, by the act of the seat that answered
+            by = deal.turn if reason == "dave_declined" else seat
+            return _deal_over(
+                state, deal, version, winners, losers, reason, None if reason == COUNTED else by
+            )
         case DealLost(seat=seat, reason=reason):
             assert deal is not None
             losers = team_of(state.rules, seat)
             winners = tuple(s for s in range(len(state.seats)) if s not in losers)
-            return _deal_over(state, deal, version, winners, losers, reason)
+            return _deal_over(state, deal, version, winners, losers, reason, seat)
         case DealVoid(reason=reason):
             assert deal is not None
             return _deal_over(state, deal, version, (), (), reason)
@@ -283,6 +290,7 @@ def _deal_over(
     winners: tuple[int, ...],
     losers: tuple[int, ...],
     reason: Reason,
+    by: int | None = None,
 ) -> Game:
     result = DealResult(
         number=deal.number,
@@ -291,6 +299,7 @@ def _deal_over(
         reason=reason,
         stake=state.rules.stake * deal.multiplier,
         pot=deal.pot if any(deal.pot) else (),
+        by=by,
     )
     return replace(
         state, version=version, deal=replace(deal, phase="over"), deals=(*state.deals, result)

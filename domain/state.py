@@ -33,6 +33,9 @@ class DealResult(msgspec.Struct, frozen=True):
     stake: int
     server_seed: str | None = None  # shuffle "seats": revealed when the deal ended
     pot: tuple[int, ...] = ()  # pay_pot: per seat, the deal's fines for false 31s, if any
+    # the seat whose act ended it (a declaration, a show, an offence, a concession, a dave
+    # declined, a clock run out); None when no one seat's did (most points, no claim)
+    by: int | None = None
 
 
 class Shuffle(msgspec.Struct, frozen=True, kw_only=True):

@@ -99,6 +99,7 @@ class DealView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     stake: int
     server_seed: str | None = None  # shuffle "seats": the deal's server seed, revealed
     pot: tuple[int, ...] = ()  # pay_pot: what each seat owed every other side, when any did
+    by: int | None = None  # the seat whose act ended the deal, when one seat's did
 
 
 class ShuffleView(msgspec.Struct, frozen=True, kw_only=True):
@@ -272,6 +273,7 @@ def _deal_view(deal: DealResult, viewer: Viewer, rules: Rules) -> DealView:
         stake=deal.stake,
         server_seed=deal.server_seed if sees_seed(viewer, rules) else None,
         pot=deal.pot,
+        by=deal.by,
     )
 
 

@@ -57,6 +57,7 @@ class DealEnded(msgspec.Struct, frozen=True, kw_only=True):
     stake: int  # the table's stake times the multiplier
     multiplier: int
     payments: tuple[int, ...]  # each seat's change of score, pot fines included
+    by: int | None = None  # the seat whose act ended the deal, when one seat's did
 
 
 class GameEnded(msgspec.Struct, frozen=True, kw_only=True):
@@ -194,6 +195,7 @@ def _notice(row: RecordedEvent, state: Game, event: Event, after: Event | None) 
                 stake=result.stake,
                 multiplier=settled.multiplier if settled else _multiplier(state),
                 payments=settled.payments if settled else (0,) * len(state.seats),
+                by=result.by,
             )
         case GameFinished(winners=winners, reason=reason):
             data = GameEnded(
@@ -206,6 +208,7 @@ def _notice(row: RecordedEvent, state: Game, event: Event, after: Event | None) 
                         losers=d.losers,
                         reason=d.reason,
                         stake=d.stake,
+                        by=d.by,
                     )
                     for d in state.deals
                 ),

@@ -80,8 +80,9 @@ def render(v: View, follows: tuple[int, str] | None = None) -> str:
         )
     for d in v.deals:
         lines.append(
-            f"  deal {d.number}: {d.reason}, winners {list(d.winners)}, "
-            f"losers {list(d.losers)}, stake {d.stake}"
+            f"  deal {d.number}: {d.reason}"
+            + (f" by {seat_named(d.by, names)}" if d.by is not None else "")
+            + f", winners {list(d.winners)}, losers {list(d.losers)}, stake {d.stake}"
         )
     if v.result is not None:
         winners = ", ".join(seat_named(w, names) for w in v.result.winners)

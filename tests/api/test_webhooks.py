@@ -316,12 +316,13 @@ async def test_a_finished_game_is_delivered_signed_with_a_stable_id_in_header_an
             "stake": 2,
             "multiplier": 2,
             "payments": [2, -2],
+            "by": 0,
         }
         assert (deal.json["seats"], deal.json["score"]) == (["p0", "p1"], [2, -2])
         assert deal.json["event"] == {"type": "deal_won", "seat": 0, "reason": "thirty_one"}
         assert end.json["status"] == "finished"
         assert end.json["data"]["winners"] == [0] and end.json["data"]["reason"] == "thirty_one"
-        assert len(end.json["data"]["deals"]) == 1
+        assert len(end.json["data"]["deals"]) == 1 and end.json["data"]["deals"][0]["by"] == 0
         assert {"game_id", "checkpoint", "recorded_at"} <= set(end.json)
         assert hook["id"] not in (deal.json["id"], end.json["id"])
 

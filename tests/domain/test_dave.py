@@ -46,7 +46,9 @@ def test_the_leader_may_say_dave_before_leading():
 
 
 def test_a_declined_dave_ends_the_deal_won_by_the_offerer_at_the_stake_before_doubling():
-    _, events = act(offered(stake=3, match_target=10), 1, DECLINE)
+    given, events = act(offered(stake=3, match_target=10), 1, DECLINE)
+    # won by the offerer, by the act of the seat that declined
+    assert (given.deals[0].winners, given.deals[0].by) == ((0,), 1)
     assert events[:4] == [
         DaveDeclined(1),
         DealWon(0, "dave_declined"),

@@ -161,8 +161,9 @@ def test_with_most_points_the_highest_trick_total_wins():
     assert totals[0] != totals[1] and sum(totals) == 120
     best = totals.index(max(totals))
     taker = current(given).turn
-    _, events = act(given, taker, Pass())
+    given, events = act(given, taker, Pass())
     assert events[:2] == [Passed(taker), DealWon(best, "most_points")]
+    assert (given.deals[0].winners, given.deals[0].by) == ((best,), None)  # nobody's act
 
 
 def test_with_most_points_a_tie_is_void():

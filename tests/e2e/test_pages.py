@@ -953,3 +953,38 @@ async def test_a_second_link_at_once_leaves_no_stream_of_the_first_seat(
         await asyncio.sleep(0.5)  # a stream of ann's would have drawn her view by now
         heading = await page.inner_text("#table h2")
         assert heading.startswith("You are bob"), heading
+
+
+async def test_a_team_game_names_the_seat_that_lost_the_deal_not_its_whole_team(
+    start_service: StartService, client: httpx.AsyncClient, browser: Any
+) -> None:
+    """In a team game `losers` is a whole team: the page said "bob and dan drew with a full
+    hand" for bob's draw. The deal's `by` names bob alone."""
+    service = await start_service()
+    names = ["ann", "bob", "cy", "dan"]
+    created = await client.post(
+        f"{service.url}/games",
+        json={
+            "seats": [{"name": n} for n in names],
+            "rules": {"deck": 52, "teams": [[0, 2], [1, 3]], "match_target": 5},
+        },
+        headers=OPERATOR,
+    )
+    assert created.status_code == 201, created.text
+    game_id, tokens = created.json()["game_id"], [s["token"] for s in created.json()["seats"]]
+    page = await browser.new_page()
+    await page.goto(f"{service.url}/play/{game_id}#seat={tokens[0]}")
+    await until(page, "document.querySelector('#table').dataset.version !== '0'")
+    url = f"{service.url}/games/{game_id}/commands"
+    drawn = await client.post(url, json={"type": "draw"}, headers=bearer(tokens[1]))
+    assert drawn.status_code == 200, drawn.text
+    view = (await client.get(f"{service.url}/games/{game_id}", headers=bearer(tokens[0]))).json()
+    ended = view["deals"][0]
+    assert (ended["losers"], ended["by"]) == ([1, 3], 1), ended
+    await until(page, "document.getElementById('news').textContent.includes('Deal 1 is over')")
+    said = await page.inner_text("#news")
+    assert f"Deal 1 is over: won by you and cy (bob {BY_LOSER[ended['reason']]})." in said, said
+    assert "dan" not in said, said
+
+
+BY_LOSER = {"extra_card": "drew with a full hand", "out_of_turn_draw": "drew out of turn"}

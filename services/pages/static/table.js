@@ -65,8 +65,10 @@
   const BY_WINNERS = { thirty_one: "declared 31", bura: "showed a bura", four_aces: "showed four aces",
     most_points: "had the most points" };
   function why(view, past) {
-    if (BY_LOSERS[past.reason] && past.losers.length) return `${doers(view, past.losers)} ${BY_LOSERS[past.reason]}`;
-    if (BY_WINNERS[past.reason] && past.winners.length) return `${doers(view, past.winners)} ${BY_WINNERS[past.reason]}`;
+    // the seat whose act it was (`by`); a whole side only where none is named
+    const did = (side) => (past.by === undefined || past.by === null ? side : [past.by]);
+    if (BY_LOSERS[past.reason] && past.losers.length) return `${doers(view, did(past.losers))} ${BY_LOSERS[past.reason]}`;
+    if (BY_WINNERS[past.reason] && past.winners.length) return `${doers(view, did(past.winners))} ${BY_WINNERS[past.reason]}`;
     return past.reason === "no_claim" ? "nobody declared 31" : reasonNamed(past.reason);
   }
   const outcome = (view, past) => (past.winners.length

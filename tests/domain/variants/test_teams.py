@@ -53,6 +53,7 @@ def test_a_deal_is_settled_team_against_team():
     given, events = act(given, 2, Declare("thirty_one"))
     assert StakeSettled(deal=1, stake=2, multiplier=1, payments=(2, -2, 2, -2)) in events
     assert (given.deals[0].winners, given.deals[0].losers) == ((0, 2), (1, 3))
+    assert given.deals[0].by == 2  # the declarer, of the winning team
 
 
 def test_the_winning_team_s_seat_deals_next():
@@ -77,6 +78,8 @@ def test_after_a_penalty_the_same_dealer_deals_again():
     assert StakeSettled(deal=1, stake=1, multiplier=1, payments=(1, -1, 1, -1)) in events
     assert DealerChosen(3, "same_dealer") in events
     assert current(given).dealer == 3 and current(given).number == 2
+    # the record names the whole team as losers and the one seat that drew out of turn
+    assert (given.deals[0].losers, given.deals[0].by) == ((1, 3), 1)
 
 
 def test_after_a_false_declaration_or_a_concession_the_same_dealer_deals_again():
