@@ -212,12 +212,14 @@ class Webhooks:
         return [shown(e) for e in await self.store.endpoints()]
 
     async def endpoint(self, endpoint_id: str) -> WebhookEndpoint:
-        found = await self.store.endpoint(endpoint_id)
+        found = await self.store.endpoint(endpoint_id) if _may_name(endpoint_id) else None
         if found is None:
             raise NotFound("webhook_not_found", f"no webhook endpoint {endpoint_id}")
         return shown(found)
 
     async def remove(self, endpoint_id: str) -> None:
+        if not _may_name(endpoint_id):
+            raise NotFound("webhook_not_found", f"no webhook endpoint {endpoint_id!r}")
         if endpoint_id == CONFIG_ENDPOINT and await self.store.endpoint(endpoint_id):
             raise Refused(
                 "webhook_configured",
@@ -244,7 +246,7 @@ class Webhooks:
         return DeliveryPage([record(r) for r in page], page[-1].seq if more else None)
 
     async def delivery(self, delivery_id: str) -> DeliveryDetail:
-        found = await self.store.delivery(delivery_id)
+        found = await self.store.delivery(delivery_id) if _may_name(delivery_id) else None
         if found is None:
             raise NotFound("delivery_not_found", f"no webhook delivery {delivery_id}")
         tries = [
@@ -256,6 +258,8 @@ class Webhooks:
         return DeliveryDetail(**_fields(found), body=msgspec.json.decode(found.body), tries=tries)
 
     async def retry(self, delivery_id: str) -> DeliveryRecord:
+        if not _may_name(delivery_id):
+            raise NotFound("delivery_not_found", f"no webhook delivery {delivery_id!r}")
         if not await self.store.redeliver(delivery_id):
             found = await self.store.delivery(delivery_id)
             if found is None:
@@ -273,3 +277,9 @@ class Webhooks:
         found = await self.store.delivery(delivery_id)
         assert found is not None
         return record(found)
+
+
+def _may_name(record_id: str) -> bool:
+    """Whether an id may name an endpoint or a delivery: ids are made of letters, digits
+    and `_`, and PostgreSQL's text cannot even hold a NUL (looking one up was a 500)."""
+    return "\x00" not in record_id

@@ -362,7 +362,8 @@ PROBLEMS: dict[str, Problem] = {
     "request_timeout": Problem(
         408,
         "Request too slow",
-        "The request did not arrive within BURA_READ_TIMEOUT_SECONDS; the connection is closed.",
+        "The request's head did not arrive within BURA_READ_TIMEOUT_SECONDS; the connection is "
+        "closed. A body that stalls after its head ends with the connection closed, no answer.",
         "the request did not arrive in 10 s",
     ),
     "body_too_large": Problem(
@@ -549,7 +550,8 @@ _DESCRIPTIONS = {
     403: "A token of another game, or the wrong role",
     404: "No such game (or version, webhook endpoint, delivery)",
     405: "Not this method (`Allow` lists those that are)",
-    408: "The request did not arrive in time",
+    408: "The request's head did not arrive in time (a body that stalls once the head is "
+    "in ends with the connection closed, no answer)",
     409: "Refused: a rule of play forbids it (the code names the rule), the table changed "
     "since the version the command names (`table_changed`), or the game was busy",
     413: "Body larger than BURA_MAX_BODY_BYTES",

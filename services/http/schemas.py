@@ -22,6 +22,9 @@ LAST_VERSION = 2**53 - 1
 # decoder's recursion, refused before anything parses it.
 MAX_NESTING = 32
 
+# PostgreSQL's text cannot hold a NUL: text that is stored or looked up admits any other
+NO_NUL = "^[^\x00]*$"
+
 
 class SeatSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # PostgreSQL's text cannot hold a NUL: a name with one could not be listed
@@ -30,7 +33,7 @@ class SeatSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         msgspec.Meta(
             min_length=1,
             max_length=64,
-            pattern="^[^\x00]*$",
+            pattern=NO_NUL,
             description="1 to 64 characters, any but NUL",
         ),
     ]

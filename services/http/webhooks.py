@@ -20,7 +20,7 @@ from services.app.webhooks import (
 )
 from services.http.created import created
 from services.http.problems import responses
-from services.http.schemas import LAST_VERSION, invalid
+from services.http.schemas import LAST_VERSION, NO_NUL, invalid
 
 
 class WebhooksController(Controller):
@@ -74,7 +74,11 @@ class WebhooksController(Controller):
         webhooks: NamedDependency[Webhooks],
         endpoint: Annotated[
             str | None,
-            Parameter(max_length=64, description="Only the deliveries to this endpoint (its id)"),
+            Parameter(
+                max_length=64,
+                pattern=NO_NUL,
+                description="Only the deliveries to this endpoint (its id; any character but NUL)",
+            ),
         ] = None,
         kind: Annotated[
             DeliveryState | None,
@@ -82,7 +86,11 @@ class WebhooksController(Controller):
         ] = None,
         game_id: Annotated[
             str | None,
-            Parameter(max_length=64, description="Only the deliveries of this game's events"),
+            Parameter(
+                max_length=64,
+                pattern=NO_NUL,
+                description="Only the deliveries of this game's events (any character but NUL)",
+            ),
         ] = None,
         before: Annotated[
             int | None,

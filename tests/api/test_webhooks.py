@@ -136,6 +136,34 @@ async def test_an_endpoint_is_registered_listed_shown_and_removed(adapters: Adap
         assert again.status_code == 404
 
 
+async def test_an_id_with_a_nul_names_nothing_and_a_filter_with_one_is_refused(
+    adapters: Adapters,
+) -> None:
+    """PostgreSQL's text cannot hold a NUL: looking one up was a 500 internal_error. An id
+    with one names no endpoint or delivery (404), as a game id does; a filter with one is
+    a 400 naming it, as its documented pattern says."""
+    async with app(adapters) as api:
+        for method, path, code in (
+            ("GET", "/webhooks/%00", "webhook_not_found"),
+            ("GET", "/webhooks/whk_a%00b", "webhook_not_found"),
+            ("DELETE", "/webhooks/%00", "webhook_not_found"),
+            ("GET", "/webhooks/deliveries/%00", "delivery_not_found"),
+            ("POST", "/webhooks/deliveries/dlv_%00/retry", "delivery_not_found"),
+        ):
+            answer = await api.client.request(method, path, headers=OPERATOR)
+            assert (answer.status_code, answer.json()["code"]) == (404, code), (path, answer.text)
+        for name in ("endpoint", "game_id"):
+            answer = await api.client.get(
+                "/webhooks/deliveries", params={name: "a\x00b"}, headers=OPERATOR
+            )
+            assert answer.status_code == 400, answer.text
+            assert name in {e["key"] for e in answer.json()["errors"]}, answer.text
+        schema = (await api.client.get("/schema/openapi.json")).json()
+        listed = schema["paths"]["/webhooks/deliveries"]["get"]["parameters"]
+        patterns = {p["name"]: p["schema"].get("pattern") for p in listed}
+        assert patterns["endpoint"] == patterns["game_id"] == "^[^\x00]*$", patterns
+
+
 @pytest.mark.parametrize(
     "body",
     [
