@@ -60,7 +60,7 @@ def index_on(store: EventStore) -> GameIndex:
     if isinstance(store, PostgresEventStore):
         from infra.postgres.games import PostgresGameIndex
 
-        return PostgresGameIndex(store.pool)
+        return PostgresGameIndex(store.pool, store.command_timeout)
     from infra.sqlite.games import SqliteGameIndex
     from infra.sqlite.store import SqliteEventStore
 

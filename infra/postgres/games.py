@@ -1,4 +1,6 @@
-"""The games index on PostgreSQL (migration 008), on the event store's pool."""
+"""The games index on PostgreSQL (migration 008), on the event store's pool, bounded like
+the event store: by the request's deadline, else command_timeout (a pooled connection
+waited for included; one that fails is thrown away, never given back to wait on)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import msgspec
 from domain.rules import Rules
 from domain.vocabulary import Reason, Status
 from infra.ports.games import After, AlreadyRematched, IndexedGame, Stale, finished_by
-from infra.postgres.store import reachable
+from infra.postgres.connections import acquired, budget
 
 _encode = msgspec.json.Encoder().encode
 _EARLIEST = datetime(1, 1, 1, tzinfo=UTC)
@@ -100,8 +102,12 @@ _REMOVE = (
 
 
 class PostgresGameIndex:
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(self, pool: asyncpg.Pool, command_timeout: float = 10.0) -> None:
         self.pool = pool
+        self.command_timeout = command_timeout
+
+    def _left(self) -> float:
+        return budget(self.command_timeout)
 
     async def add(
         self,
@@ -116,10 +122,11 @@ class PostgresGameIndex:
         # neither (a second rematch breaks rematch_of's UNIQUE)
         await self._write(_ADD_KEYED if keyed else _ADD, game_id, seats, rules, rematch_of)
 
-    @staticmethod
-    async def _rematched(conn: Any, game_id: str) -> None:
+    async def _rematched(self, conn: Any, game_id: str) -> None:
         """Raise AlreadyRematched naming the rematch a concurrent writer made first."""
-        existing = await conn.fetchval("SELECT stream_id FROM games WHERE rematch_of = $1", game_id)
+        existing = await conn.fetchval(
+            "SELECT stream_id FROM games WHERE rematch_of = $1", game_id, timeout=self._left()
+        )
         if existing is not None:
             raise AlreadyRematched(game_id, existing)
 
@@ -141,43 +148,45 @@ class PostgresGameIndex:
         rules: Rules,
         rematch_of: str | None,
     ) -> None:
-        with reachable():
-            async with self.pool.acquire() as conn:
-                try:
-                    await conn.execute(
-                        statement,
-                        game_id,
-                        _encode(list(seats)).decode(),
-                        _encode(rules).decode(),
-                        rules.turn_seconds is not None,
-                        rematch_of,
-                    )
-                except asyncpg.UniqueViolationError:
-                    if rematch_of is not None:
-                        await self._rematched(conn, rematch_of)
-                    raise
+        async with acquired(self.pool, self.command_timeout) as conn:
+            try:
+                await conn.execute(
+                    statement,
+                    game_id,
+                    _encode(list(seats)).decode(),
+                    _encode(rules).decode(),
+                    rules.turn_seconds is not None,
+                    rematch_of,
+                    timeout=self._left(),
+                )
+            except asyncpg.UniqueViolationError:
+                if rematch_of is not None:
+                    await self._rematched(conn, rematch_of)
+                raise
 
     async def finish(self, game_id: str, winners: Sequence[int], reason: Reason) -> None:
-        with reachable():
-            await self.pool.execute(
+        async with acquired(self.pool, self.command_timeout) as conn:
+            await conn.execute(
                 "UPDATE games SET status = 'finished', winners = $2::jsonb, reason = $3"
                 " WHERE stream_id = $1",
                 game_id,
                 _encode(list(winners)).decode(),
                 reason,
+                timeout=self._left(),
             )
 
     async def remove(self, game_id: str) -> None:
-        with reachable():
-            async with self.pool.acquire() as conn, conn.transaction():
-                if await conn.fetchval(_REMOVE, game_id) is not None:
-                    await conn.execute(
-                        "UPDATE games SET rematch = NULL WHERE rematch = $1", game_id
-                    )
+        async with acquired(self.pool, self.command_timeout) as conn, conn.transaction():
+            if await conn.fetchval(_REMOVE, game_id, timeout=self._left()) is not None:
+                await conn.execute(
+                    "UPDATE games SET rematch = NULL WHERE rematch = $1",
+                    game_id,
+                    timeout=self._left(),
+                )
 
     async def get(self, game_id: str) -> IndexedGame | None:
-        with reachable():
-            row = await self.pool.fetchrow(_GET, game_id)
+        async with acquired(self.pool, self.command_timeout) as conn:
+            row = await conn.fetchrow(_GET, game_id, timeout=self._left())
         return _indexed(row) if row is not None else None
 
     async def search(
@@ -190,22 +199,30 @@ class PostgresGameIndex:
         limit: int = 50,
     ) -> list[IndexedGame]:
         start, last_id = after if after is not None else (_EARLIEST, "")
-        with reachable():
-            rows = await self.pool.fetch(
-                _LIST, status, created_since, updated_since, start, last_id, limit
+        async with acquired(self.pool, self.command_timeout) as conn:
+            rows = await conn.fetch(
+                _LIST,
+                status,
+                created_since,
+                updated_since,
+                start,
+                last_id,
+                limit,
+                timeout=self._left(),
             )
         return [_indexed(r) for r in rows]
 
     async def clocked_in_progress(self) -> list[str]:
-        with reachable():
-            rows = await self.pool.fetch(
+        async with acquired(self.pool, self.command_timeout) as conn:
+            rows = await conn.fetch(
                 "SELECT stream_id FROM games WHERE status = 'in_progress' AND clocked"
-                " ORDER BY created_at"
+                " ORDER BY created_at",
+                timeout=self._left(),
             )
         return [r[0] for r in rows]
 
     async def stale(self, orphaned_before: datetime) -> Stale:
-        with reachable():
-            finished = await self.pool.fetch(_FINISHED_BUT_OPEN)
-            orphans = await self.pool.fetch(_ORPHANS, orphaned_before)
+        async with acquired(self.pool, self.command_timeout) as conn:
+            finished = await conn.fetch(_FINISHED_BUT_OPEN, timeout=self._left())
+            orphans = await conn.fetch(_ORPHANS, orphaned_before, timeout=self._left())
         return Stale([r[0] for r in finished], [r[0] for r in orphans])

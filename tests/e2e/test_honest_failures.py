@@ -242,3 +242,40 @@ async def test_a_stalled_database_answers_40_queued_commands_within_the_bound(
         assert (status["status"], status["version"]) == ("applied", table.state.version)
         assert [v for v, _ in table.events] == list(range(1, table.state.version + 1))
     print(f"{late} of the unknown outcomes had been applied by the stalled server")
+
+
+async def test_a_stalled_database_bounds_a_creation_and_the_list_by_the_deadline(
+    start_service: StartService, client: httpx.AsyncClient, proxy: PostgresProxy, database: str
+) -> None:
+    """The games index's calls waited for the pool with no bound, and gave a connection
+    back by waiting for the stalled server: a creation (either way it is sent) and the
+    operator's list answered only once the database did (7 s, 12 s, 20 s). They are 503s
+    in about the deadline, and a creation refused so leaves no game behind."""
+    service = await service_behind(start_service, proxy, database)
+    await Table.create(client, service.url, seed="warm", **RULES)  # the pool's connections
+    proxy.pause()
+    body = {"seats": [{"name": "ann"}, {"name": "bob"}]}
+    try:
+        timed: list[tuple[str, float, httpx.Response]] = []
+        for what, send in (
+            ("json", lambda: client.post(f"{service.url}/games", json=body, headers=OPERATOR)),
+            (
+                "form",  # not application/json: the framework's route, not the front door
+                lambda: client.post(
+                    f"{service.url}/games",
+                    content=_encode(body),
+                    headers={**OPERATOR, "content-type": "application/x-www-form-urlencoded"},
+                ),
+            ),
+            ("list", lambda: client.get(f"{service.url}/games", headers=OPERATOR)),
+        ):
+            began = time.monotonic()
+            answer = await send()
+            timed.append((what, time.monotonic() - began, answer))
+    finally:
+        proxy.resume()
+    for what, seconds, answer in timed:
+        assert answer.status_code == 503, (what, answer.text)
+        assert seconds < 3 * DEADLINE + 1, f"{what}: {seconds:.1f}s"
+    listed = (await client.get(f"{service.url}/games", headers=OPERATOR)).json()
+    assert len(listed["games"]) == 1, listed  # the warm-up's alone
