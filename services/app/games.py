@@ -657,7 +657,7 @@ class GameService:
             )
             outcome_label = "duplicate" if duplicate else "ok"
         except RuleViolation as violation:
-            outcome_label = violation.code
+            outcome_label = counted_as(violation.code)
             logs.info(
                 log,
                 f"command refused: {violation.detail}",
@@ -1021,3 +1021,15 @@ class GameService:
         """The hint that the game reached `version` (the given one, carrying the append)."""
         with contextlib.suppress(Exception):
             await self.hints.publish(hint or Hint(game_id, version))
+
+
+# Refusals whose code tells of cards the refused seat cannot see (docs/rules.md §8.8: a
+# combination outranked by one another seat holds): the public metrics count them apart
+# from the code, which only the refused seat's answer gives.
+SAYS_OF_HIDDEN_CARDS = frozenset({"combination_outranked"})
+
+
+def counted_as(code: str) -> str:
+    """A refusal's `outcome` in bura_commands_total: its code, unless the code tells of
+    hidden cards (then `refused`)."""
+    return "refused" if code in SAYS_OF_HIDDEN_CARDS else code
