@@ -298,12 +298,14 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
     for database in ("database_url", "read_database_url"):
         url = raw.get(database)
         if isinstance(url, str) and not url.startswith(("postgres://", "postgresql://")):
-            raise ConfigError(f"BURA_{database.upper()} must be a postgresql:// URL, got {url!r}")
+            raise ConfigError(
+                f"BURA_{database.upper()} must be a postgresql:// URL, got {unsecret(url)!r}"
+            )
     if "read_database_url" in raw and "database_url" not in raw:
         raise ConfigError("BURA_READ_DATABASE_URL is a standby of BURA_DATABASE_URL: set both")
     redis = raw.get("redis_url")
     if isinstance(redis, str) and not redis.startswith(("redis://", "rediss://", "unix://")):
-        raise ConfigError(f"BURA_REDIS_URL must be a redis:// URL, got {redis!r}")
+        raise ConfigError(f"BURA_REDIS_URL must be a redis:// URL, got {unsecret(redis)!r}")
     if isinstance(redis, str):
         _check_redis_url(redis)
     _check_webhooks(raw, defaults)
@@ -334,6 +336,15 @@ def _check_seconds(raw: dict[str, object], defaults: Settings, env: Mapping[str,
             raw[field] = int(seconds)  # read as a number above
 
 
+def unsecret(url: str) -> str:
+    """A URL as a refusal may print it: never its user and password (a log store keeps
+    what start-up says), `scheme://...@host...` instead."""
+    if "@" not in url:
+        return url
+    scheme, found, _ = url.partition("://")
+    return f"{scheme if found else ''}://...@{url.rsplit('@', 1)[1]}"
+
+
 def _check_redis_url(url: str) -> None:
     """The URL read as the server will read it: a port of 0 to 65535 and a database
     number in digits, or a one-line refusal now rather than a traceback at start-up."""
@@ -342,9 +353,7 @@ def _check_redis_url(url: str) -> None:
     try:
         where = Where(url)
     except ValueError as error:
-        # never a password in the message
-        shown = url if "@" not in url else f"{url.split(':', 1)[0]}://...@{url.rsplit('@', 1)[1]}"
-        raise ConfigError(f"BURA_REDIS_URL cannot be read ({error}): {shown}") from None
+        raise ConfigError(f"BURA_REDIS_URL cannot be read ({error}): {unsecret(url)}") from None
     if where.db < 0:
         raise ConfigError(f"BURA_REDIS_URL names database {where.db}: 0 or more")
 
@@ -364,7 +373,7 @@ def _check_webhooks(raw: dict[str, object], defaults: Settings) -> None:
             raise ConfigError(
                 "BURA_WEBHOOK_URL must be an http:// or https:// URL with a valid host (and"
                 " port, if any), in printable ASCII (as POST /webhooks takes one),"
-                f" got {url!r}"
+                f" got {unsecret(url)!r}"
             )
         if not isinstance(secret, str) or len(secret) < 16:
             raise ConfigError("BURA_WEBHOOK_URL needs BURA_WEBHOOK_SECRET (16 characters or more)")

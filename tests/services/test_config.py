@@ -192,6 +192,33 @@ def test_a_redis_url_that_cannot_be_read_is_told_without_its_password():
 
 
 @pytest.mark.parametrize(
+    ("name", "value", "shown"),
+    [
+        (
+            "BURA_DATABASE_URL",
+            "postgresql+asyncpg://bura:hunter2@db/x",
+            "postgresql+asyncpg://...@db/x",
+        ),
+        ("BURA_READ_DATABASE_URL", "pg://bura:hunter2@standby/x", "pg://...@standby/x"),
+        ("BURA_REDIS_URL", "http://:hunter2@cache:6379/0", "http://...@cache:6379/0"),
+        ("BURA_WEBHOOK_URL", "ftp://user:hunter2@hooks.test/in", "ftp://...@hooks.test/in"),
+    ],
+)
+def test_a_url_refused_for_its_scheme_is_told_without_its_password(
+    name: str, value: str, shown: str
+) -> None:
+    """What start-up says goes to the log store: the refusal names the URL's host, never
+    the user and password it carries."""
+    given = {name: value, "BURA_WEBHOOK_SECRET": "s" * 16}
+    if name == "BURA_READ_DATABASE_URL":
+        given["BURA_DATABASE_URL"] = "postgresql://bura@db/x"
+    with pytest.raises(ConfigError) as refused:
+        load(given)
+    said = str(refused.value)
+    assert "hunter2" not in said and "bura:" not in said and shown in said, said
+
+
+@pytest.mark.parametrize(
     ("name", "value"),
     [
         ("BURA_OPERATOR_KEY", "opkey"),  # short keys are the test suites' own
