@@ -356,7 +356,7 @@ def adapters_on(
         store,
         tokens,
         hints,
-        PostgresWebhookStore(store.pool),
+        PostgresWebhookStore(store.pool, store.command_timeout),
         PostgresLeases(store.pool, store.command_timeout),
         tickets,
         counters,
