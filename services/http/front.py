@@ -46,7 +46,7 @@ from services.http.created import game_location
 from services.http.deps import token_in
 from services.http.games import create, dealt_deck
 from services.http.limits import COUNTED, Counted, Kind, Limits
-from services.http.middleware import REQUEST_ID, given_request_id, timing
+from services.http.middleware import REQUEST_ID, STARTED, given_request_id, timing
 from services.http.schemas import CreateGame, strictly, too_deep
 from services.logs import request_id
 from services.metrics import Metrics
@@ -118,7 +118,7 @@ class FrontDoor:
         rid = given_request_id(scope)
         state = scope.setdefault("state", {})
         state[REQUEST_ID] = rid
-        started = time.perf_counter()
+        started = state[STARTED] = time.perf_counter()  # the routes time it from here
         counted: Counted | None = None
         if self.limits.applies(scope, kind):
             counted = state[COUNTED] = await self.limits.count(scope, kind, token)

@@ -41,6 +41,9 @@ def new_request_id() -> str:
 # Where a request whose id was made before the middleware (services/http/front.py) keeps it,
 # in the scope's state.
 REQUEST_ID = "bura.request_id"
+# When the front door (services/http/front.py) began a request it hands on to the routes:
+# their timing and access line count from then, not from the hand-over.
+STARTED = "bura.started"
 
 
 def given_request_id(scope: Scope) -> str:
@@ -85,7 +88,7 @@ def request_middleware(metrics: Metrics, deadline_seconds: float) -> Any:
             rid = given_request_id(scope)
             header = (b"x-request-id", rid.encode("latin-1"))
             token = request_id.set(rid)
-            started = time.perf_counter()
+            started = scope.get("state", {}).get(STARTED) or time.perf_counter()
             status = 500
 
             async def send_with_id(message: Message) -> None:

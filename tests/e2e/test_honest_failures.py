@@ -287,3 +287,15 @@ async def test_a_stalled_database_bounds_a_creation_and_the_list_by_the_deadline
         assert seconds < DEADLINE + 2, f"{what}: {seconds:.1f}s"
     listed = (await client.get(f"{service.url}/games", headers=OPERATOR)).json()
     assert len(listed["games"]) == 1, listed  # the warm-up's alone
+    # both creations are timed as long as they took: the one sent as JSON was taken by the
+    # front door, and its 503 was timed from its hand-over to the route (a few ms)
+    metrics = (await client.get(f"{service.url}/metrics")).text
+    spent = next(
+        float(line.split()[-1])
+        for line in metrics.splitlines()
+        if line.startswith("bura_http_request_seconds_sum")
+        and 'method="POST"' in line
+        and 'route="/games"' in line
+        and 'status="503"' in line
+    )
+    assert spent >= 2 * DEADLINE * 0.9, metrics
