@@ -11,9 +11,8 @@ access line (logged at debug) is built only when debug is on."""
 
 from __future__ import annotations
 
-import itertools
 import logging
-import secrets
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -29,13 +28,12 @@ __all__ = ["REQUEST_ID", "given_request_id", "new_request_id", "request_id", "re
 
 log = logging.getLogger("bura.http")
 
-_PREFIX = secrets.token_hex(8)
-_COUNT = itertools.count(1)
-
 
 def new_request_id() -> str:
-    """32 hex digits, unique to this process's run (random prefix, counter)."""
-    return f"{_PREFIX}{next(_COUNT):016x}"
+    """32 random hex digits. Not a counter: every answer carries its id, to any caller,
+    and ids in sequence told a seat how many requests the server had served between two
+    of its own (other tables' activity)."""
+    return os.urandom(16).hex()
 
 
 # Where a request whose id was made before the middleware (services/http/front.py) keeps it,

@@ -94,6 +94,10 @@ async def test_a_request_id_is_echoed_and_recorded_with_the_events(api: Api) -> 
 
     anonymous = await api.client.get("/health/live")
     assert len(anonymous.headers["x-request-id"]) == 32  # one is made when none is sent
+    # random, not a counter: ids in sequence told any caller how many requests others made
+    made = [(await api.client.get("/health/live")).headers["x-request-id"] for _ in range(4)]
+    assert len({m[:16] for m in made}) == 4 and len({m[16:] for m in made}) == 4, made
+    assert all(int(m, 16) >= 0 for m in made)
     bad = await api.client.get("/health/live", headers={"X-Request-ID": "x" * 500})
     assert bad.headers["x-request-id"] != "x" * 500
 
