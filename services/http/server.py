@@ -79,6 +79,21 @@ def listening(host: str, port: int) -> socket.socket:
     return sock
 
 
+def warn_of_short_grace(settings: Settings) -> bool:
+    """Whether a request in flight at SIGTERM may outlast the grace (it may run to its
+    deadline: cut off then, its client gets a bare 500 for a command that may have been
+    made); said in the log at start if so."""
+    if settings.shutdown_grace_seconds > settings.request_deadline_seconds:
+        return False
+    log.warning(
+        "BURA_SHUTDOWN_GRACE_SECONDS=%g is not longer than BURA_REQUEST_DEADLINE_SECONDS=%g:"
+        " a request in flight at shutdown may be cut off with a 500",
+        settings.shutdown_grace_seconds,
+        settings.request_deadline_seconds,
+    )
+    return True
+
+
 def serve(settings: Settings, command: str = "serve") -> int:
     """`command`: the `bura` command that serves (`serve`, `demo`), as its failures say."""
     configure(settings)
@@ -103,6 +118,7 @@ def serve(settings: Settings, command: str = "serve") -> int:
         else "operator key: from BURA_OPERATOR_KEY",
     ]
     log.info("starting", extra={"url": url, "store": where})
+    warn_of_short_grace(settings)
     config = uvicorn.Config(
         app,
         log_config=None,

@@ -278,6 +278,22 @@ def test_a_bad_webhook_secret_is_not_shown_in_the_message():
     assert secret not in str(refused.value)
 
 
+def test_a_grace_no_longer_than_the_deadline_is_warned_of_at_start(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A request in flight at SIGTERM may run to its deadline: a grace that ends first cuts
+    it off with a bare 500 (and exit 0), which `bura serve` says when it starts."""
+    from services.http.server import warn_of_short_grace
+
+    with caplog.at_level("WARNING", logger="bura"):
+        assert not warn_of_short_grace(load({}))
+        assert warn_of_short_grace(
+            load({"BURA_SHUTDOWN_GRACE_SECONDS": "2", "BURA_REQUEST_DEADLINE_SECONDS": "5"})
+        )
+    (said,) = [r.getMessage() for r in caplog.records]
+    assert "BURA_SHUTDOWN_GRACE_SECONDS=2 is not longer than" in said, said
+
+
 def test_the_default_grace_outlasts_the_default_deadline():
     settings = load({})
     assert settings.shutdown_grace_seconds > settings.request_deadline_seconds
