@@ -210,6 +210,8 @@ _OPERATOR_KEY = re.compile(r"[!-~](?:[ !-~]*[!-~])?")
 _NEVER_EMPTY = {
     "BURA_OPERATOR_KEY": "unset it to have one generated, or give the key",
     "BURA_PORT": "unset it for 8000, or give the port",
+    # an image that listens on 0.0.0.0 would listen on 127.0.0.1: unreachable in its pod
+    "BURA_HOST": "unset it for 127.0.0.1, or give the address (0.0.0.0 for every interface)",
     # an empty Secret value would otherwise run each replica on a store or bus of its own
     "BURA_DATABASE_URL": "unset it for the embedded SQLite store, or give the URL",
     "BURA_READ_DATABASE_URL": "unset it to read from the primary, or give the URL",

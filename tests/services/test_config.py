@@ -250,6 +250,7 @@ def test_a_good_setting_at_its_bounds_is_taken(name, value):
         ("BURA_IDLE_TIMEOUT_SECONDS", "1.5", "BURA_IDLE_TIMEOUT_SECONDS='1.5' must be whole"),
         ("BURA_OPERATOR_KEY", "", "BURA_OPERATOR_KEY is set but empty"),
         ("BURA_PORT", "", "BURA_PORT is set but empty"),
+        ("BURA_HOST", "", "BURA_HOST is set but empty"),
         ("BURA_REDIS_PREFIX", "", "BURA_REDIS_PREFIX is set but empty"),
         ("BURA_RATE_READS_PER_ADDRESS", "1.5", "='1.5' is not a whole number"),
     ],
