@@ -88,6 +88,15 @@ class ClockRanOut(msgspec.Struct, frozen=True, kw_only=True):
     at: int | None = None
 
 
+# What each webhook type's `data` holds (the OpenAPI document's `webhooks` says so).
+DATA_OF: dict[WebhookType, type[msgspec.Struct]] = {
+    "deal_ended": DealEnded,
+    "game_finished": GameEnded,
+    "penalty_applied": PenaltyTaken,
+    "timeout": ClockRanOut,
+}
+
+
 class Notice(msgspec.Struct, frozen=True, kw_only=True):
     """The body of a webhook delivery: the same bytes on every attempt."""
 

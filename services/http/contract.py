@@ -18,7 +18,9 @@ What the refinement adds, each step generic:
 - the table options' bounds that `domain.rules.check` holds them to (`RULE_BOUNDS`);
 - a body that may be null as one that may be left out (not `required`);
 - the headers answers carry (`X-Request-ID`, the RateLimit fields, `Retry-After`,
-  `WWW-Authenticate`) on the responses that carry them.
+  `WWW-Authenticate`) on the responses that carry them;
+- the webhooks the server sends (OpenAPI 3.1 `webhooks`): each type's body, with its
+  `data`, and the three headers a receiver reads.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ import msgspec
 
 from domain.commands import PlayerCommand
 from domain.rules import LONGEST_CLOCK, MAX_MATCH_TARGET, MAX_MULTIPLIER, MAX_STAKE
+from services.app.notices import DATA_OF, WEBHOOK_TYPES, Notice
+from services.app.signing import TOLERANCE
 from services.http.commands import KEY_MAX, KEY_PATTERN
 from services.http.problems import PROBLEM_JSON, PROBLEMS
 from services.http.schemas import REQUEST_EXAMPLES, CreateGame
@@ -154,6 +158,7 @@ def refine(openapi: Schema) -> Schema:
         for media in operation.get("requestBody", {}).get("content", {}).values():
             if examples:
                 media["examples"] = {name: {"value": v} for name, v in examples.items()}
+    doc["webhooks"] = _webhooks(schemas)
     for node in _nodes(doc):
         _drop_empty_members(node)
         _discriminate(node, schemas)
@@ -161,6 +166,93 @@ def refine(openapi: Schema) -> Schema:
             if isinstance(node.get(bound), float) and node[bound].is_integer():
                 node[bound] = int(node[bound])
     return doc
+
+
+_WEBHOOK_HEADERS = (
+    (
+        "Bura-Signature",
+        "`t=<unix time>,v1=<hex>`: HMAC-SHA256 with the endpoint's secret over `<t>.<body>` "
+        "(the raw body), signed again with a fresh `t` on every attempt. Check it before "
+        f"parsing the body, and refuse a `t` more than {TOLERANCE} s from your clock.",
+        "^t=[0-9]+,v1=[0-9a-f]{64}$",
+    ),
+    ("Bura-Event", "The webhook's type, as the body's `type`.", None),
+    (
+        "Bura-Delivery",
+        "The delivery's id, as the body's `id`: the same on every attempt, the key to "
+        "deduplicate by (a delivery can come twice).",
+        None,
+    ),
+)
+
+
+def _webhooks(schemas: Schema) -> Schema:
+    """What the server POSTs to a registered endpoint, one entry a type: the body (the
+    same bytes on every attempt), its `data` for that type, and the headers."""
+    # `data` is a union of untagged Structs, which msgspec describes only one by one: the
+    # body's schema says `data` is any value, and each type's its own
+    shape = msgspec.defstruct(
+        Notice.__name__,
+        [
+            (f.name, Any if f.name == "data" else f.type)
+            if f.required
+            else (f.name, f.type, f.default)
+            for f in msgspec.structs.fields(Notice)
+        ],
+        kw_only=True,
+    )
+    shape.__doc__ = Notice.__doc__
+    _, components = msgspec.json.schema_components(
+        [shape, *DATA_OF.values()], ref_template=REF + "{name}"
+    )
+    for name, schema in components.items():
+        schemas.setdefault(name, schema)
+    hooks: Schema = {}
+    for kind in WEBHOOK_TYPES:
+        body: Schema = {
+            "allOf": [
+                {"$ref": REF + Notice.__name__},
+                {
+                    "type": "object",
+                    "properties": {
+                        "type": {"type": "string", "const": kind},
+                        "data": {"$ref": REF + DATA_OF[kind].__name__},
+                    },
+                },
+            ]
+        }
+        hooks[kind] = {
+            "post": {
+                "operationId": "webhook" + "".join(w.capitalize() for w in kind.split("_")),
+                "summary": f"`{kind}`, sent to each endpoint registered for it",
+                "description": "Sent at least once, in each game's order, one at a time per "
+                "endpoint and game, under the delivery's stable id; a 2xx within "
+                "BURA_WEBHOOK_TIMEOUT_SECONDS ends it, anything else is tried again "
+                "(backing off, up to BURA_WEBHOOK_MAX_ATTEMPTS). The body carries what a "
+                "spectator may see, never a hidden card.",
+                "parameters": [
+                    {
+                        "name": name,
+                        "in": "header",
+                        "required": True,
+                        "description": text,
+                        "schema": {"type": "string", **({"pattern": p} if p else {})},
+                    }
+                    for name, text, p in _WEBHOOK_HEADERS
+                ],
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": body}},
+                },
+                "responses": {
+                    "2XX": {"description": "Delivered: not sent again."},
+                    "default": {
+                        "description": "Not delivered (as no answer in time): tried again."
+                    },
+                },
+            }
+        }
+    return hooks
 
 
 _RATE = "when rate limits are on (BURA_RATE_LIMITS)"

@@ -7,12 +7,14 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+import jsonschema
 import msgspec
 import pytest
 
@@ -322,6 +324,7 @@ async def test_a_finished_game_is_delivered_signed_with_a_stable_id_in_header_an
             hook = await register(api, receiver)
             game_id = await play(api, THIRTY_ONE_GAME)
             await receiver.wait_for(lambda r: len(of_game(r, game_id)) == 2)
+            doc = (await api.client.get("/schema/openapi.json")).json()
 
         deal, end = of_game(receiver, game_id)
         for request in (deal, end):
@@ -353,6 +356,24 @@ async def test_a_finished_game_is_delivered_signed_with_a_stable_id_in_header_an
         assert len(end.json["data"]["deals"]) == 1 and end.json["data"]["deals"][0]["by"] == 0
         assert {"game_id", "checkpoint", "recorded_at"} <= set(end.json)
         assert hook["id"] not in (deal.json["id"], end.json["id"])
+        # as the OpenAPI document's `webhooks` describe them, body and headers
+        for request in (deal, end):
+            sent = doc["webhooks"][request.json["type"]]["post"]
+            body = sent["requestBody"]["content"]["application/json"]["schema"]
+            validator = jsonschema.Draft202012Validator({**body, "components": doc["components"]})
+            validator.validate(request.json)
+            for header in sent["parameters"]:
+                given = request.headers[header["name"].lower()]
+                assert re.fullmatch(header["schema"].get("pattern", ".+"), given), header
+        wrong = {**end.json, "data": deal.json["data"]}  # a game's end with a deal's data
+        assert not jsonschema.Draft202012Validator(
+            {
+                **doc["webhooks"]["game_finished"]["post"]["requestBody"]["content"][
+                    "application/json"
+                ]["schema"],
+                "components": doc["components"],
+            }
+        ).is_valid(wrong)
 
 
 async def test_a_receiver_that_fails_three_times_gets_the_delivery_once_more_with_the_same_id(
