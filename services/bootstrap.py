@@ -249,7 +249,17 @@ async def open_store(
                 ", ".join(missing),
                 extra={"migrations": missing},
             )
-            await migrate(settings.database_url)
+            applied = await migrate(settings.database_url)
+            # another replica starting at once may have applied some (or all) of them
+            # while this one waited for the migration lock: say what this one did
+            log.info(
+                "applied %d migration(s)%s",
+                len(applied),
+                f" ({len(missing) - len(applied)} by another process)"
+                if len(applied) < len(missing)
+                else "",
+                extra={"migrations": applied},
+            )
         postgres = await PostgresEventStore.open(
             settings.database_url, lanes=settings.append_lanes or None
         )

@@ -432,3 +432,30 @@ async def test_serve_applies_pending_migrations_by_default_and_names_them(
         said = [line for line in service.log().splitlines() if "pending migration" in line]
         names = [name for name, _ in migration_files()]
         assert len(said) == 1 and all(name in said[0] for name in names), service.log()
+        assert f"applied {len(names)} migration(s)" in service.log(), service.log()
+
+
+async def test_two_replicas_starting_at_once_say_how_many_each_applied(
+    postgres_admin_url, tmp_path
+):
+    """Both may find the same migrations pending and name them; one waits for the other's
+    lock. Each says how many it applied, so the lines add up to what the database got
+    (17 named for 10 applied read as 17 applied)."""
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()
+    with fresh_database(postgres_admin_url, migrated=False) as bare:
+        one = _service(tmp_path / "one", BURA_DATABASE_URL=bare)
+        two = _service(tmp_path / "two", BURA_DATABASE_URL=bare)
+        try:
+            await one.ready()
+            await two.ready()
+        finally:
+            one.stop()
+            two.stop()
+        applied = [
+            int(re.search(r"applied (\d+) migration", line).group(1))  # type: ignore[union-attr]
+            for service in (one, two)
+            for line in service.log().splitlines()
+            if "applied" in line and "migration(s)" in line
+        ]
+        assert sum(applied) == len(migration_files()), (one.log(), two.log())
