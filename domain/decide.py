@@ -233,6 +233,14 @@ def _seed(
     game: Game, seeding: Shuffle | None, actor: int, value: str, now: int | None
 ) -> list[Event]:
     if seeding is None:
+        closed = game.shuffle
+        if closed is not None and not game.finished and actor in closed.missing:
+            # its seed was missing when the deal's seeding closed at its deadline
+            raise RuleViolation(
+                "seed_too_late",
+                f"the seeds for deal {closed.number} were due by {closed.deadline} "
+                "(ms since the epoch): the deal is dealt without this one",
+            )
         if game.rules.shuffle == "seats":
             raise RuleViolation(
                 "not_seeding",

@@ -14,6 +14,7 @@ from litestar.exceptions import ValidationException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.types import (
+    HTTPScope,
     LifeSpanReceive,
     LifeSpanScope,
     LifeSpanSend,
@@ -27,6 +28,7 @@ from services.app.jsontext import named_twice
 from services.config import Settings
 from services.http.commands import CommandsController
 from services.http.contract import HEADERS
+from services.http.cutoff import answered_if_cut_off
 from services.http.deps import DEPENDENCIES
 from services.http.docs import ProblemsController, assets, render_plugins
 from services.http.errors import HANDLERS
@@ -176,27 +178,37 @@ class Bura(Litestar):
         if scope["type"] == "lifespan":
             send = self._one_line_startup_failure(cast("LifeSpanSend", send))
         elif scope["type"] == ScopeType.HTTP:
-            http = scope
-            method = http["method"]
-            if self.vary_origin:
-                send = varying_by_origin(cast("Send", send))
-            front = self.front
-            if method == "POST" and front is not None:
-                http["app"] = http["litestar_app"] = self
-                if await front(
-                    http, cast("Receive", receive), cast("Send", send), super().__call__
-                ):
-                    return
-            elif method == "HEAD" and not live(http["path"]):  # the GET, without its body
-                await super().__call__(as_get(http), receive, bodiless(cast("Send", send)))
-                return
-            elif method == "OPTIONS":  # its Allow names every method, HEAD where GET
-                if self.cors and preflight(http):
-                    send = preflight_answer(http, cast("Send", send))
-                if self.methods is None:
-                    self.methods = route_methods(self.routes)
-                send = allow_head_in(http["path"], cast("Send", send), self.methods(http["path"]))
+            # cut off at the end of the shutdown grace: a 503 in words, not a bare 500
+            await answered_if_cut_off(
+                scope, cast("Receive", receive), cast("Send", send), self._http, self._draining
+            )
+            return
         await super().__call__(scope, receive, send)
+
+    def _draining(self) -> bool:
+        runtime = getattr(self.state, "runtime", None)
+        return runtime is not None and runtime.projector.draining.is_set()
+
+    async def _http(self, http: HTTPScope, receive: Receive, send: Send) -> None:
+        """The request as the API answers it: the front door, HEAD as GET, OPTIONS."""
+        method = http["method"]
+        if self.vary_origin:
+            send = varying_by_origin(send)
+        front = self.front
+        if method == "POST" and front is not None:
+            http["app"] = http["litestar_app"] = self
+            if await front(http, receive, send, super().__call__):
+                return
+        elif method == "HEAD" and not live(http["path"]):  # the GET, without its body
+            await super().__call__(as_get(http), receive, bodiless(send))
+            return
+        elif method == "OPTIONS":  # its Allow names every method, HEAD where GET
+            if self.cors and preflight(http):
+                send = preflight_answer(http, send)
+            if self.methods is None:
+                self.methods = route_methods(self.routes)
+            send = allow_head_in(http["path"], send, self.methods(http["path"]))
+        await super().__call__(http, receive, send)
 
 
 def create_app(settings: Settings, adapters: bootstrap.Adapters | None = None) -> Litestar:

@@ -26,7 +26,7 @@ async def test_a_game_played_through_http_to_a_win_by_31(api: Api) -> None:
     assert (final["status"], final["phase"], final["turn"]) == ("finished", "finished", None)
     assert final["result"] == {"winners": [0], "reason": "thirty_one"}
     assert final["deals"] == [
-        {"number": 1, "winners": [0], "losers": [1], "reason": "thirty_one", "stake": 2}
+        {"number": 1, "winners": [0], "losers": [1], "reason": "thirty_one", "stake": 2, "by": 0}
     ]
     assert final["score"] == [2, -2]
     assert final["seed"] == "api-tests"

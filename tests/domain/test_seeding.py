@@ -103,6 +103,11 @@ def test_a_seed_missing_at_the_deadline_is_recorded_as_empty_and_the_view_says_s
     assert isinstance(events[1], DealStarted) and events[1].deck == shuffled(mixed, deck(36))
     assert refused(given, 1, Seed("too late"), now=DEADLINE) == "seed_too_late"
     dealt = fold(given, events)
+    # once closed at the deadline (by its timer, or the request that found it passed), the
+    # missing seat's seed is still too late, not "no deal waiting"; a seat that sent its
+    # seed is told there is no seeding to send one to
+    assert refused(dealt, 1, Seed("too late"), now=DEADLINE + 9000) == "seed_too_late"
+    assert refused(dealt, 0, Seed("again"), now=DEADLINE + 9000) == "not_seeding"
     for viewer in (0, 1, SPECTATOR, ARBITER):
         shown = view(dealt, viewer).shuffle
         assert shown is not None and shown.missing == (1,) and shown.seeds == seeds

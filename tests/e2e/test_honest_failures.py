@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import signal
 import statistics
 import time
 import uuid
@@ -299,3 +300,42 @@ async def test_a_stalled_database_bounds_a_creation_and_the_list_by_the_deadline
         and 'status="503"' in line
     )
     assert spent >= 2 * DEADLINE * 0.9, metrics
+
+
+async def test_requests_cut_off_by_the_end_of_the_grace_are_answered_in_words(
+    start_service: StartService, client: httpx.AsyncClient, proxy: PostgresProxy, database: str
+) -> None:
+    """SIGTERM with a command and a read waiting on a stalled database, and a grace shorter
+    than the deadline: uvicorn cancelled them at the grace's end and answered each a bare
+    `500 Internal Server Error` in plain text. The command is `503 outcome_unknown` with
+    its key (its append may have been sent), the read `503 shutting_down`; the process
+    still exits 0, and the log says what was cut off."""
+    service = await start_service(
+        BURA_DATABASE_URL=proxy.via(database),
+        BURA_REQUEST_DEADLINE_SECONDS="8",
+        BURA_SHUTDOWN_GRACE_SECONDS="1",
+        BURA_REDIS_URL="",
+    )
+    table = await Table.create(client, service.url, seed="cut-off", **RULES)
+    seat, command = table.next_move(random_bot, random.Random(1))
+    proxy.pause()
+    try:
+        sent = asyncio.ensure_future(post(client, service.url, table, seat, command, "cut-1"))
+        read = asyncio.ensure_future(
+            client.get(f"{service.url}/games/{table.game_id}/events", headers=OPERATOR)
+        )
+        await asyncio.sleep(0.5)  # both wait on the database
+        assert service.process is not None
+        service.process.send_signal(signal.SIGTERM)
+        answers = await asyncio.wait_for(asyncio.gather(sent, read), timeout=15)
+        exit_code = await asyncio.to_thread(service.process.wait, 15)
+    finally:
+        proxy.resume()
+    (command_answer, read_answer) = answers
+    assert command_answer.status_code == 503, command_answer.text
+    assert command_answer.headers["content-type"] == "application/problem+json"
+    assert command_answer.json()["code"] == "outcome_unknown"
+    assert command_answer.json()["command_id"] == "cut-1"
+    assert read_answer.status_code == 503 and read_answer.json()["code"] == "shutting_down"
+    assert exit_code == 0
+    assert "cut off by the end of the shutdown grace" in service.log()
