@@ -105,7 +105,10 @@ async def test_the_servers_timer_closes_the_seeding_at_its_deadline(api: Api) ->
     assert view["phase"] != "seeding"
     assert view["shuffle"]["missing"] == [1] and view["shuffle"]["seeds"] == ["on time", ""]
     late = await api.send(table, 1, {"type": "seed", "value": "too late"})
-    assert late.status_code == 409 and late.json()["code"] == "not_seeding"
+    # the seeding closed at its deadline without this seat's seed: too late, as documented
+    assert late.status_code == 409 and late.json()["code"] == "seed_too_late"
+    again = await api.send(table, 0, {"type": "seed", "value": "sent already"})
+    assert again.json()["code"] == "not_seeding"  # its seed is in: no seeding is open for it
 
 
 async def test_without_a_timer_the_next_request_closes_an_overdue_seeding(api: Api) -> None:
@@ -121,7 +124,7 @@ async def test_without_a_timer_the_next_request_closes_an_overdue_seeding(api: A
 
     late = await api.send(table, 0, {"type": "seed", "value": "after the deadline"})
 
-    assert late.status_code == 409 and late.json()["code"] == "not_seeding"
+    assert late.status_code == 409 and late.json()["code"] == "seed_too_late"
     view = await api.view(table, table.seat(0))
     assert view["phase"] == "lead" and view["shuffle"]["missing"] == [0, 1]
     closed = [r for r in await api.store.read(table.game_id) if r.type == "seeding_closed"]
