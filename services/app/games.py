@@ -508,6 +508,21 @@ class GameService:
             self._keep(game_id, state, head)
         return state, head
 
+    async def resumed_from(self, game_id: str, at_most: int) -> Game:
+        """Where to fold from to render the versions after `at_most` (a stream resuming):
+        the game's newest snapshot when it is no later than that and its head is the
+        record's, else the empty game. A cache: failing it only costs the fold."""
+        if self.snapshots is None or at_most <= 0:
+            return Game()
+        with contextlib.suppress(Exception):
+            kept = await self.snapshots.load(game_id, SCHEMA)
+            base = restored(kept) if kept is not None and kept.version <= at_most else None
+            if kept is not None and base is not None:
+                rows = await self.store.read(game_id, after=kept.version - 1, until=kept.version)
+                if rows and rows[0].version == kept.version and rows[0].hash == kept.head:
+                    return base
+        return Game()
+
     def _keep(self, game_id: str, state: Game, head: bytes) -> None:
         """Save a snapshot in the background, outside the request's deadline."""
         if self.snapshots is None:

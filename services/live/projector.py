@@ -38,6 +38,8 @@ log = logging.getLogger("bura.projector")
 HISTORY = 64  # versions a feed keeps for resuming streams without reading the store
 RENDERED = 4 * HISTORY  # messages a feed keeps rendered, by (version, viewer)
 FRESH_MS = 250  # how long the latest message's `now` and `time_left` may be shared
+PAGE = 256  # rows a catch-up from the store reads at a time
+TURN = 16  # events a catch-up folds (and renders) before it hands the loop back
 
 
 class Feed:
@@ -356,18 +358,30 @@ class Projector:
                         self._rendered(feed, version, event, state, viewer, head, now, presence),
                     )
             return
+        # From the newest snapshot at or before `sent` (else the start), a page of rows at
+        # a time, handing the loop back every few messages: a long catch-up (a resume from
+        # version 1 of a game of thousands) neither holds the whole record in memory nor
+        # keeps every other request waiting, and a client that leaves stops it there.
         until = feed.state.version
-        rows = await self.service.store.read(feed.game_id, after=0, until=until)
-        state = Game()
-        for row in rows:
-            event = from_recorded(row)
-            state = evolve(state, event)
-            if row.version > sent:
-                latest = row.version >= feed.state.version
-                chunk = message(
-                    row.version, event, state, viewer, row.hash, now, presence, latest=latest
-                )
-                yield row.version, chunk
+        state = await self.service.resumed_from(feed.game_id, sent)
+        while state.version < until:
+            rows = await self.service.store.read(
+                feed.game_id, after=state.version, until=min(state.version + PAGE, until)
+            )
+            if not rows:
+                return
+            for n, row in enumerate(rows):
+                event = from_recorded(row)
+                state = evolve(state, event)
+                if row.version > sent:
+                    latest = row.version >= feed.state.version
+                    chunk = message(
+                        row.version, event, state, viewer, row.hash, now, presence, latest=latest
+                    )
+                    yield row.version, chunk
+                if n % TURN == TURN - 1:
+                    await asyncio.sleep(0)
+            await asyncio.sleep(0)
 
 
 def _stepped(

@@ -21,6 +21,7 @@ from domain.state import Game
 from infra.ports.events import EventStore, RecordedEvent
 from infra.ports.snapshots import Snapshot
 from services.app.callers import Seating
+from services.app.codec import from_recorded
 from services.app.games import GameService
 from services.app.snapshots import SCHEMA, restored, schema_of, snapshot
 from services.bootstrap import Adapters
@@ -112,6 +113,26 @@ async def test_a_cold_load_reads_only_the_events_after_the_newest_snapshot(
     assert await reader.current(game_id) == (state, (await adapters.store.read(game_id))[-1].hash)
     # the row at the snapshot's version (to check its head) and those after it
     assert counted.rows == state.version - kept.version + 1
+
+
+async def test_a_stream_resumes_from_the_newest_snapshot_no_later_than_it_saw(
+    adapters: Adapters,
+) -> None:
+    """A stream resuming a few versions behind, where no feed holds them, folded the whole
+    record from version 0: it starts from the newest snapshot at or before what it saw,
+    and from nothing when that snapshot is later (its versions must all be rendered)."""
+    writer = service_on(adapters, snapshot_every=8)
+    state = await played(writer, 30)
+    game_id = game_of(state, [writer])
+    assert adapters.snapshots is not None
+    kept = await adapters.snapshots.load(game_id, SCHEMA)
+    assert kept is not None and kept.version > 8
+    reader = service_on(adapters)
+    base = await reader.resumed_from(game_id, max(kept.version, state.version - 1))
+    rows = await adapters.store.read(game_id, until=kept.version)
+    assert base.version == kept.version and base == fold(Game(), (from_recorded(r) for r in rows))
+    assert (await reader.resumed_from(game_id, kept.version - 1)).version == 0
+    assert (await reader.resumed_from(game_id, 0)).version == 0
 
 
 async def test_snapshots_of_another_schema_or_another_record_are_ignored(
