@@ -194,7 +194,8 @@ PROBLEMS: dict[str, Problem] = {
     ),
     "not_seeding": _rule(
         "No deal is waiting for seeds: the server shuffles this table, or seeding closed "
-        "(docs/rules.md §8.13).",
+        "with this seat's seed in (one missing at the deadline is `seed_too_late`; "
+        "docs/rules.md §8.13).",
         "no deal is waiting for seeds",
     ),
     "bad_seed": _rule(
