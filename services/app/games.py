@@ -53,7 +53,7 @@ from infra.ports.events import (
 )
 from infra.ports.games import AlreadyRematched, GameIndex
 from infra.ports.hints import Hint, HintBus
-from infra.ports.snapshots import Snapshots
+from infra.ports.snapshots import Snapshot, Snapshots
 from services import logs
 from services.app.arrivals import Arrivals
 from services.app.callers import GAME_ID, Seating
@@ -477,14 +477,11 @@ class GameService:
         row at the snapshot's version included, to check the head it names), else from
         every event. A cold load that folded many events leaves a snapshot behind."""
         state, head = NEW_GAME, GENESIS
-        kept = None
-        if self.snapshots is not None:
-            with contextlib.suppress(Exception):  # a cache: failing it only costs time
-                kept = await self.snapshots.load(game_id, SCHEMA)
-        base = restored(kept) if kept is not None else None
-        if kept is not None and base is not None:
+        newest = await self._newest_snapshot(game_id)
+        if newest is not None:
+            kept, base = newest
             rows = await self.store.read(game_id, after=kept.version - 1)
-            if rows and rows[0].version == kept.version and rows[0].hash == kept.head:
+            if _names_its_row(kept, rows):
                 rows = rows[1:]
                 state, head = base, kept.head
             else:  # not this game's record as stored: ignore it, read what came before
@@ -512,16 +509,27 @@ class GameService:
         """Where to fold from to render the versions after `at_most` (a stream resuming):
         the game's newest snapshot when it is no later than that and its head is the
         record's, else the empty game. A cache: failing it only costs the fold."""
-        if self.snapshots is None or at_most <= 0:
+        newest = await self._newest_snapshot(game_id) if at_most > 0 else None
+        if newest is None or newest[0].version > at_most:
             return Game()
+        kept, base = newest
+        with contextlib.suppress(Exception):
+            rows = await self.store.read(game_id, after=kept.version - 1, until=kept.version)
+            if _names_its_row(kept, rows):
+                return base
+        return Game()
+
+    async def _newest_snapshot(self, game_id: str) -> tuple[Snapshot, Game] | None:
+        """The game's newest snapshot this code can restore, with its state; None when there
+        is none. A cache: failing to read it only costs a longer fold."""
+        if self.snapshots is None:
+            return None
         with contextlib.suppress(Exception):
             kept = await self.snapshots.load(game_id, SCHEMA)
-            base = restored(kept) if kept is not None and kept.version <= at_most else None
+            base = restored(kept) if kept is not None else None
             if kept is not None and base is not None:
-                rows = await self.store.read(game_id, after=kept.version - 1, until=kept.version)
-                if rows and rows[0].version == kept.version and rows[0].hash == kept.head:
-                    return base
-        return Game()
+                return kept, base
+        return None
 
     def _keep(self, game_id: str, state: Game, head: bytes) -> None:
         """Save a snapshot in the background, outside the request's deadline."""
@@ -1048,3 +1056,9 @@ def counted_as(code: str) -> str:
     """A refusal's `outcome` in bura_commands_total: its code, unless the code tells of
     hidden cards (then `refused`)."""
     return "refused" if code in SAYS_OF_HIDDEN_CARDS else code
+
+
+def _names_its_row(kept: Snapshot, rows: Sequence[RecordedEvent]) -> bool:
+    """Whether rows read from a snapshot's version on begin with the row it names (its
+    version and chain hash): else it is no snapshot of this record as stored."""
+    return bool(rows) and rows[0].version == kept.version and rows[0].hash == kept.head
