@@ -81,13 +81,13 @@ def listening(host: str, port: int) -> socket.socket:
 
 def warn_of_short_grace(settings: Settings) -> bool:
     """Whether a request in flight at SIGTERM may outlast the grace (it may run to its
-    deadline: cut off then, its client gets a bare 500 for a command that may have been
-    made); said in the log at start if so."""
+    deadline: cut off then, a command is answered `outcome_unknown`, services/http/cutoff.py);
+    said in the log at start if so."""
     if settings.shutdown_grace_seconds > settings.request_deadline_seconds:
         return False
     log.warning(
         "BURA_SHUTDOWN_GRACE_SECONDS=%g is not longer than BURA_REQUEST_DEADLINE_SECONDS=%g:"
-        " a request in flight at shutdown may be cut off with a 500",
+        " a request in flight at shutdown may be cut off (503, a command's outcome unknown)",
         settings.shutdown_grace_seconds,
         settings.request_deadline_seconds,
     )

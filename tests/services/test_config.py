@@ -283,7 +283,7 @@ def test_a_grace_no_longer_than_the_deadline_is_warned_of_at_start(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """A request in flight at SIGTERM may run to its deadline: a grace that ends first cuts
-    it off with a bare 500 (and exit 0), which `bura serve` says when it starts."""
+    it off (a 503, a command's outcome unknown), which `bura serve` says when it starts."""
     from services.http.server import warn_of_short_grace
 
     with caplog.at_level("WARNING", logger="bura"):
