@@ -40,11 +40,13 @@ class Service:
         log_dir: Path | None = None,
         root: Path | None = None,
         wrapper: Sequence[str] = (),
+        host: str = "127.0.0.1",
     ) -> None:
         self.root = root or ROOT  # the checkout whose code runs (bench/ab.py runs two)
         self.wrapper = list(wrapper)  # a command the server runs under (bench/work.py: valgrind)
         self.port = port or free_port()
-        given = {**os.environ, **env, "BURA_PORT": str(self.port), "BURA_HOST": "127.0.0.1"}
+        # `host`: where it listens (harness/vanishing.py: every address); `url` is loopback
+        given = {**os.environ, **env, "BURA_PORT": str(self.port), "BURA_HOST": host}
         # a setting given as "" is left unset (the server refuses an empty URL)
         self.env = {k: v for k, v in given.items() if v != ""}
         self.env.setdefault("BURA_OPERATOR_KEY", OPERATOR_KEY)

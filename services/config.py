@@ -49,6 +49,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # aiohttp 15 s, cloud balancers 60 s), so the client or balancer lets go first: a
     # request sent onto a connection the server is closing is reset, and lost to its sender.
     idle_timeout_seconds: float = 75.0
+    # Data sent on a connection and left unacknowledged this long drops it (Linux's
+    # TCP_USER_TIMEOUT): a peer that vanished without closing (a phone off the network, a
+    # laptop shut) is found within a stream's keep-alive plus this, not after the kernel's
+    # 15 minutes of retransmissions, so its seat shows away and abandonment is judged.
+    peer_timeout_seconds: float = 30.0
     webhook_url: str | None = None  # an endpoint named by the settings (id "config")
     webhook_secret: str | None = None
     webhook_events: str = ""  # comma-separated webhook types; empty: all of them
@@ -131,6 +136,10 @@ VARIABLES: dict[str, tuple[str, str]] = {
         "idle_timeout_seconds",
         "an idle keep-alive connection is closed after this",
     ),
+    "BURA_PEER_TIMEOUT_SECONDS": (
+        "peer_timeout_seconds",
+        "a connection whose peer leaves data unacknowledged this long is dropped (Linux)",
+    ),
     "BURA_WEBHOOK_URL": ("webhook_url", "a webhook endpoint of the settings' own (id config)"),
     "BURA_WEBHOOK_SECRET": (
         "webhook_secret",
@@ -187,6 +196,7 @@ _SECONDS: dict[str, tuple[int, bool]] = {
     "request_deadline_seconds": (DAY, False),
     "read_timeout_seconds": (DAY, False),
     "idle_timeout_seconds": (DAY, True),  # uvicorn counts it in whole seconds
+    "peer_timeout_seconds": (HOUR, False),  # the kernel counts it in milliseconds
     "webhook_timeout_seconds": (DAY, False),
     "webhook_retry_seconds": (DAY, False),
     "webhook_retry_max_seconds": (DAY, False),

@@ -62,14 +62,24 @@ class Server(uvicorn.Server):
             self.should_exit = True
 
 
-def listening(host: str, port: int) -> socket.socket:
+def listening(host: str, port: int, peer_timeout: float | None = None) -> socket.socket:
     """The server's socket, bound before anything else starts: a port already taken stops
     `bura serve` at once (uvicorn would find out only after the app, its pool and its Redis
-    were up, and then hang on their shutdown)."""
+    were up, and then hang on their shutdown).
+
+    `peer_timeout` (seconds): TCP_USER_TIMEOUT, which every accepted connection takes from
+    the listening socket on Linux: data left unacknowledged this long drops the connection.
+    A stream's keep-alives are such data, so a stream whose peer vanished without closing
+    ends within a keep-alive period plus this (the kernel alone retransmits for about 15
+    minutes), and its seat's presence with it. Where the system has no such option it is
+    left out."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if peer_timeout is not None and hasattr(socket, "TCP_USER_TIMEOUT"):
+            milliseconds = max(1, round(peer_timeout * 1000))
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, milliseconds)
         sock.bind((host, port))
         sock.listen(2048)
     except OSError:
@@ -98,7 +108,7 @@ def serve(settings: Settings, command: str = "serve") -> int:
     """`command`: the `bura` command that serves (`serve`, `demo`), as its failures say."""
     configure(settings)
     try:
-        sock = listening(settings.host, settings.port)
+        sock = listening(settings.host, settings.port, settings.peer_timeout_seconds)
     except OSError as e:
         print(
             f"bura {command}: cannot listen on {settings.host}:{settings.port}: {e.strerror or e}",

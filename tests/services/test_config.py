@@ -47,6 +47,7 @@ def test_every_variable_is_read():
         "BURA_MAX_HEADERS": "20",
         "BURA_READ_TIMEOUT_SECONDS": "3",
         "BURA_IDLE_TIMEOUT_SECONDS": "2",
+        "BURA_PEER_TIMEOUT_SECONDS": "2.5",
         "BURA_WEBHOOK_URL": "https://platform.test/bura",
         "BURA_WEBHOOK_SECRET": "s" * 16,
         "BURA_WEBHOOK_EVENTS": "deal_ended, timeout",
@@ -76,7 +77,7 @@ def test_every_variable_is_read():
     assert settings.ready_requires_bus is False and settings.migrate_on_start is False
     assert (settings.request_deadline_seconds, settings.read_timeout_seconds) == (2.5, 3.0)
     assert (settings.max_header_bytes, settings.max_headers) == (4096, 20)
-    assert settings.idle_timeout_seconds == 2.0
+    assert settings.idle_timeout_seconds == 2.0 and settings.peer_timeout_seconds == 2.5
     assert settings.append_lanes == 3
     assert settings.webhook_url == "https://platform.test/bura"
     assert settings.webhook_events == "deal_ended, timeout" and not settings.webhook_delivery
@@ -144,6 +145,8 @@ def test_every_variable_is_read():
         ("BURA_READ_TIMEOUT_SECONDS", "86401"),
         ("BURA_STREAM_TICKET_SECONDS", "86401"),
         ("BURA_IDLE_TIMEOUT_SECONDS", "1.5"),  # whole seconds
+        ("BURA_PEER_TIMEOUT_SECONDS", "0"),
+        ("BURA_PEER_TIMEOUT_SECONDS", "3601"),
         ("BURA_SHUTDOWN_GRACE_SECONDS", "0.9"),  # whole seconds: int() made it 0
         ("BURA_SHUTDOWN_GRACE_SECONDS", "20.5"),
         ("BURA_STREAM_TICKET_SECONDS", "1.5"),
