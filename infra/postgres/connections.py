@@ -58,7 +58,9 @@ def reachable() -> Iterator[None]:
     except UNAVAILABLE as e:
         if not unavailable(e):
             raise
-        raise StoreUnavailable(f"{type(e).__name__}: {e}") from e
+        # a timeout says nothing of itself: say what it means
+        said = str(e) or ("no answer in time" if isinstance(e, TimeoutError) else "")
+        raise StoreUnavailable(f"{type(e).__name__}: {said}") from e
 
 
 class StatelessConnection(asyncpg.Connection):

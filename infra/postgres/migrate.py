@@ -13,6 +13,12 @@ log = logging.getLogger("bura.migrate")
 
 # Any fixed key will do; every process that migrates this schema takes the same one.
 _LOCK_KEY = 0x6275726100000001
+# A server that takes the connection and never answers (a stalled host, a proxy to
+# nowhere) is unavailable after this, as the store's pool judges it: asyncpg alone waits a
+# minute. The same bounds the reads of what is applied; taking the lock behind another
+# process's migration, and the migrations themselves, may take as long as they take.
+CONNECT_SECONDS = 5.0
+READ_SECONDS = 10.0
 
 
 def migration_files() -> list[tuple[str, str]]:
@@ -31,9 +37,12 @@ async def migrate(dsn: str, until: str | None = None) -> list[str]:
     says so at info before it waits (a long migration elsewhere is no silent hang).
     """
     with reachable():
-        conn = await asyncpg.connect(dsn)
+        conn = await asyncpg.connect(dsn, timeout=CONNECT_SECONDS)
         try:
-            if not await conn.fetchval("SELECT pg_try_advisory_lock($1)", _LOCK_KEY):
+            tried = await conn.fetchval(
+                "SELECT pg_try_advisory_lock($1)", _LOCK_KEY, timeout=READ_SECONDS
+            )
+            if not tried:
                 log.info("waiting for the migration lock: another process is migrating")
                 await conn.execute("SELECT pg_advisory_lock($1)", _LOCK_KEY)
             try:
@@ -41,7 +50,7 @@ async def migrate(dsn: str, until: str | None = None) -> list[str]:
             finally:
                 await conn.execute("SELECT pg_advisory_unlock($1)", _LOCK_KEY)
         finally:
-            await conn.close()
+            await conn.close(timeout=CONNECT_SECONDS)
 
 
 async def _apply_pending(conn: asyncpg.Connection, until: str | None) -> list[str]:
@@ -69,14 +78,21 @@ async def pending(dsn: str) -> list[str]:
     writing (a reader's role may hold no right to create anything): every one of them
     for a database that holds no bura schema at all."""
     with reachable():
-        conn = await asyncpg.connect(dsn)
+        conn = await asyncpg.connect(dsn, timeout=CONNECT_SECONDS)
         try:
-            exists = await conn.fetchval("SELECT to_regclass('schema_migrations') IS NOT NULL")
+            exists = await conn.fetchval(
+                "SELECT to_regclass('schema_migrations') IS NOT NULL", timeout=READ_SECONDS
+            )
             done = (
-                {r["name"] for r in await conn.fetch("SELECT name FROM schema_migrations")}
+                {
+                    r["name"]
+                    for r in await conn.fetch(
+                        "SELECT name FROM schema_migrations", timeout=READ_SECONDS
+                    )
+                }
                 if exists
                 else set()
             )
         finally:
-            await conn.close()
+            await conn.close(timeout=CONNECT_SECONDS)
     return [name for name, _ in migration_files() if name not in done]

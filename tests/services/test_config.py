@@ -1,6 +1,11 @@
 """Settings come from the environment only, and a bad one names itself."""
 
+import os
 import re
+import socket
+import subprocess
+import sys
+import time
 import uuid
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -10,7 +15,7 @@ import httpx
 import pytest
 
 from harness.databases import fresh_database, run_async
-from harness.processes import OPERATOR, Service
+from harness.processes import OPERATOR, ROOT, Service
 from infra.postgres.migrate import migration_files
 from services.config import VARIABLES, ConfigError, load
 
@@ -462,3 +467,39 @@ async def test_two_replicas_starting_at_once_say_how_many_each_applied(
             if "applied" in line and "migration(s)" in line
         ]
         assert sum(applied) == len(migration_files()), (one.log(), two.log())
+
+
+@pytest.fixture
+def silent_postgres():
+    """A port that takes connections and never answers (a stalled host, a proxy to
+    nowhere): the kernel completes the handshake on its backlog, nobody speaks."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(64)
+        yield f"postgresql://bura@127.0.0.1:{listener.getsockname()[1]}/bura"
+
+
+async def test_serve_gives_up_on_a_postgresql_that_never_answers_in_seconds(
+    silent_postgres, tmp_path
+):
+    """It waited out asyncpg's minute on the migrations' connection before exit 3."""
+    began = time.monotonic()
+    service = _service(tmp_path, BURA_DATABASE_URL=silent_postgres)
+    assert await service.wait(timeout=45) == 3
+    assert time.monotonic() - began < 30, service.log()
+    said = [line for line in service.log().splitlines() if "cannot start" in line]
+    assert len(said) == 1 and "TimeoutError: no answer in time" in said[0], service.log()
+
+
+def test_migrate_gives_up_on_a_postgresql_that_never_answers_in_seconds(silent_postgres):
+    began = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "services.cli", "migrate"],
+        cwd=ROOT,
+        env={**os.environ, "BURA_DATABASE_URL": silent_postgres},
+        capture_output=True,
+        text=True,
+        timeout=45,
+    )
+    assert done.returncode == 3 and time.monotonic() - began < 30, done.stderr
+    assert "event store is unavailable: TimeoutError: no answer in time" in done.stderr
