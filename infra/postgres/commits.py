@@ -33,7 +33,7 @@ import asyncpg
 from domain.chain import GENESIS
 from infra.deadline import remaining, within
 from infra.ports.events import AppendResult, Metadata, NewEvent, StoreUnavailable, from_micros
-from infra.postgres.connections import acquired, discard, unavailable
+from infra.postgres.connections import discard, unavailable
 
 if TYPE_CHECKING:
     from infra.postgres.store import PostgresEventStore
@@ -215,7 +215,7 @@ class GroupCommit:
                 fingerprints.append(m.fingerprint if first else None)
                 expected.append(job.expected)
                 previous.append(job.previous)
-        async with acquired(store.pool, store.command_timeout) as conn:
+        async with store.connection() as conn:
             session = (conn.get_server_pid(), getattr(conn, "backend_start", None))
             try:
                 rows = await conn.fetch(_TAKE_BATCH, *columns, timeout=remaining(1.0) / 2)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from datetime import datetime
 
 import asyncpg
@@ -58,9 +58,13 @@ def reachable() -> Iterator[None]:
     except UNAVAILABLE as e:
         if not unavailable(e):
             raise
-        # a timeout says nothing of itself: say what it means
-        said = str(e) or ("no answer in time" if isinstance(e, TimeoutError) else "")
-        raise StoreUnavailable(f"{type(e).__name__}: {said}") from e
+        raise _unavailable(e) from e
+
+
+def _unavailable(error: BaseException) -> StoreUnavailable:
+    # a timeout says nothing of itself: say what it means
+    said = str(error) or ("no answer in time" if isinstance(error, TimeoutError) else "")
+    return StoreUnavailable(f"{type(error).__name__}: {said}")
 
 
 class StatelessConnection(asyncpg.Connection):
@@ -126,7 +130,7 @@ async def acquired(pool: asyncpg.Pool, default: float) -> AsyncIterator[PoolConn
         if not unavailable(error):
             raise
         discard(conn)
-        raise StoreUnavailable(f"{type(error).__name__}: {error}") from error
+        raise _unavailable(error) from error
     finally:
         # a release that fails has closed the connection already: the caller's answer stands
         with contextlib.suppress(*UNAVAILABLE):
@@ -145,3 +149,20 @@ async def close_pool(pool: asyncpg.Pool, within: float = CLOSE_SECONDS) -> None:
         await asyncio.wait_for(pool.close(), within)
     except (TimeoutError, *UNAVAILABLE):
         pool.terminate()
+
+
+class Bounded:
+    """An adapter on the store's pool whose every call ends by the request's deadline, else
+    by `command_timeout`: a pooled connection waited for counts against it, and one that
+    fails is thrown away rather than given back to be waited on (`acquired`)."""
+
+    def __init__(self, pool: asyncpg.Pool, command_timeout: float = 10.0) -> None:
+        self.pool = pool
+        self.command_timeout = command_timeout
+
+    def connection(self) -> AbstractAsyncContextManager[PoolConnectionProxy]:
+        return acquired(self.pool, self.command_timeout)
+
+    def left(self) -> float:
+        """The seconds a statement sent now may take (StoreUnavailable once none are)."""
+        return budget(self.command_timeout)

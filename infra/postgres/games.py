@@ -14,7 +14,7 @@ import msgspec
 from domain.rules import Rules
 from domain.vocabulary import Reason, Status
 from infra.ports.games import After, AlreadyRematched, IndexedGame, Stale, finished_by
-from infra.postgres.connections import acquired, budget
+from infra.postgres.connections import Bounded
 
 _encode = msgspec.json.Encoder().encode
 _EARLIEST = datetime(1, 1, 1, tzinfo=UTC)
@@ -101,14 +101,7 @@ _REMOVE = (
 )
 
 
-class PostgresGameIndex:
-    def __init__(self, pool: asyncpg.Pool, command_timeout: float = 10.0) -> None:
-        self.pool = pool
-        self.command_timeout = command_timeout
-
-    def _left(self) -> float:
-        return budget(self.command_timeout)
-
+class PostgresGameIndex(Bounded):
     async def add(
         self,
         game_id: str,
@@ -125,7 +118,7 @@ class PostgresGameIndex:
     async def _rematched(self, conn: Any, game_id: str) -> None:
         """Raise AlreadyRematched naming the rematch a concurrent writer made first."""
         existing = await conn.fetchval(
-            "SELECT stream_id FROM games WHERE rematch_of = $1", game_id, timeout=self._left()
+            "SELECT stream_id FROM games WHERE rematch_of = $1", game_id, timeout=self.left()
         )
         if existing is not None:
             raise AlreadyRematched(game_id, existing)
@@ -148,7 +141,7 @@ class PostgresGameIndex:
         rules: Rules,
         rematch_of: str | None,
     ) -> None:
-        async with acquired(self.pool, self.command_timeout) as conn:
+        async with self.connection() as conn:
             try:
                 await conn.execute(
                     statement,
@@ -157,7 +150,7 @@ class PostgresGameIndex:
                     _encode(rules).decode(),
                     rules.turn_seconds is not None,
                     rematch_of,
-                    timeout=self._left(),
+                    timeout=self.left(),
                 )
             except asyncpg.UniqueViolationError:
                 if rematch_of is not None:
@@ -165,28 +158,28 @@ class PostgresGameIndex:
                 raise
 
     async def finish(self, game_id: str, winners: Sequence[int], reason: Reason) -> None:
-        async with acquired(self.pool, self.command_timeout) as conn:
+        async with self.connection() as conn:
             await conn.execute(
                 "UPDATE games SET status = 'finished', winners = $2::jsonb, reason = $3"
                 " WHERE stream_id = $1",
                 game_id,
                 _encode(list(winners)).decode(),
                 reason,
-                timeout=self._left(),
+                timeout=self.left(),
             )
 
     async def remove(self, game_id: str) -> None:
-        async with acquired(self.pool, self.command_timeout) as conn, conn.transaction():
-            if await conn.fetchval(_REMOVE, game_id, timeout=self._left()) is not None:
+        async with self.connection() as conn, conn.transaction():
+            if await conn.fetchval(_REMOVE, game_id, timeout=self.left()) is not None:
                 await conn.execute(
                     "UPDATE games SET rematch = NULL WHERE rematch = $1",
                     game_id,
-                    timeout=self._left(),
+                    timeout=self.left(),
                 )
 
     async def get(self, game_id: str) -> IndexedGame | None:
-        async with acquired(self.pool, self.command_timeout) as conn:
-            row = await conn.fetchrow(_GET, game_id, timeout=self._left())
+        async with self.connection() as conn:
+            row = await conn.fetchrow(_GET, game_id, timeout=self.left())
         return _indexed(row) if row is not None else None
 
     async def search(
@@ -199,7 +192,7 @@ class PostgresGameIndex:
         limit: int = 50,
     ) -> list[IndexedGame]:
         start, last_id = after if after is not None else (_EARLIEST, "")
-        async with acquired(self.pool, self.command_timeout) as conn:
+        async with self.connection() as conn:
             rows = await conn.fetch(
                 _LIST,
                 status,
@@ -208,21 +201,21 @@ class PostgresGameIndex:
                 start,
                 last_id,
                 limit,
-                timeout=self._left(),
+                timeout=self.left(),
             )
         return [_indexed(r) for r in rows]
 
     async def clocked_in_progress(self) -> list[str]:
-        async with acquired(self.pool, self.command_timeout) as conn:
+        async with self.connection() as conn:
             rows = await conn.fetch(
                 "SELECT stream_id FROM games WHERE status = 'in_progress' AND clocked"
                 " ORDER BY created_at",
-                timeout=self._left(),
+                timeout=self.left(),
             )
         return [r[0] for r in rows]
 
     async def stale(self, orphaned_before: datetime) -> Stale:
-        async with acquired(self.pool, self.command_timeout) as conn:
-            finished = await conn.fetch(_FINISHED_BUT_OPEN, timeout=self._left())
-            orphans = await conn.fetch(_ORPHANS, orphaned_before, timeout=self._left())
+        async with self.connection() as conn:
+            finished = await conn.fetch(_FINISHED_BUT_OPEN, timeout=self.left())
+            orphans = await conn.fetch(_ORPHANS, orphaned_before, timeout=self.left())
         return Stale([r[0] for r in finished], [r[0] for r in orphans])

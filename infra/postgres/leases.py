@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncpg
-
 from infra.ports.leases import Lease
-from infra.postgres.connections import acquired, budget
+from infra.postgres.connections import Bounded, acquired, budget
 
 # Letting a lease go at shutdown waits this long at most: on a stalled database the lease
 # runs out by itself, and the shutdown has its own grace to keep.
@@ -25,18 +23,14 @@ RETURNING holder
 """
 
 
-class PostgresLeases:
+class PostgresLeases(Bounded):
     """Bounded like the event store (a connection cut off mid-statement is closed, never
     waited on to be given back): by command_timeout, a release by RELEASE_SECONDS."""
 
-    def __init__(self, pool: asyncpg.Pool, command_timeout: float = 10.0) -> None:
-        self.pool = pool
-        self.command_timeout = command_timeout
-
     async def hold(self, name: str, holder: str, seconds: float) -> bool:
-        async with acquired(self.pool, self.command_timeout) as conn:
+        async with self.connection() as conn:
             taken: str | None = await conn.fetchval(
-                _HOLD, name, holder, float(seconds), timeout=budget(self.command_timeout)
+                _HOLD, name, holder, float(seconds), timeout=self.left()
             )
         return taken == holder
 
@@ -50,10 +44,10 @@ class PostgresLeases:
             )
 
     async def lease(self, name: str) -> Lease | None:
-        async with acquired(self.pool, self.command_timeout) as conn:
+        async with self.connection() as conn:
             row = await conn.fetchrow(
                 "SELECT name, holder, expires_at FROM leases WHERE name = $1",
                 name,
-                timeout=budget(self.command_timeout),
+                timeout=self.left(),
             )
         return None if row is None else Lease(row[0], row[1], row[2])

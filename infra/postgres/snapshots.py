@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncpg
-
 from infra.ports.snapshots import Snapshot
-from infra.postgres.connections import acquired, budget
+from infra.postgres.connections import Bounded
 
 # An older snapshot never replaces a newer one: two replicas may save the same game.
 _SAVE = (
@@ -18,14 +16,10 @@ _SAVE = (
 _LOAD = "SELECT version, state, head FROM snapshots WHERE stream_id = $1 AND schema = $2"
 
 
-class PostgresSnapshots:
-    def __init__(self, pool: asyncpg.Pool, command_timeout: float = 10.0) -> None:
-        self.pool = pool
-        self.command_timeout = command_timeout
-
+class PostgresSnapshots(Bounded):
     async def save(self, snapshot: Snapshot) -> None:
         s = snapshot
-        async with acquired(self.pool, self.command_timeout) as conn:
+        async with self.connection() as conn:
             await conn.execute(
                 _SAVE,
                 s.stream_id,
@@ -33,14 +27,12 @@ class PostgresSnapshots:
                 s.version,
                 s.state,
                 s.head,
-                timeout=budget(self.command_timeout),
+                timeout=self.left(),
             )
 
     async def load(self, stream_id: str, schema: str) -> Snapshot | None:
-        async with acquired(self.pool, self.command_timeout) as conn:
-            row = await conn.fetchrow(
-                _LOAD, stream_id, schema, timeout=budget(self.command_timeout)
-            )
+        async with self.connection() as conn:
+            row = await conn.fetchrow(_LOAD, stream_id, schema, timeout=self.left())
         if row is None:
             return None
         return Snapshot(stream_id, row[0], schema, bytes(row[1]), bytes(row[2]))

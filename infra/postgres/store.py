@@ -33,10 +33,9 @@ from infra.ports.events import (
 from infra.postgres.commits import GroupCommit
 from infra.postgres.connections import (
     UNAVAILABLE,
+    Bounded,
     Connection,
     StatelessConnection,
-    acquired,
-    budget,
     close_pool,
     discard,
     reachable,
@@ -174,7 +173,7 @@ def _recorded(row: asyncpg.Record) -> RecordedEvent:
     )
 
 
-class PostgresEventStore:
+class PostgresEventStore(Bounded):
     """Owns an asyncpg pool; every append is one round trip: one INSERT when the store
     knows the head, else one call of bura_append_chained.
 
@@ -203,8 +202,7 @@ class PostgresEventStore:
     def __init__(
         self, pool: asyncpg.Pool, command_timeout: float = 10.0, lanes: int | None = None
     ) -> None:
-        self.pool = pool
-        self.command_timeout = command_timeout
+        super().__init__(pool, command_timeout)
         # stream id -> (version, hash, recorded_at in microseconds since the epoch) of its
         # head as this store last saw it
         self._heads: dict[str, tuple[int, bytes, int]] = {}
@@ -279,9 +277,6 @@ class PostgresEventStore:
             )
         return cls(pool, command_timeout, lanes)
 
-    def _budget(self) -> float:
-        return budget(self.command_timeout)
-
     async def append(
         self,
         stream_id: str,
@@ -300,10 +295,10 @@ class PostgresEventStore:
         events: Sequence[NewEvent],
         metadata: Metadata = NO_METADATA,
     ) -> AppendResult:
-        async with acquired(self.pool, self.command_timeout) as conn:
+        async with self.connection() as conn:
             # With a command id, half of the time left is kept for finding out what
             # became of the append, should its answer be lost.
-            left = self._budget()
+            left = self.left()
             timeout = left / 2 if metadata.command_id is not None else left
             session = (conn.get_server_pid(), getattr(conn, "backend_start", None))
             try:
@@ -342,7 +337,7 @@ class PostgresEventStore:
         pause = RECOVER_PAUSE
         while True:
             try:
-                async with acquired(self.pool, self.command_timeout) as conn:
+                async with self.connection() as conn:
                     ended = await self._end_session(conn, *session)
                     found = await self._find_command(conn, stream_id, command_id)
                 break
@@ -363,10 +358,10 @@ class PostgresEventStore:
         """True once the session is surely gone: ended here, or gone already."""
         if started is None:
             return False
-        wait_ms = int(self._budget() * 500)
+        wait_ms = int(self.left() * 500)
         try:
-            await conn.fetchval(_END_SESSION, pid, started, wait_ms, timeout=self._budget())
-            gone: bool = await conn.fetchval(_SESSION_GONE, pid, started, timeout=self._budget())
+            await conn.fetchval(_END_SESSION, pid, started, wait_ms, timeout=self.left())
+            gone: bool = await conn.fetchval(_SESSION_GONE, pid, started, timeout=self.left())
         except asyncpg.PostgresError:  # e.g. not allowed to end it: then it cannot be known
             return False
         return gone
@@ -389,7 +384,7 @@ class PostgresEventStore:
         if not events:
             raise ValueError("nothing to append")
         previous, at, hashes = self._links(stream_id, expected_version, events, metadata)
-        timeout = self._budget() if timeout is None else timeout
+        timeout = self.left() if timeout is None else timeout
         m = metadata
         try:
             if hashes is not None:
@@ -473,7 +468,7 @@ class PostgresEventStore:
             prior = await self._find_command(conn, stream_id, metadata.command_id)
             if prior is not None:
                 return msgspec.structs.replace(prior, duplicate=True)
-        head = await conn.fetchval(_VERSION, stream_id, timeout=self._budget())
+        head = await conn.fetchval(_VERSION, stream_id, timeout=self.left())
         raise Conflict(stream_id, expected_version, head)
 
     async def append_batches(
@@ -481,11 +476,11 @@ class PostgresEventStore:
     ) -> AppendResult:
         if not batches:
             raise ValueError("nothing to append")
-        async with acquired(self.pool, self.command_timeout) as conn:
+        async with self.connection() as conn:
             transaction = conn.transaction()
             await transaction.start()
             try:
-                head = await conn.fetchval(_VERSION, stream_id, timeout=self._budget())
+                head = await conn.fetchval(_VERSION, stream_id, timeout=self.left())
                 if head:
                     raise Conflict(stream_id, 0, head)
                 results: list[AppendResult] = []
@@ -519,47 +514,45 @@ class PostgresEventStore:
     async def read(
         self, stream_id: str, after: int = 0, until: int | None = None
     ) -> list[RecordedEvent]:
-        async with acquired(self.pool, self.command_timeout) as conn:
+        async with self.connection() as conn:
             if until is None:
-                rows = await conn.fetch(_READ, stream_id, after, timeout=self._budget())
+                rows = await conn.fetch(_READ, stream_id, after, timeout=self.left())
                 if rows:  # read to the end: the last row was the head when read
                     last, known = rows[-1], self._heads.get(stream_id)
                     if known is None or known[0] < last[1]:
                         self._remember(stream_id, last[1], last[11], micros(last[8]))
             else:
-                rows = await conn.fetch(
-                    _READ_UNTIL, stream_id, after, until, timeout=self._budget()
-                )
+                rows = await conn.fetch(_READ_UNTIL, stream_id, after, until, timeout=self.left())
         return [_recorded(r) for r in rows]
 
     async def version(self, stream_id: str) -> int:
-        async with acquired(self.pool, self.command_timeout) as conn:
-            return int(await conn.fetchval(_VERSION, stream_id, timeout=self._budget()))
+        async with self.connection() as conn:
+            return int(await conn.fetchval(_VERSION, stream_id, timeout=self.left()))
 
     async def find_command(self, stream_id: str, command_id: str) -> AppendResult | None:
         """The result of the first append made under command_id (duplicate=False), if any."""
-        async with acquired(self.pool, self.command_timeout) as conn:
+        async with self.connection() as conn:
             return await self._find_command(conn, stream_id, command_id)
 
     async def _find_command(
         self, conn: Connection, stream_id: str, command_id: str
     ) -> AppendResult | None:
-        row = await conn.fetchrow(_FIND_COMMAND, stream_id, command_id, timeout=self._budget())
+        row = await conn.fetchrow(_FIND_COMMAND, stream_id, command_id, timeout=self.left())
         if row is None:
             return None
         return AppendResult(stream_id, row[0], row[1], actor=row[2], fingerprint=row[3])
 
     async def read_all(self, after: Checkpoint, limit: int = 1000) -> list[RecordedEvent]:
-        async with acquired(self.pool, self.command_timeout) as conn:
-            rows = await conn.fetch(_READ_ALL, after[0], after[1], limit, timeout=self._budget())
+        async with self.connection() as conn:
+            rows = await conn.fetch(_READ_ALL, after[0], after[1], limit, timeout=self.left())
         return [_recorded(r) for r in rows]
 
     async def touched(
         self, after: Checkpoint, limit: int = 1000, kinds: tuple[str, ...] = ()
     ) -> Touched:
-        async with acquired(self.pool, self.command_timeout) as conn:
+        async with self.connection() as conn:
             rows = await conn.fetch(
-                _TOUCHED, after[0], after[1], limit, list(kinds), timeout=self._budget()
+                _TOUCHED, after[0], after[1], limit, list(kinds), timeout=self.left()
             )
         if not rows:  # an empty page
             return Touched((), 0, after)
@@ -572,20 +565,20 @@ class PostgresEventStore:
         return Touched(streams, int(first[3]), (int(first[4]), int(first[5])))
 
     async def head(self) -> Checkpoint:
-        async with acquired(self.pool, self.command_timeout) as conn:
-            row = await conn.fetchrow(_HEAD, timeout=self._budget())
+        async with self.connection() as conn:
+            row = await conn.fetchrow(_HEAD, timeout=self.left())
         return START if row is None else (int(row[0]), int(row[1]))
 
     async def issued(self, checkpoint: Checkpoint) -> bool:
         if checkpoint == START:
             return True
-        async with acquired(self.pool, self.command_timeout) as conn:
-            found = await conn.fetchval(_ISSUED, *checkpoint, timeout=self._budget())
+        async with self.connection() as conn:
+            found = await conn.fetchval(_ISSUED, *checkpoint, timeout=self.left())
         return bool(found)
 
     async def ping(self) -> None:
-        async with acquired(self.pool, self.command_timeout) as conn:
-            await conn.fetchval("SELECT 1", timeout=self._budget())
+        async with self.connection() as conn:
+            await conn.fetchval("SELECT 1", timeout=self.left())
 
     async def close(self) -> None:
         await close_pool(self.pool)

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import asyncpg
-
-from infra.postgres.connections import acquired, budget
+from infra.postgres.connections import Bounded
 
 _SAVE = """
 WITH gone AS (
@@ -18,27 +16,21 @@ ON CONFLICT (stream_id, seat) DO UPDATE SET token_hash = excluded.token_hash
 """
 
 
-class PostgresSeatTokens:
+class PostgresSeatTokens(Bounded):
     """Bounded like the event store: by the request's deadline, else command_timeout."""
-
-    def __init__(self, pool: asyncpg.Pool, command_timeout: float = 10.0) -> None:
-        self.pool = pool
-        self.command_timeout = command_timeout
 
     async def save(self, stream_id: str, token_hashes: Sequence[bytes]) -> None:
         """The stream's hashes, all of them replaced, in one statement (one round trip, and
         atomic without a transaction around it): the seats given are written over, the
         seats past them deleted."""
-        async with acquired(self.pool, self.command_timeout) as conn:
-            await conn.execute(
-                _SAVE, stream_id, list(token_hashes), timeout=budget(self.command_timeout)
-            )
+        async with self.connection() as conn:
+            await conn.execute(_SAVE, stream_id, list(token_hashes), timeout=self.left())
 
     async def hashes(self, stream_id: str) -> list[bytes]:
-        async with acquired(self.pool, self.command_timeout) as conn:
+        async with self.connection() as conn:
             rows = await conn.fetch(
                 "SELECT token_hash FROM seat_tokens WHERE stream_id = $1 ORDER BY seat",
                 stream_id,
-                timeout=budget(self.command_timeout),
+                timeout=self.left(),
             )
         return [r[0] for r in rows]

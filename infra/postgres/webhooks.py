@@ -19,7 +19,7 @@ from infra.ports.webhooks import (
     NewDelivery,
     Tried,
 )
-from infra.postgres.connections import acquired, budget
+from infra.postgres.connections import Bounded
 
 _ENDPOINT = "id, url, secret, events, source, description, created_at"
 _SAVE_ENDPOINT = f"""
@@ -156,21 +156,14 @@ def _delivery(row: asyncpg.Record) -> Delivery:
     )
 
 
-class PostgresWebhookStore:
+class PostgresWebhookStore(Bounded):
     """Bounded like the event store: by the request's deadline (the operator's calls), else
     command_timeout (the dispatcher's); a pooled connection waited for included, and one
     that fails thrown away rather than given back to wait on."""
 
-    def __init__(self, pool: asyncpg.Pool, command_timeout: float = 10.0) -> None:
-        self.pool = pool
-        self.command_timeout = command_timeout
-
-    def _left(self) -> float:
-        return budget(self.command_timeout)
-
     async def save_endpoint(self, endpoint: Endpoint) -> Endpoint:
         e = endpoint
-        async with acquired(self.pool, self.command_timeout) as conn:
+        async with self.connection() as conn:
             row = await conn.fetchrow(
                 _SAVE_ENDPOINT,
                 e.id,
@@ -179,74 +172,74 @@ class PostgresWebhookStore:
                 list(e.events),
                 e.source,
                 e.description,
-                timeout=self._left(),
+                timeout=self.left(),
             )
         assert row is not None
         return _endpoint(row)
 
     async def endpoints(self) -> list[Endpoint]:
-        async with acquired(self.pool, self.command_timeout) as conn:
+        async with self.connection() as conn:
             rows = await conn.fetch(
                 f"SELECT {_ENDPOINT} FROM webhook_endpoints ORDER BY created_at, id",
-                timeout=self._left(),
+                timeout=self.left(),
             )
         return [_endpoint(r) for r in rows]
 
     async def endpoint(self, endpoint_id: str) -> Endpoint | None:
-        async with acquired(self.pool, self.command_timeout) as conn:
+        async with self.connection() as conn:
             row = await conn.fetchrow(
                 f"SELECT {_ENDPOINT} FROM webhook_endpoints WHERE id = $1",
                 endpoint_id,
-                timeout=self._left(),
+                timeout=self.left(),
             )
         return None if row is None else _endpoint(row)
 
     async def remove_endpoint(self, endpoint_id: str) -> bool:
-        async with acquired(self.pool, self.command_timeout) as conn, conn.transaction():
+        async with self.connection() as conn, conn.transaction():
             gone = await conn.fetchval(
                 "DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id",
                 endpoint_id,
-                timeout=self._left(),
+                timeout=self.left(),
             )
             await conn.execute(
                 "UPDATE webhook_deliveries SET state = 'cancelled'"
                 " WHERE endpoint_id = $1 AND state = 'pending'",
                 endpoint_id,
-                timeout=self._left(),
+                timeout=self.left(),
             )
         return gone is not None
 
     async def checkpoint(self, name: str) -> Checkpoint:
-        async with acquired(self.pool, self.command_timeout) as conn:
+        async with self.connection() as conn:
             row = await conn.fetchrow(
                 "SELECT tx_id, position FROM feed_checkpoints WHERE name = $1",
                 name,
-                timeout=self._left(),
+                timeout=self.left(),
             )
         return START if row is None else (row[0], row[1])
 
     async def enqueue(
         self, name: str, holder: str, after: Checkpoint, deliveries: Sequence[NewDelivery]
     ) -> bool:
-        async with acquired(self.pool, self.command_timeout) as conn, conn.transaction():
+        async with self.connection() as conn, conn.transaction():
             # FOR SHARE: the lease cannot change hands until this commits.
             held = await conn.fetchval(
                 "SELECT true FROM leases"
                 " WHERE name = $1 AND holder = $2 AND expires_at > now() FOR SHARE",
                 name,
                 holder,
-                timeout=self._left(),
+                timeout=self.left(),
             )
             if not held:
                 return False
             if deliveries:
-                await conn.execute(_ENQUEUE, *_columns(deliveries), timeout=self._left())
-            await conn.execute(_MOVE, name, after[0], after[1], timeout=self._left())
+                await conn.execute(_ENQUEUE, *_columns(deliveries), timeout=self.left())
+            await conn.execute(_MOVE, name, after[0], after[1], timeout=self.left())
         return True
 
     async def due(self, limit: int = 100) -> Due:
-        async with acquired(self.pool, self.command_timeout) as conn:
-            rows = await conn.fetch(_DUE, limit, timeout=self._left())
+        async with self.connection() as conn:
+            rows = await conn.fetch(_DUE, limit, timeout=self.left())
         ready = [_delivery(r) for r in rows if r[19] <= 0]
         later = [r[19] for r in rows if r[19] > 0]
         wait = later[0] if later else (0.0 if len(rows) == limit else None)
@@ -255,15 +248,15 @@ class PostgresWebhookStore:
     async def claim(
         self, name: str, holder: str, delivery_id: str, attempts: int, hold: float
     ) -> bool:
-        async with acquired(self.pool, self.command_timeout) as conn:
+        async with self.connection() as conn:
             taken = await conn.fetchval(
-                _CLAIM, name, holder, delivery_id, attempts, float(hold), timeout=self._left()
+                _CLAIM, name, holder, delivery_id, attempts, float(hold), timeout=self.left()
             )
         return taken is not None
 
     async def record(self, name: str, holder: str, delivery_id: str, tried: Tried) -> int:
         t = tried
-        async with acquired(self.pool, self.command_timeout) as conn, conn.transaction():
+        async with self.connection() as conn, conn.transaction():
             number = await conn.fetchval(
                 _RECORD,
                 delivery_id,
@@ -274,7 +267,7 @@ class PostgresWebhookStore:
                 float(t.retry_in),
                 name,
                 holder,
-                timeout=self._left(),
+                timeout=self.left(),
             )
             if number is None:
                 raise KeyError(delivery_id)
@@ -287,13 +280,13 @@ class PostgresWebhookStore:
                 t.status,
                 t.error,
                 float(t.seconds),
-                timeout=self._left(),
+                timeout=self.left(),
             )
         return int(number)
 
     async def redeliver(self, delivery_id: str) -> bool:
-        async with acquired(self.pool, self.command_timeout) as conn:
-            found = await conn.fetchval(_REDELIVER, delivery_id, timeout=self._left())
+        async with self.connection() as conn:
+            found = await conn.fetchval(_REDELIVER, delivery_id, timeout=self.left())
         return found is not None
 
     async def deliveries(
@@ -321,34 +314,34 @@ class PostgresWebhookStore:
             f"{' WHERE ' + ' AND '.join(where) if where else ''}"
             f" ORDER BY seq DESC LIMIT ${len(args)}"
         )
-        async with acquired(self.pool, self.command_timeout) as conn:
-            rows = await conn.fetch(sql, *args, timeout=self._left())
+        async with self.connection() as conn:
+            rows = await conn.fetch(sql, *args, timeout=self.left())
         return [_delivery(r) for r in rows]
 
     async def delivery(self, delivery_id: str) -> Delivery | None:
-        async with acquired(self.pool, self.command_timeout) as conn:
+        async with self.connection() as conn:
             row = await conn.fetchrow(
                 f"SELECT {_DELIVERY} FROM webhook_deliveries WHERE id = $1",
                 delivery_id,
-                timeout=self._left(),
+                timeout=self.left(),
             )
         return None if row is None else _delivery(row)
 
     async def attempts(self, delivery_id: str) -> list[Attempt]:
-        async with acquired(self.pool, self.command_timeout) as conn:
+        async with self.connection() as conn:
             rows = await conn.fetch(
                 "SELECT number, at, status, error, seconds FROM webhook_attempts"
                 " WHERE delivery_id = $1 ORDER BY number",
                 delivery_id,
-                timeout=self._left(),
+                timeout=self.left(),
             )
         return [Attempt(number=r[0], at=r[1], status=r[2], error=r[3], seconds=r[4]) for r in rows]
 
     async def backlog(self) -> Backlog:
-        async with acquired(self.pool, self.command_timeout) as conn:
+        async with self.connection() as conn:
             row = await conn.fetchrow(
                 "SELECT count(*), min(recorded_at) FROM webhook_deliveries WHERE state = 'pending'",
-                timeout=self._left(),
+                timeout=self.left(),
             )
         assert row is not None
         return Backlog(int(row[0]), row[1])
