@@ -30,11 +30,23 @@ async def bounded(pending: Awaitable[Any], unavailable: type[Exception]) -> Any:
         raise unavailable(f"redis: {error}") from error
 
 
-def connect(url: str) -> redis.Redis:
-    return redis.Redis.from_url(
+# Connections a client keeps at most: calls beyond them wait for one (within CALL_SECONDS).
+# Redis answers one command at a time, so more buy no speed. redis-py's own pool opens one
+# per call under way, keeps them all, and past 100 refuses the call ("Too many
+# connections"): a burst (every stream of a replica reconnecting at once) failed its
+# presence and tickets and left each replica holding a hundred connections.
+POOL_CONNECTIONS = 16
+
+
+def connect(url: str, socket_timeout: float = 2.0) -> redis.Redis:
+    """A client of at most POOL_CONNECTIONS connections; a call waits for one."""
+    pool = redis.BlockingConnectionPool.from_url(
         url,
+        max_connections=POOL_CONNECTIONS,
+        timeout=CALL_SECONDS,
         retry=Retry(ExponentialBackoff(cap=0.2, base=0.02), 2),
         socket_connect_timeout=2,
-        socket_timeout=2,
+        socket_timeout=socket_timeout,
         health_check_interval=10,
     )
+    return redis.Redis.from_pool(pool)

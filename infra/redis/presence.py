@@ -9,8 +9,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import redis.asyncio as redis
-from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialBackoff
 
 from infra.ports.presence import (
     LAPSE_MS,
@@ -21,7 +19,7 @@ from infra.ports.presence import (
     since_key,
     stream_key,
 )
-from infra.redis.connection import bounded
+from infra.redis.connection import bounded, connect
 
 KEEP_SECONDS = 86_400  # a game's presence outlives its last change by a day, then goes
 PREFIX = "bura:"  # BURA_REDIS_PREFIX's default
@@ -135,14 +133,7 @@ class RedisPresence:
     async def open(
         cls, url: str, lapse: int = LAPSE_MS, origin: str | None = None, prefix: str = PREFIX
     ) -> RedisPresence:
-        client = redis.Redis.from_url(
-            url,
-            retry=Retry(ExponentialBackoff(cap=0.2, base=0.02), 2),
-            socket_connect_timeout=2,
-            socket_timeout=5,
-            health_check_interval=10,
-        )
-        return cls(client, lapse, origin, prefix)
+        return cls(connect(url, socket_timeout=5), lapse, origin, prefix)
 
     def _args(self, seat: int, stream: str, now: int, opened: int | None = None) -> list[Any]:
         return [
