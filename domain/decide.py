@@ -317,10 +317,12 @@ def _lead(game: Game, deal: Deal, actor: int, cards: Sequence[Card]) -> list[Eve
     _own_cards(deal, actor, cards)
     czech = game.rules.combinations == "czech"
     kind = combination(cards, deal.trump) if czech else None
-    if len({SUIT_OF[c] for c in cards}) > 1:
-        if kind != "three_aces":
-            raise RuleViolation("mixed_suits", f"a lead is cards of one suit: {' '.join(cards)}")
-        # three aces are no ordinary lead: only the combination's precedence allows them
+    if len({SUIT_OF[c] for c in cards}) > 1 and kind != "three_aces":
+        raise RuleViolation("mixed_suits", f"a lead is cards of one suit: {' '.join(cards)}")
+    if kind is not None:
+        # «Pokud více hráčů má tyto kombinace, vynáší ten se silnější kombinací»: the seat due
+        # holds no exemption. Its molodka gives way to another seat's bura or three aces;
+        # its bura, the strongest and led earliest, never does.
         _precedence(game, deal, actor, kind)
     return _led(game, deal, actor, cards, kind)
 

@@ -76,12 +76,15 @@ def out_of_turn_leads(state: Game, deal: Deal, seat: int) -> list[PlayerCommand]
 
 def combination_offers(state: Game, seat: int) -> list[tuple[Card, ...]]:
     """The combinations `seat` may lead now unless another seat's takes precedence: any of
-    them out of turn; in turn, those of mixed suits (one suit is an ordinary lead there)."""
+    them out of turn; in turn, all but a bura (three trumps are an ordinary lead for the
+    seat due, which no combination outranks)."""
     deal = state.deal
     if state.finished or deal is None or not open_to_combinations(state, deal):
         return []
     groups = combination_leads(deal.hands[seat], deal.trump)
-    return groups if seat != deal.turn else [g for g in groups if not _one_suit(g)]
+    if seat != deal.turn:
+        return groups
+    return [g for g in groups if combination(g, deal.trump) != "bura"]
 
 
 def _unopposed(state: Game, deal: Deal, seat: int) -> list[tuple[Card, ...]]:
@@ -98,10 +101,15 @@ def leads(state: Game, deal: Deal) -> list[PlayerCommand]:
     hand = deal.hands[deal.turn]
     sizes = (1, 3) if state.rules.game == "kozel" else (1, 2, 3)
     moves: list[PlayerCommand] = []
+    offers = set(combination_offers(state, deal.turn))  # its molodka, its three aces
     for size in sizes:
         if size <= limit:
-            moves += [Lead(group) for group in combinations(hand, size) if _one_suit(group)]
-    moves += [Lead(g) for g in _unopposed(state, deal, deal.turn)]  # three aces: mixed suits
+            moves += [
+                Lead(group)
+                for group in combinations(hand, size)
+                if _one_suit(group) and group not in offers
+            ]
+    moves += [Lead(g) for g in _unopposed(state, deal, deal.turn)]  # as precedence allows
     return moves
 
 

@@ -46,8 +46,8 @@ class LeadGroup(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class CombinationLead(msgspec.Struct, frozen=True, kw_only=True):
-    """A Czech combination to lead as it stands (docs/rules.md §8.8), out of turn or, for
-    three aces, in turn."""
+    """A Czech combination to lead as it stands (docs/rules.md §8.8): out of turn, or in
+    turn a molodka or three aces (a bura in turn is an ordinary lead: nothing outranks it)."""
 
     cards: tuple[Card, ...]
     combination: Combination

@@ -151,3 +151,28 @@ def test_the_leader_s_three_aces_are_offered_as_a_combination():
     )
     assert all(len(group.cards) == 1 for group in shown.lead)  # three suits, one card each
     assert Draw(1) not in commands(shown, ())
+
+
+def test_the_leader_s_molodka_is_offered_as_a_contested_combination_not_an_ordinary_lead():
+    """A hidden hand holding bura or three aces takes precedence over it (§8.8)."""
+    given = three("KD QD JD", "7S 8C 9S", "6S 7C 10S")
+    shown = moves_of(given, 0)
+    assert shown.lead == (LeadGroup(suit="D", cards=("KD", "QD", "JD"), counts=(1, 2)),)
+    assert shown.combinations == (
+        CombinationLead(cards=("KD", "QD", "JD"), combination="molodka", contested=True),
+    )
+    assert moves_of(three("KD QD JD", "7S 8C 9S", "AS AC AH"), 0) == shown  # tells nothing
+
+
+def test_the_leader_s_molodka_is_withdrawn_when_an_open_hand_outranks_it():
+    given = three("KD QD JD", "6H 7H 8H", "6S 7C 10S", open_seats=[1])
+    shown = moves_of(given, 0)
+    assert shown.combinations == ()
+    assert shown.lead == (LeadGroup(suit="D", cards=("KD", "QD", "JD"), counts=(1, 2)),)
+
+
+def test_the_leader_s_bura_stays_an_ordinary_lead():
+    given = three("6H 7H 8H", "7S 8C 9S", "6S 7C 10S")
+    shown = moves_of(given, 0)
+    assert shown.lead == (LeadGroup(suit="H", cards=("6H", "7H", "8H"), counts=(1, 2, 3)),)
+    assert shown.combinations == ()

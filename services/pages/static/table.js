@@ -14,7 +14,7 @@
   const VERBS = { lead: "lead", respond: "respond", draw: "draw", dave_answer: "answer the dave",
     seeding: "send seeds", seed: "send your seed", dealing: "deal" };
   const CLAIMS = { thirty_one: "31", bura: "bura", four_aces: "four aces" };
-  // the Czech game's combinations, led out of turn (or three aces in turn)
+  // the Czech game's combinations, led out of turn (or, by the seat due, a molodka or three aces)
   const COMBINATIONS = { bura: "a bura (three trumps)", three_aces: "three aces",
     molodka: "a molodka (three of one suit)" };
   let token = null;

@@ -63,6 +63,35 @@ def test_the_leader_may_always_lead_an_ordinary_lead():
     assert act(given, 0, lead("7S"))[1] == [CardsLed(0, ("7S",))]
 
 
+def test_the_leader_s_molodka_gives_way_to_another_seat_s_bura():
+    """«Pokud více hráčů má tyto kombinace, vynáší ten se silnější kombinací»: the seat due
+    is no exception. Its three diamonds were taken as an ordinary lead, labelled a molodka,
+    and the bura in seat 1 could then only answer them."""
+    given = table(["7D 8D 9D", "7C 8C 9C"], trump="6C", **CZECH)
+    assert refused(given, 0, lead("7D 8D 9D")) == "combination_outranked"
+    assert Lead(("7D", "8D", "9D")) not in legal_commands(given, 0)
+    assert act(given, 0, lead("7D 8D"))[1] == [CardsLed(0, ("7D", "8D"))]  # fewer: ordinary
+    _, events = act(given, 1, lead("7C 8C 9C"))
+    assert events[:2] == [CardsLed(1, ("7C", "8C", "9C"), "bura"), DealWon(1, "bura")]
+
+
+def test_the_leader_s_molodka_gives_way_to_three_aces_and_leads_before_an_equal_one():
+    assert refused(three("KD QD JD", "AS AD AC", "6S 7S 9C"), 0, lead("KD QD JD")) == (
+        "combination_outranked"
+    )
+    given = three("KD QD JD", "KC QC JC", "6S 7S 9D")
+    assert Lead(("KD", "QD", "JD")) in legal_commands(given, 0)
+    assert act(given, 0, lead("KD QD JD"))[1] == [CardsLed(0, ("KD", "QD", "JD"), "molodka")]
+
+
+def test_the_leader_s_bura_is_outranked_by_nothing():
+    given = table(["6H 7H 8H", "AS AD AC", "KC QC JC"], trump="9H", **CZECH)
+    assert act(given, 0, lead("6H 7H 8H"))[1][:2] == [
+        CardsLed(0, ("6H", "7H", "8H"), "bura"),
+        DealWon(0, "bura"),
+    ]
+
+
 def test_legal_commands_offer_the_out_of_turn_lead_to_the_seat_with_precedence_only():
     given = three("AS 7D 8C", "KC QC JC", "KS QS JS")
     assert claimants(given) == [1]
