@@ -287,11 +287,17 @@ def _due(deal: Deal) -> str:
     return f"seat {deal.turn} is due to {what.get(deal.phase, deal.phase)}"
 
 
-def _own_turn(deal: Deal, actor: int, *phases: str) -> None:
+def _own_turn(deal: Deal, actor: int, *phases: str, when: str = "") -> None:
+    """`when`: what the act waits for, said to a seat that is due but for another act (a
+    responder declaring where 31 is declared on a lead), which `_due` alone would answer
+    with its own turn, as if it had been allowed."""
     if deal.phase == "dave_answer":
         raise RuleViolation("dave_pending", f"a dave is pending: {_due(deal)}")
     if deal.phase not in phases or deal.turn != actor:
-        raise RuleViolation("not_your_turn", _due(deal))
+        said = _due(deal)
+        raise RuleViolation(
+            "not_your_turn", f"{said}; {when}" if when and deal.turn == actor else said
+        )
 
 
 def _own_cards(deal: Deal, actor: int, cards: Sequence[Card]) -> None:
@@ -448,8 +454,12 @@ def _declare(game: Game, deal: Deal, actor: int, seen: int | None) -> list[Event
         raise RuleViolation(
             "no_thirty_one", "Kozel has no declaration of 31: the deal is played out and counted"
         )
-    phases = ("lead", "respond") if rules.declare_on == "any_turn" else ("lead",)
-    _own_turn(deal, actor, *phases)
+    if rules.declare_on == "any_turn":
+        _own_turn(
+            deal, actor, "lead", "respond", when="31 is declared on a turn to lead or respond"
+        )
+    else:
+        _own_turn(deal, actor, "lead", when='31 is declared on a turn to lead (declare_on "lead")')
     if actor in deal.refuted:
         raise RuleViolation(
             "already_declared", "your 31 was found false: take another trick before declaring"
@@ -473,7 +483,7 @@ def _show_bura(game: Game, deal: Deal, actor: int, seen: int | None) -> list[Eve
         raise RuleViolation("no_trumps", "this deal has no trumps, so there is no bura")
     if game.rules.combinations == "czech":
         raise RuleViolation("lead_the_bura", "with Czech combinations bura is shown by leading it")
-    _own_turn(deal, actor, "lead", "respond")
+    _own_turn(deal, actor, "lead", "respond", when="bura is shown on a turn to lead or respond")
     trumps = tuple(c for c in deal.hands[actor] if SUIT_OF[c] == deal.trump)
     if count_trumps(trumps, deal.trump) >= 3:
         return [BuraShown(actor, trumps), *end_deal(game, deal, winner=actor, reason="bura")]
@@ -517,7 +527,7 @@ def _concede(game: Game, deal: Deal, actor: int) -> list[Event]:
 def _dave(game: Game, deal: Deal, actor: int) -> list[Event]:
     if not dave_enabled(game.rules, len(game.seats)):
         raise RuleViolation("dave_off", "dave is not played at this table")
-    _own_turn(deal, actor, "lead")
+    _own_turn(deal, actor, "lead", when="a dave is offered on a turn to lead, before leading")
     if lead_limit(deal) == 0:
         raise RuleViolation(
             "dave_not_allowed",

@@ -3,7 +3,8 @@
 import pytest
 
 from domain.commands import Concede, Dave, DaveAnswer, Declare, Draw
-from domain.errors import BadOption
+from domain.decide import decide
+from domain.errors import BadOption, RuleViolation
 from domain.events import (
     DaveAccepted,
     DaveDeclined,
@@ -116,6 +117,18 @@ def test_dave_is_offered_only_on_ones_turn_to_lead():
     given = act(given_table(), 0, lead("AS"))[0]
     assert refused(given, 1, Dave()) == "not_your_turn"
     assert refused(given, 0, Dave()) == "not_your_turn"
+
+
+def test_a_dave_refused_to_the_seat_due_for_another_act_says_when_a_dave_is_offered():
+    given = act(given_table(), 0, lead("AS"))[0]
+    with pytest.raises(RuleViolation) as refusal:
+        decide(given, Dave(), 1, 0)
+    assert refusal.value.detail == (
+        "seat 1 is due to respond; a dave is offered on a turn to lead, before leading"
+    )
+    with pytest.raises(RuleViolation) as refusal:
+        decide(given, Dave(), 0, 0)  # not due at all: who is, and nothing more
+    assert refusal.value.detail == "seat 1 is due to respond"
 
 
 @pytest.mark.parametrize(

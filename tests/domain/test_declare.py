@@ -4,6 +4,8 @@ import pytest
 
 from domain.cards import points
 from domain.commands import Dave, Declare, Pass
+from domain.decide import decide
+from domain.errors import RuleViolation
 from domain.events import (
     DealerChosen,
     DealLost,
@@ -92,6 +94,15 @@ def test_with_declare_on_any_turn_a_seat_may_declare_when_due_to_respond():
 
 def test_with_declare_on_lead_the_same_responder_may_not_declare():
     assert refused(responder_with_31(), 1, DECLARE) == "not_your_turn"
+
+
+def test_the_refusal_of_a_responder_s_declaration_names_the_option_that_forbids_it():
+    """ "seat 1 is due to respond" alone read as if its turn had allowed it."""
+    with pytest.raises(RuleViolation) as refusal:
+        decide(responder_with_31(), DECLARE, 1, 0)
+    assert refusal.value.detail == (
+        'seat 1 is due to respond; 31 is declared on a turn to lead (declare_on "lead")'
+    )
 
 
 def test_a_false_declaration_while_responding_loses_too():
