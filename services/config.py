@@ -348,13 +348,19 @@ def _check_seconds(raw: dict[str, object], defaults: Settings, env: Mapping[str,
             raw[field] = int(seconds)  # read as a number above
 
 
+# A password given as a parameter: in a URL's query (`?password=...`) or in libpq's
+# keyword/value form (`host=db password=...`, quoted or not)
+_PASSWORD = re.compile(r"(?i)\b((?:ssl)?pass(?:word|wd)?)(\s*=\s*)('(?:[^'\\]|\\.)*'?|[^\s&;]*)")
+
+
 def unsecret(url: str) -> str:
     """A URL as a refusal may print it: never its user and password (a log store keeps
-    what start-up says), `scheme://...@host...` instead."""
-    if "@" not in url:
-        return url
-    scheme, found, _ = url.partition("://")
-    return f"{scheme if found else ''}://...@{url.rsplit('@', 1)[1]}"
+    what start-up says), `scheme://...@host...` instead, and `password=...` wherever a
+    password is given as a parameter."""
+    if "@" in url:
+        scheme, found, _ = url.partition("://")
+        url = f"{scheme if found else ''}://...@{url.rsplit('@', 1)[1]}"
+    return _PASSWORD.sub(r"\1\2...", url)
 
 
 def _check_redis_url(url: str) -> None:

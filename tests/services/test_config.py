@@ -210,6 +210,27 @@ def test_a_redis_url_that_cannot_be_read_is_told_without_its_password():
         ("BURA_READ_DATABASE_URL", "pg://bura:hunter2@standby/x", "pg://...@standby/x"),
         ("BURA_REDIS_URL", "http://:hunter2@cache:6379/0", "http://...@cache:6379/0"),
         ("BURA_WEBHOOK_URL", "ftp://user:hunter2@hooks.test/in", "ftp://...@hooks.test/in"),
+        # a password given as a parameter: libpq's keyword/value form, a URL's query
+        (
+            "BURA_DATABASE_URL",
+            "host=127.0.0.1 user=postgres password=hunter2 dbname=x",
+            "host=127.0.0.1 user=postgres password=... dbname=x",
+        ),
+        (
+            "BURA_DATABASE_URL",
+            "host=db password='hunter2 x' dbname=x",
+            "host=db password=... dbname=x",
+        ),
+        (
+            "BURA_READ_DATABASE_URL",
+            "postgresq://db/x?user=bura&password=hunter2&sslmode=require",
+            "postgresq://db/x?user=bura&password=...&sslmode=require",
+        ),
+        (
+            "BURA_REDIS_URL",
+            "redis://cache:abc/0?password=hunter2",
+            "redis://cache:abc/0?password=...",
+        ),
     ],
 )
 def test_a_url_refused_for_its_scheme_is_told_without_its_password(
