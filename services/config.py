@@ -77,8 +77,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def allowed_origins(self) -> list[str]:
-        # as a browser writes its Origin: scheme and host in lower case, no final slash
-        return [o.strip().rstrip("/").lower() for o in self.cors_origins.split(",") if o.strip()]
+        """As a browser writes its Origin: scheme and host in lower case, no final slash, and
+        no port where it is the scheme's own (`https://cards.example:443` is sent as
+        `https://cards.example`, and was never matched) or with leading zeros."""
+        return [_as_sent(o) for o in self.cors_origins.split(",") if o.strip()]
 
 
 # name -> (field, help) — the README's settings table is written from this.
@@ -212,6 +214,20 @@ _ORIGIN = re.compile(
     r"(?::(?P<port>[0-9]{1,5}))?/?",
     re.IGNORECASE,
 )
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _as_sent(origin: str) -> str:
+    origin = origin.strip().rstrip("/").lower()
+    scheme, _, rest = origin.partition("://")
+    host, colon, port = rest.rpartition(":")
+    if not colon or not port.isdigit() or "]" in port:  # no port (an [IPv6] host ends in ])
+        return origin
+    if int(port) == _DEFAULT_PORTS.get(scheme):
+        return f"{scheme}://{host}"
+    return f"{scheme}://{host}:{int(port)}"
+
+
 # What an Authorization header carries and gives back whole: printable ASCII, and spaces
 # only inside (a header's value loses those at its ends)
 _OPERATOR_KEY = re.compile(r"[!-~](?:[ !-~]*[!-~])?")

@@ -41,7 +41,7 @@ from services.http.limits import rate_limit_middleware
 from services.http.middleware import request_middleware
 from services.http.pages import PagesController, static
 from services.http.paths import documented
-from services.http.preflight import preflight, preflight_answer
+from services.http.preflight import as_plain_options, preflight, preflight_answer
 from services.http.queries import Kinds, kinds_of, mistyped
 from services.http.reviews import ReviewsController
 from services.http.schemas import MAX_NESTING, asked_twice, given_twice, invalid, too_deep
@@ -88,8 +88,9 @@ REQUEST_HEADERS = [
     "X-Request-ID",
 ]
 # A page reads every header the document says answers carry (a 201's Location, a 401's
-# WWW-Authenticate among them), and the Allow of an OPTIONS
-RESPONSE_HEADERS = [*HEADERS, "Allow"]
+# WWW-Authenticate among them), the Allow of an OPTIONS, and the file name a bundle's
+# download suggests
+RESPONSE_HEADERS = [*HEADERS, "Allow", "Content-Disposition"]
 
 
 def cors(settings: Settings) -> CORSConfig | None:
@@ -205,6 +206,8 @@ class Bura(Litestar):
         elif method == "OPTIONS":  # its Allow names every method, HEAD where GET
             if self.cors and preflight(http):
                 send = preflight_answer(http, send)
+            elif self.cors:
+                as_plain_options(http)
             if self.methods is None:
                 self.methods = route_methods(self.routes)
             send = allow_head_in(http["path"], send, self.methods(http["path"]))

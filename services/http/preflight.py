@@ -1,5 +1,6 @@
 """A browser's CORS preflight (`OPTIONS` with `Origin` and `Access-Control-Request-Method`)
-is answered by Litestar's CORS middleware before any route or middleware of ours runs. Its
+is answered by Litestar's CORS middleware before any route or middleware of ours runs;
+an `OPTIONS` that is none goes to its route (`as_plain_options`). Its
 answers are given what every other answer has: an `X-Request-ID`, and, for a preflight it
 refuses, RFC 9457 problem details (`400 bad_request` naming the header at fault) in place
 of its one line of plain text."""
@@ -35,11 +36,20 @@ _REFUSALS = {
 
 
 def preflight(scope: HTTPScope) -> bool:
-    """A CORS preflight: what the CORS middleware answers itself."""
+    """A CORS preflight: an OPTIONS with an Origin and an Access-Control-Request-Method."""
     if scope["method"] != "OPTIONS":
         return False
-    names = {name for name, _ in scope["headers"]}
+    names = {name for name, value in scope["headers"] if value.strip()}
     return b"origin" in names and b"access-control-request-method" in names
+
+
+def as_plain_options(scope: HTTPScope) -> None:
+    """An OPTIONS that is no preflight (an Origin but no method asked for: no browser sends
+    one) answered as any OPTIONS is, its Allow and X-Request-ID: the CORS middleware takes
+    every OPTIONS with an Origin for a preflight, and answered it without them (refusing
+    the origin in plain text), so the Origin is left out of what it sees."""
+    if scope["method"] == "OPTIONS" and not preflight(scope):
+        scope["headers"] = [(name, value) for name, value in scope["headers"] if name != b"origin"]
 
 
 def preflight_answer(scope: HTTPScope, send: Send) -> Send:

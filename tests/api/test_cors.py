@@ -122,3 +122,42 @@ async def test_an_admitted_preflight_carries_a_request_id(cors: Api) -> None:
     assert admitted.headers.get_list("x-request-id") == [admitted.headers["x-request-id"]]
     plain = await cors.client.options("/games")  # no preflight: the route's own answer
     assert len(plain.headers.get_list("x-request-id")) == 1
+
+
+@pytest.mark.parametrize("origin", [ALLOWED, "https://elsewhere.example"])
+@pytest.mark.parametrize("asked", [None, ""])
+async def test_an_options_with_an_origin_but_no_method_asked_is_no_preflight(
+    cors: Api, origin: str, asked: str | None
+) -> None:
+    """No browser sends one; the CORS middleware took it for a preflight and answered a
+    line of plain text (or a 204 without Allow or X-Request-ID). It is the route's."""
+    headers = {"Origin": origin, "X-Request-ID": "options-1"}
+    if asked is not None:
+        headers["Access-Control-Request-Method"] = asked
+    answer = await cors.client.options("/games", headers=headers)
+    assert answer.status_code in (200, 204), answer.text
+    assert answer.headers["x-request-id"] == "options-1"
+    plain = await cors.client.options("/games")
+    assert answer.headers["allow"] == plain.headers["allow"] and "POST" in plain.headers["allow"]
+    assert "Origin" in [v.strip() for v in answer.headers.get_list("vary", split_commas=True)]
+
+
+async def test_an_origin_written_with_its_scheme_s_port_is_the_one_a_browser_sends(
+    adapters: Adapters,
+) -> None:
+    """Browsers leave a default port out of Origin: `https://cards.example:443` in the
+    setting was never matched."""
+    listed = "https://cards.example:443, http://localhost:80, http://localhost:05173/"
+    settings = Settings(operator_key=OPERATOR_KEY, rate_limits=False, cors_origins=listed)
+    async with serving(create_app(settings, adapters)) as client:
+        for origin in ("https://cards.example", "http://localhost", "http://localhost:5173"):
+            answer = await client.get("/games/nope", headers={**OPERATOR, "Origin": origin})
+            assert answer.headers.get("access-control-allow-origin") == origin, answer.headers
+
+
+async def test_a_page_may_read_the_file_name_a_bundle_suggests(cors: Api) -> None:
+    answer = await cors.client.get("/games/nope/bundle", headers={**OPERATOR, "Origin": ALLOWED})
+    exposed = {
+        h.strip().lower() for h in answer.headers["access-control-expose-headers"].split(",")
+    }
+    assert "content-disposition" in exposed
