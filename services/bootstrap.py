@@ -227,8 +227,9 @@ async def open_store(
     named in one line at info and applied, unless BURA_MIGRATE_ON_START is false: then,
     as for a reader (`bura replay`, `audit`, `verify`, `export`), SchemaBehind, which
     says to run `bura migrate` (the rollout's migration Job). The embedded SQLite file
-    always migrates itself. A malformed URL is ConfigError, a SQLite file that cannot be
-    made or opened StoreUnavailable."""
+    migrates itself when `migrating`; for a reader it is opened for reading only and must
+    hold this bura's schema (it is never written, not even upgraded). A malformed URL is
+    ConfigError, a SQLite file that cannot be made or opened StoreUnavailable."""
     check_stores(settings)
     if settings.database_url:
         from infra.postgres.migrate import migrate, pending
@@ -279,7 +280,7 @@ async def open_store(
                 f"{directory}: {e.strerror or e}"
             ) from e
     try:
-        database = await SqliteDatabase.open(path)
+        database = await SqliteDatabase.open(path, reading=not migrating)
     except StoreUnavailable as e:  # no file SQLite can open (a directory, no database)
         raise StoreUnavailable(f"{e} (BURA_SQLITE_PATH)") from e
     return SqliteEventStore(database), SqliteSeatTokens(database)

@@ -9,7 +9,10 @@ by step (`PRAGMA user_version` counts the steps applied).
 from __future__ import annotations
 
 import asyncio
+import functools
+import os
 import sqlite3
+import urllib.parse
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -218,9 +221,15 @@ SCHEMA: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
 
 
 class SqliteDatabase:
-    def __init__(self, path: str = ":memory:") -> None:
-        """Open (and create) the database at path; blocks briefly while it opens."""
+    def __init__(self, path: str = ":memory:", *, reading: bool = False) -> None:
+        """Open (and create) the database at path; blocks briefly while it opens.
+
+        `reading` (the record's readers: `bura replay`, `audit`, `verify`, `export`): the
+        file is opened for reading only and left byte for byte as it was, a store kept as
+        evidence or another program's database named by mistake alike. It must hold this
+        bura's schema as it is: nothing is created or upgraded (StoreUnavailable)."""
         self.path = path
+        self.reading = reading
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bura-sqlite")
         self._db: sqlite3.Connection | None = None
         try:
@@ -230,10 +239,13 @@ class SqliteDatabase:
             raise
 
     @classmethod
-    async def open(cls, path: str = ":memory:") -> SqliteDatabase:
-        return await asyncio.to_thread(cls, path)
+    async def open(cls, path: str = ":memory:", *, reading: bool = False) -> SqliteDatabase:
+        return await asyncio.to_thread(functools.partial(cls, path, reading=reading))
 
     def _open(self) -> None:
+        if self.reading:
+            self._open_for_reading()
+            return
         db = None
         try:
             db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -256,6 +268,36 @@ class SqliteDatabase:
             if db is not None:
                 db.close()
             raise StoreUnavailable(f"cannot open {self.path}: {e}") from e
+        self._db = db
+
+    def _open_for_reading(self) -> None:
+        if os.path.isdir(self.path):  # as SQLite words it when opening one to write
+            raise StoreUnavailable(f"cannot open {self.path}: unable to open database file")
+        # A store in WAL mode read while no server has it open leaves its -wal and -shm
+        # files beside it (SQLite makes them to read, and only a writer may take them
+        # away); the file itself is not touched.
+        where = "file:" + urllib.parse.quote(os.path.abspath(self.path)) + "?mode=ro"
+        db = None
+        try:
+            db = sqlite3.connect(where, uri=True, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA busy_timeout = 5000")
+            (version,) = db.execute("PRAGMA user_version").fetchone()
+        except sqlite3.Error as e:
+            if db is not None:
+                db.close()
+            raise StoreUnavailable(f"cannot open {self.path}: {e}") from e
+        if version != len(SCHEMA):
+            db.close()
+            raise StoreUnavailable(
+                f"{self.path} holds no bura store"
+                if version == 0
+                else f"{self.path} is a bura store of schema {version}, and this bura reads "
+                f"schema {len(SCHEMA)}: read it with the bura that wrote it, or let "
+                "`bura serve` of this one upgrade it first"
+                if version < len(SCHEMA)
+                else f"{self.path} is a bura store of schema {version}, newer than this bura "
+                f"reads ({len(SCHEMA)})"
+            )
         self._db = db
 
     async def run(

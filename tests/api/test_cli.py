@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import sqlite3
 import uuid
 from collections.abc import Iterator
 from datetime import datetime
@@ -966,3 +967,33 @@ def test_verify_finds_rows_removed_from_the_end_of_a_finished_game(
         assert said.startswith("bura export: the game's record is broken: the games index")
         assert "rows were removed from its end; `bura verify` names the row" in said
         assert not Path(out_file).exists()
+
+
+def test_the_readers_leave_a_sqlite_file_byte_for_byte_and_refuse_one_of_another_program(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`replay`, `audit`, `verify` and `export` only read: a store kept as evidence keeps
+    its bytes, and a mistyped path to another program's database is refused (exit 3), not
+    given Bura's tables (they migrated any file that existed)."""
+    where = {"BURA_SQLITE_PATH": str(tmp_path / "games.db")}
+    game, _ = exported_game(monkeypatch, capsys, where, tmp_path)
+    kept = (tmp_path / "games.db").read_bytes()
+    readers = [("replay", game), ("audit", game), ("verify", game), ("export", game, "--out", "-")]
+    for argv in readers:
+        code, _, said = bura_said(monkeypatch, capsys, where, *argv)
+        assert code == 0, (argv, said)
+        assert (tmp_path / "games.db").read_bytes() == kept, argv
+    other = tmp_path / "customers.db"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE customers (name TEXT)")
+        db.execute("INSERT INTO customers VALUES ('ann')")
+    db.close()
+    before = other.read_bytes()
+    for argv in (("replay", game), ("verify", game), ("export", game, "--out", "-")):
+        code, _, said = bura_said(monkeypatch, capsys, {"BURA_SQLITE_PATH": str(other)}, *argv)
+        assert (code, said) == (
+            3,
+            f"bura {argv[0]}: the event store is unavailable: {other} holds no bura store "
+            "(BURA_SQLITE_PATH)\n",
+        ), argv
+    assert other.read_bytes() == before

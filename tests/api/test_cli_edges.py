@@ -246,7 +246,7 @@ def test_export_out_empty_is_refused_and_out_dash_is_stdout(
     )
     assert code == 0, said
     assert [json.loads(line)["version"] for line in out.splitlines()] == list(range(1, 36))
-    assert sorted(os.listdir(tmp_path)) == ["games.db"]  # no file named -
+    assert "-" not in os.listdir(tmp_path)  # no file named -
 
 
 @pytest.fixture
