@@ -108,7 +108,11 @@ def check_bundle(raw: bytes, kept: Sequence[Kept] = ()) -> BundleReport:
     else:
         chain = _chain(bundle, problems)
     if problems:
-        return _report(bundle, chain=chain, problems=problems)
+        # a file re-formatted (`jq .`) no longer hashes as recorded either: said first, as
+        # what most likely happened, before the rows it breaks
+        respelled: list[Problem] = []
+        _check_spelling(raw, bundle, respelled)
+        return _report(bundle, chain=chain, problems=[*respelled, *problems])
     events: list[Event] = []
     for i, row in enumerate(bundle.events):
         try:

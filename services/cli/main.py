@@ -147,6 +147,15 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="import JSON Lines that hold no hashes (nothing proves them the record)",
     )
+    imp.add_argument(
+        "--head",
+        action="append",
+        default=[],
+        type=_kept("hash"),
+        metavar="VERSION:HASH",
+        help="a chain head kept from an answer (the arbiter's `chain_head`): the file's row "
+        "at VERSION must have that hash, so a file cut short is refused (repeatable)",
+    )
     bot = sub.add_parser("play", help="play one seat with a bot, over the public API")
     bot.add_argument(
         "--url",
@@ -218,7 +227,7 @@ def _run(args: argparse.Namespace, settings: config.Settings) -> int:
             out = default if args.out is None else args.out  # "" is refused, not defaulted
             return asyncio.run(records.cmd_export(settings, args.game, out, jsonl))
         case "import":
-            return asyncio.run(records.cmd_import(settings, args.file, args.unverified))
+            return asyncio.run(records.cmd_import(settings, args.file, args.unverified, args.head))
     raise CliError(f"unknown command {args.command}", USAGE)
 
 

@@ -384,10 +384,13 @@ def bundle_lines(report: BundleReport) -> list[str]:
     return lines
 
 
-async def cmd_import(settings: config.Settings, path: str, unverified: bool = False) -> int:
+async def cmd_import(
+    settings: config.Settings, path: str, unverified: bool = False, heads: Sequence[Kept] = ()
+) -> int:
     """An audit bundle or a JSON Lines export, appended as the commands that made it (one
-    append a command, under its id) in one transaction: the whole game or nothing."""
-    rows = read_export(path, unverified)
+    append a command, under its id) in one transaction: the whole game or nothing. Each
+    head kept from the server (`--head VERSION:HASH`) must be the file's at its version."""
+    rows = read_export(path, unverified, heads)
     game_id = rows[0].game_id
     started = from_recorded(as_recorded(rows[0]))
     last = from_recorded(as_recorded(rows[-1]))
@@ -435,17 +438,30 @@ async def cmd_import(settings: config.Settings, path: str, unverified: bool = Fa
         )
     Progress("import", len(rows))(len(rows))
     print(f"imported {len(rows)} events in {len(appends)} appends as game {game_id}")
+    if not heads and not isinstance(last, GameFinished) and rows[-1].hash is not None:
+        # nothing in JSON Lines marks their end (a bundle says whether the game finished)
+        print(
+            f"bura import: {path} ends at version {len(rows)} (chain head {rows[-1].hash}), "
+            "its game unfinished; JSON Lines carry no end, so a file cut at a command's "
+            "end imports as a shorter game: check it with --head VERSION:HASH, or move "
+            "the record as a bundle",
+            file=sys.stderr,
+        )
     return 0
 
 
-def read_export(path: str, unverified: bool = False) -> list[ExportedEvent]:
+def read_export(
+    path: str, unverified: bool = False, heads: Sequence[Kept] = ()
+) -> list[ExportedEvent]:
     """The rows of an export, checked before anything is written: an audit bundle (which
     must verify, and must not be a redacted one) or JSON Lines (whose chain, deals and
-    replay must hold, as `bura verify` would find them in the store it came from)."""
+    replay must hold, as `bura verify` would find them in the store it came from), and
+    each head kept from the server."""
     raw = read_file(path)
-    bundle = raw.startswith(b'{"format":')
+    bundle = _is_bundle(raw)
     try:
-        rows = parse_export(_bundle_lines(path, raw) if bundle else raw.splitlines(), path)
+        lines = _bundle_lines(path, raw, heads) if bundle else raw.splitlines()
+        rows = parse_export(lines, path)
     except BadExport as e:
         raise CliError(str(e), FAILED) from None
     game_id = rows[0].game_id
@@ -455,9 +471,42 @@ def read_export(path: str, unverified: bool = False) -> list[ExportedEvent]:
             "letters, digits, '-' or '_'): nothing was imported",
             FAILED,
         )
-    if not bundle:  # a bundle was checked whole as it was read
+    if not bundle:  # a bundle was checked whole as it was read, its heads with it
         _check_lines(path, rows, unverified)
+        _check_heads(path, rows, heads)
     return rows
+
+
+def _check_heads(path: str, rows: list[ExportedEvent], heads: Sequence[Kept]) -> None:
+    for kept in heads:
+        if kept.version > len(rows):
+            raise CliError(
+                f"{path} ends at version {len(rows)}: the record held version {kept.version} "
+                "when the server gave the head kept, so rows were cut from its end; nothing "
+                "was imported",
+                FAILED,
+            )
+        held = rows[kept.version - 1].hash
+        if held is None or held != (kept.hash or "").lower():
+            raise CliError(
+                f"{path} does not verify, at version {kept.version}: its chain head is "
+                f"{held or 'not in the file'}, not the {kept.hash} kept from the server; "
+                "nothing was imported",
+                FAILED,
+            )
+
+
+def _is_bundle(raw: bytes) -> bool:
+    """One JSON object with a `format` (however spelled: re-formatted, a line before it),
+    not lines of events: checked as a bundle, so that what is wrong with it is said as a
+    bundle's fault rather than as lines that are no events."""
+    if raw.startswith(b'{"format":'):
+        return True
+    try:
+        whole = msgspec.json.decode(raw)
+    except msgspec.DecodeError:  # JSON Lines, or no JSON at all
+        return False
+    return isinstance(whole, dict) and "format" in whole
 
 
 def _check_lines(path: str, rows: list[ExportedEvent], unverified: bool) -> None:
@@ -530,9 +579,9 @@ def _whose(viewer: int | str) -> str:
     return f"{whom(viewer)}'s"
 
 
-def _bundle_lines(path: str, raw: bytes) -> list[bytes]:
+def _bundle_lines(path: str, raw: bytes, heads: Sequence[Kept] = ()) -> list[bytes]:
     """A bundle's rows as JSON Lines of an export, for the same checks and batches."""
-    report = check_bundle(raw)
+    report = check_bundle(raw, heads)
     if not report.ok:
         first = report.problems[0]
         raise CliError(f"{path} does not verify, at {first.where}: {first.what}", FAILED)

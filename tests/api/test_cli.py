@@ -997,3 +997,72 @@ def test_the_readers_leave_a_sqlite_file_byte_for_byte_and_refuse_one_of_another
             "(BURA_SQLITE_PATH)\n",
         ), argv
     assert other.read_bytes() == before
+
+
+def test_json_lines_cut_at_a_command_s_end_are_refused_by_a_kept_head_and_told_without(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """JSON Lines carry no end: a finished game's file cut after one of its commands
+    imports as a shorter, unfinished game (a penalty in dispute gone with the rest). A head
+    kept from the server refuses it; without one, the import says where the file ends."""
+    game, export = exported_game(
+        monkeypatch, capsys, {"BURA_SQLITE_PATH": str(tmp_path / "games.db")}, tmp_path
+    )
+    lines = export.read_bytes().splitlines()
+    records = [json.loads(line) for line in lines]
+    assert records[-1]["type"] == "game_finished"
+    head = f"{records[-1]['version']}:{records[-1]['hash']}"
+    ends = [
+        i + 1
+        for i in range(len(records) - 1)
+        if records[i]["command_id"] != records[i + 1]["command_id"]
+    ]
+    cut_at = ends[len(ends) // 2]  # after a command in the middle of the game
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(b"\n".join(lines[:cut_at]) + b"\n")
+    into = {"BURA_SQLITE_PATH": str(tmp_path / "into.db")}
+    code, _, said = bura_said(monkeypatch, capsys, into, "import", str(cut), "--head", head)
+    assert (code, said) == (
+        1,
+        f"bura import: {cut} ends at version {cut_at}: the record held version "
+        f"{len(records)} when the server gave the head kept, so rows were cut from its "
+        "end; nothing was imported\n",
+    )
+    wrong = f"{cut_at}:{'0' * 64}"
+    code, _, said = bura_said(monkeypatch, capsys, into, "import", str(cut), "--head", wrong)
+    assert code == 1 and f"does not verify, at version {cut_at}: its chain head is" in said
+    code, out, said = bura_said(monkeypatch, capsys, into, "import", str(cut))
+    assert code == 0 and out.startswith(f"imported {cut_at} events"), (out, said)
+    assert said == (
+        f"bura import: {cut} ends at version {cut_at} (chain head "
+        f"{records[cut_at - 1]['hash']}), its game unfinished; JSON Lines carry no end, so a "
+        "file cut at a command's end imports as a shorter game: check it with --head "
+        "VERSION:HASH, or move the record as a bundle\n"
+    )
+    whole = {"BURA_SQLITE_PATH": str(tmp_path / "whole.db")}
+    code, out, said = bura_said(monkeypatch, capsys, whole, "import", str(export), "--head", head)
+    assert (code, said) == (0, ""), said
+    assert game in out
+
+
+def test_a_re_formatted_bundle_is_told_as_re_formatted_not_as_rows_changed_or_no_bundle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`jq .` of a bundle was read by `import` as JSON Lines ("Input data was truncated"),
+    and a line before it as lines that are no events; `verify-bundle` said its first row
+    was changed, which reads as tampering."""
+    where = {"BURA_SQLITE_PATH": str(tmp_path / "games.db")}
+    game, _ = play_games(where)
+    bundle = tmp_path / "game.bura.json"
+    assert bura(monkeypatch, capsys, where, "export", game, "--out", str(bundle))[0] == 0
+    pretty = tmp_path / "pretty.bura.json"
+    pretty.write_text(json.dumps(json.loads(bundle.read_bytes()), indent=2))
+    spaced = tmp_path / "spaced.bura.json"
+    spaced.write_bytes(b"\n" + bundle.read_bytes())
+    into = {"BURA_SQLITE_PATH": str(tmp_path / "into.db")}
+    for changed in (pretty, spaced):
+        code, _, said = bura_said(monkeypatch, capsys, into, "import", str(changed))
+        assert code == 1 and "it was re-formatted or re-written" in said, said
+        code, out, _ = bura_said(monkeypatch, capsys, into, "verify-bundle", str(changed))
+        failed = [line for line in out.splitlines() if "VERIFICATION FAILED" in line]
+        assert code == 1 and "re-formatted" in failed[0], out
