@@ -89,7 +89,14 @@ def _joined(argv: Sequence[str]) -> list[str]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="bura", description=__doc__)
+    parser = _Parser(
+        prog="bura",
+        description="The Bura server's command line: the service, its store and its records.",
+        epilog="Exit codes: 0 done; 1 the thing asked did not hold (a verification failed, an "
+        "import was refused); 2 a bad argument or setting; 3 the store cannot be reached or "
+        "opened; 4 no such game or file; 70 a failure bura did not foresee; 141 the reader "
+        "of the output went away. A failure is one line on stderr.",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("serve", help="run the HTTP API")
     dem = sub.add_parser("demo", help="run the HTTP API with a game ready against a bot")
@@ -98,13 +105,21 @@ def _parser() -> argparse.ArgumentParser:
     dem.add_argument("--seed", default=None, help="the game's shuffle seed (a repeatable deal)")
     sub.add_parser("migrate", help="apply the SQL migrations to BURA_DATABASE_URL")
     sim = sub.add_parser("simulate", help="play bot games and print a summary")
-    sim.add_argument("--games", type=int, default=200)
-    sim.add_argument("--seats", type=int, default=2)
-    sim.add_argument("--seed", type=int, default=1)
-    sim.add_argument("--bot", choices=["random", "greedy"], default="random")
+    sim.add_argument(
+        "--games", type=int, default=200, metavar="N", help="games to play (default 200)"
+    )
+    sim.add_argument("--seats", type=int, default=2, metavar="S", help="seats (default 2)")
+    sim.add_argument(
+        "--seed", type=int, default=1, metavar="K", help="the bots' random seed (default 1)"
+    )
+    sim.add_argument(
+        "--bot", choices=["random", "greedy"], default="random", help="the bot (default random)"
+    )
     rep = sub.add_parser("replay", help="print the table of a game at a version")
     rep.add_argument("game")
-    rep.add_argument("--version", type=_version, help="a version of the record, from 1")
+    rep.add_argument(
+        "--version", type=_version, metavar="N", help="a version of the record, from 1"
+    )
     rep.add_argument("--json", action="store_true", help="the table as JSON (the replay's view)")
     aud = sub.add_parser("audit", help="print each penalty and false declaration with evidence")
     aud.add_argument("game")

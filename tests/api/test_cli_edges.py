@@ -458,6 +458,23 @@ def test_help_is_still_whole(capsys: pytest.CaptureFixture[str]) -> None:
     assert out.startswith("usage: bura replay") and "--version" in out and out.count("\n") > 4
 
 
+def test_help_says_the_exit_codes_and_the_defaults_the_readme_gives(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for argv in (["--help"], ["simulate", "--help"], ["replay", "--help"]):
+        with pytest.raises(SystemExit):
+            cli.main(argv)
+        said = " ".join(capsys.readouterr().out.split())
+        if argv == ["--help"]:
+            assert "Exit codes: 0 done; 1 the thing asked did not hold" in said
+            assert all(f"{code} " in said for code in (2, 3, 4, 70, 141))
+        elif argv[0] == "simulate":
+            for told in ("(default 200)", "(default 2)", "(default 1)", "(default random)"):
+                assert told in said, said
+        else:
+            assert "--version N" in said, said
+
+
 def test_a_failure_nothing_foresaw_is_still_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
