@@ -48,6 +48,31 @@ def _kept(field: str) -> Callable[[str], Kept]:
     return read
 
 
+def _kept_option(parser: argparse.ArgumentParser, field: str, then: str) -> None:
+    """--head VERSION:HASH or --receipt VERSION:RECEIPT, repeatable: what was kept from an
+    answer of the server, and what must then hold of the file."""
+    if field == "hash":
+        flag, metavar, what = (
+            "--head",
+            "VERSION:HASH",
+            "a chain head kept from an answer (the arbiter's `chain_head`)",
+        )
+    else:
+        flag, metavar, what = (
+            "--receipt",
+            "VERSION:RECEIPT",
+            "a `receipt` kept from an answer at VERSION",
+        )
+    parser.add_argument(
+        flag,
+        action="append",
+        default=[],
+        type=_kept(field),
+        metavar=metavar,
+        help=f"{what}: {then} (repeatable)",
+    )
+
+
 def _version(text: str) -> int:
     """--version: a version of the record, counted from 1, in digits only."""
     if not (text.isascii() and text.isdigit() and len(text) <= 15) or int(text) == 0:
@@ -138,23 +163,8 @@ def _parser() -> argparse.ArgumentParser:
         "verify-bundle", help="check an audit bundle offline: chain, deals, replay, findings"
     )
     vb.add_argument("file")
-    vb.add_argument(
-        "--head",
-        action="append",
-        default=[],
-        type=_kept("hash"),
-        metavar="VERSION:HASH",
-        help="a chain head kept from an answer (the arbiter's `chain_head`): the bundle's row "
-        "at VERSION must have that hash (repeatable)",
-    )
-    vb.add_argument(
-        "--receipt",
-        action="append",
-        default=[],
-        type=_kept("receipt"),
-        metavar="VERSION:RECEIPT",
-        help="a `receipt` kept from an answer at VERSION: it must be the bundle's (repeatable)",
-    )
+    _kept_option(vb, "hash", "the bundle's row at VERSION must have that hash")
+    _kept_option(vb, "receipt", "it must be the bundle's")
     imp = sub.add_parser("import", help="load an audit bundle or a JSON Lines export")
     imp.add_argument("file")
     imp.add_argument(
@@ -162,14 +172,8 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="import JSON Lines that hold no hashes (nothing proves them the record)",
     )
-    imp.add_argument(
-        "--head",
-        action="append",
-        default=[],
-        type=_kept("hash"),
-        metavar="VERSION:HASH",
-        help="a chain head kept from an answer (the arbiter's `chain_head`): the file's row "
-        "at VERSION must have that hash, so a file cut short is refused (repeatable)",
+    _kept_option(
+        imp, "hash", "the file's row at VERSION must have that hash, so a file cut short is refused"
     )
     bot = sub.add_parser("play", help="play one seat with a bot, over the public API")
     bot.add_argument(
