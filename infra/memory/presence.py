@@ -28,6 +28,16 @@ class InProcessPresence:
     def __init__(self, lapse: int = LAPSE_MS) -> None:
         self.lapse = lapse
         self._games: OrderedDict[str, dict[str, int]] = OrderedDict()
+        # When this board began (its first call): it knows nothing from before, as a Redis
+        # restarted empty knows nothing (infra/redis/presence.py's origin). A seat it never
+        # saw is not known away before a lapse after it: a server restarted under open
+        # streams gives their clients time to come back before any is judged abandoned.
+        self.origin: int | None = None
+
+    def _began(self, now: int) -> int:
+        if self.origin is None:
+            self.origin = now
+        return self.origin
 
     def _entries(self, game_id: str) -> dict[str, int]:
         entries = self._games.setdefault(game_id, {})
@@ -42,6 +52,7 @@ class InProcessPresence:
             del entries[key]
 
     async def arrive(self, game_id: str, seat: int, stream: str, now: int) -> None:
+        self._began(now)
         entries = self._entries(game_id)
         if not live(entries, seat, now, self.lapse):
             entries[since_key(seat)] = now
@@ -79,7 +90,14 @@ class InProcessPresence:
             entries[key] = now
 
     async def seats(self, game_id: str, count: int, now: int) -> list[Seen]:
-        return seen(self._games.get(game_id, {}), count, now, self.lapse)
+        settled = self._began(now) + self.lapse
+        return seen(
+            self._games.get(game_id, {}),
+            count,
+            now,
+            self.lapse,
+            unknown_until=settled if now < settled else None,
+        )
 
     async def ping(self) -> None:
         return None

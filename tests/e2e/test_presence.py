@@ -5,6 +5,9 @@ replica dies is away once its presence lapses, and is abandoned by the replica l
 from __future__ import annotations
 
 import asyncio
+import signal
+import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -112,3 +115,58 @@ async def test_a_seat_whose_replica_dies_is_away_once_it_lapses_and_then_abandon
     assert timeout["away_since"] == away["away_since"]
     assert timeout["at"] >= timeout["away_since"] + 1_000
     assert found[-1]["type"] == "game_finished" and found[-1]["reason"] == "abandoned"
+
+
+async def test_a_graceful_restart_dates_a_seat_away_from_when_its_stream_closed(
+    start_service: StartService, client: httpx.AsyncClient
+) -> None:
+    """On Redis, a stream the drain closes says it left, then and there: the seat is away
+    from the drain (when its `event: shutdown` went), not from its last renewal, nor from
+    when the process finally exited."""
+    one = await start_service(BURA_SHUTDOWN_GRACE_SECONDS="5")
+    rules = {"turn_seconds": 600, "abandon_seconds": 60}
+    table = await Table.create(client, one.url, seed="presence-3", rules=rules, dealer=1)
+    async with Stream(client, table.stream_url(one.url), table.tokens[0]) as seat0:
+        await seat0.event("view")
+        connected = await until_seat(client, one, table, 0, True)
+        await asyncio.sleep(1.0)  # no renewal yet: one would come after RENEW_MS
+        stopping = int(time.time() * 1000)
+        one.signal(signal.SIGTERM)
+        await seat0.event("shutdown")
+    assert await one.wait() == 0
+    two = await start_service()
+    away = (await seats(client, two, table))[0]
+    assert away["connected"] is False, away
+    assert away["away_since"] >= stopping > connected["connected_since"], (away, stopping)
+
+
+async def test_a_restart_of_the_embedded_default_judges_no_seat_from_before_it(
+    start_service: StartService, client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """The in-process board starts empty: a seat due longer than abandon_seconds when the
+    server restarts was judged abandoned 2 ms after start-up, its stream open all along,
+    `away_since` the moment it became due. Like a Redis that lost its state, the board
+    counts a seat it never saw from a lapse after it began."""
+    embedded = {
+        "BURA_DATABASE_URL": "",
+        "BURA_REDIS_URL": "",
+        "BURA_SQLITE_PATH": str(tmp_path / "bura.sqlite3"),
+    }
+    one = await start_service(**embedded)
+    rules = {"turn_seconds": 600, "abandon_seconds": 2}
+    table = await Table.create(client, one.url, seed="presence-4", rules=rules, dealer=1)
+    async with Stream(client, table.stream_url(one.url), table.tokens[0]) as seat0:
+        await seat0.event("view")
+        await until_seat(client, one, table, 0, True)
+        await asyncio.sleep(2.5)  # longer than abandon_seconds since seat 0 became due
+        one.signal(signal.SIGTERM)
+        await seat0.event("shutdown")
+    assert await one.wait() == 0
+    two = await start_service(port=one.port, **embedded)
+    async with Stream(client, table.stream_url(two.url), table.tokens[0]) as again:
+        await again.event("view")  # the seat's client is back at once, as told to
+        await until_seat(client, two, table, 0, True)
+        await asyncio.sleep(2.5)
+    answer = await client.get(f"{two.url}/games/{table.game_id}/events", headers=OPERATOR)
+    found = [e["event"]["type"] for e in answer.json()["events"]]
+    assert "timed_out" not in found and "deal_lost" not in found, found
