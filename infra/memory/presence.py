@@ -25,19 +25,13 @@ GAMES = 65_536  # games whose presence is kept; the one touched longest ago goes
 
 
 class InProcessPresence:
+    # Its entries end with the process: a server started again knows nothing of the streams
+    # open on it before (services/live/timers.py gives their clients time to come back).
+    lasting = False
+
     def __init__(self, lapse: int = LAPSE_MS) -> None:
         self.lapse = lapse
         self._games: OrderedDict[str, dict[str, int]] = OrderedDict()
-        # When this board began (its first call): it knows nothing from before, as a Redis
-        # restarted empty knows nothing (infra/redis/presence.py's origin). A seat it never
-        # saw is not known away before a lapse after it: a server restarted under open
-        # streams gives their clients time to come back before any is judged abandoned.
-        self.origin: int | None = None
-
-    def _began(self, now: int) -> int:
-        if self.origin is None:
-            self.origin = now
-        return self.origin
 
     def _entries(self, game_id: str) -> dict[str, int]:
         entries = self._games.setdefault(game_id, {})
@@ -52,7 +46,6 @@ class InProcessPresence:
             del entries[key]
 
     async def arrive(self, game_id: str, seat: int, stream: str, now: int) -> None:
-        self._began(now)
         entries = self._entries(game_id)
         if not live(entries, seat, now, self.lapse):
             entries[since_key(seat)] = now
@@ -90,14 +83,7 @@ class InProcessPresence:
             entries[key] = now
 
     async def seats(self, game_id: str, count: int, now: int) -> list[Seen]:
-        settled = self._began(now) + self.lapse
-        return seen(
-            self._games.get(game_id, {}),
-            count,
-            now,
-            self.lapse,
-            unknown_until=settled if now < settled else None,
-        )
+        return seen(self._games.get(game_id, {}), count, now, self.lapse)
 
     async def ping(self) -> None:
         return None

@@ -56,6 +56,9 @@ class OpenStream(msgspec.Struct, frozen=True):
 
 
 class PresenceBoard(Protocol):
+    # Whether its entries outlive the process (Redis: yes; the in-process board: no)
+    lasting: bool
+
     async def arrive(self, game_id: str, seat: int, stream: str, now: int) -> None: ...
 
     async def leave(self, game_id: str, seat: int, stream: str, now: int) -> None: ...

@@ -124,6 +124,7 @@ class RedisPresence:
         self.lapse = lapse
         self.prefix = prefix
         self.origin = origin if origin is not None else f"{prefix}presence:origin"
+        self.lasting = True  # its entries outlive any one replica
         self.errors = 0
         self._arrive = client.register_script(_ARRIVE)
         self._leave = client.register_script(_LEAVE)

@@ -61,6 +61,11 @@ class Attendance:
         self._warned = 0.0
         self._quiet_until = 0.0  # after a failure, the board is not asked until then
 
+    @property
+    def lasting(self) -> bool:
+        """Whether the board's entries outlive this process (Redis), or start empty with it."""
+        return getattr(self.board, "lasting", True)
+
     def observe(self, observer: Observer) -> None:
         self._observers.append(observer)
 

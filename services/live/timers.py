@@ -43,6 +43,7 @@ from infra.deadline import cancelled, detached
 from infra.ports.events import Checkpoint, StoreUnavailable
 from infra.ports.games import GameIndex
 from infra.ports.hints import Hint, HintBus
+from infra.ports.presence import LAPSE_MS
 from services.app.errors import GameNotFound
 from services.app.games import GameService
 from services.app.snapshots import carried
@@ -97,6 +98,11 @@ class Timers:
         self._background: set[asyncio.Task[None]] = set()
         self._stopped = False
         self._unlisten: Callable[[], None] | None = None
+        # Games in progress when this process started, on a presence board that began with
+        # it (the embedded default): a seat it has seen nothing of may have had its stream
+        # open on the process before, its client now coming back as told (`event:
+        # shutdown`). Its absence counts from a lapse after the start, never from before.
+        self._inherited: dict[str, int] = {}
         games.observe(self.observed)
         if attendance is not None:
             attendance.observe(self.poke)
@@ -181,7 +187,11 @@ class Timers:
                 checkpoint = await self.games.store.head()
                 if self.index is not None:
                     await self.repair()
+                    forgotten = self.attendance is not None and not self.attendance.lasting
+                    since = self.games.now() + LAPSE_MS
                     for game_id in await self.index.clocked_in_progress():
+                        if forgotten:
+                            self._inherited[game_id] = since
                         self.watch(game_id)
                 break
             except StoreUnavailable as error:
@@ -361,6 +371,8 @@ class Timers:
                 wake = min(wake, seat.until + 1)
             return wake, None
         away = seat.since if seat.since is not None else due_since(clock)
+        if seat.since is None and game_id in self._inherited:
+            away = max(away, self._inherited[game_id])
         gone = abandon_deadline(state.rules, clock, away)
         if gone is None:
             return wake, None

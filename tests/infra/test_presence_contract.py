@@ -2,9 +2,9 @@
 module. Time is passed in (ms), so lapses are tested without waiting.
 
 `pair` is two replicas' boards: one board in-process (one process), two clients of the
-same Redis for Redis. Each board's origin (when its presence began: tests/infra/
-test_presence_after_loss.py) is set long before T (for Redis, a key of each test's own),
-so only the cases here that lose a game's entries see a loss."""
+same Redis for Redis. Redis's origin (when its presence began: tests/infra/
+test_presence_after_loss.py) is a key of each test's own, set long before T, so only the
+cases here that lose a game's entries see a loss."""
 
 from __future__ import annotations
 
@@ -26,7 +26,6 @@ async def pair(
 ) -> AsyncIterator[tuple[PresenceBoard, PresenceBoard]]:
     if request.param == "memory":
         board = InProcessPresence()
-        board.origin = 0  # this process's presence began long ago, as Redis's below
         yield board, board
         await board.close()
         return
@@ -190,20 +189,3 @@ async def test_presence_under_two_prefixes_on_one_redis_is_kept_apart(redis_url:
         )
         await blue.close()
         await green.close()
-
-
-async def test_a_board_just_begun_knows_no_seat_away_before_a_lapse_after_it(
-    pair: tuple[PresenceBoard, PresenceBoard],
-) -> None:
-    """A Redis restarted empty, or a process restarted (the in-process board): streams
-    open all along come back at their clients' reconnects or their replicas' renewals, so
-    a seat with nothing recorded counts away only from a lapse after the board began."""
-    one, _ = pair
-    if isinstance(one, InProcessPresence):
-        one.origin = None  # as a process just started
-    else:
-        assert isinstance(one, RedisPresence)
-        await one.client.delete(one.origin)  # as a Redis restarted empty
-    g = game()
-    assert await one.seats(g, 1, T) == [Seen(False, unknown_until=T + LAPSE_MS)]
-    assert await one.seats(g, 1, T + LAPSE_MS) == [Seen(False)]
