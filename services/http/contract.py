@@ -32,8 +32,9 @@ from typing import Any
 import msgspec
 
 from domain.commands import PlayerCommand
+from domain.events import EVENT_TYPES
 from domain.rules import LONGEST_CLOCK, MAX_MATCH_TARGET, MAX_MULTIPLIER, MAX_STAKE
-from services.app.notices import DATA_OF, WEBHOOK_TYPES, Notice
+from services.app.notices import DATA_OF, WEBHOOK_OF, WEBHOOK_TYPES, Notice
 from services.app.signing import TOLERANCE
 from services.http.commands import KEY_MAX, KEY_PATTERN
 from services.http.problems import PROBLEM_JSON, PROBLEMS
@@ -202,13 +203,20 @@ def _webhooks(schemas: Schema) -> Schema:
         kw_only=True,
     )
     shape.__doc__ = Notice.__doc__
+    # `event` too: the event the webhook tells of, as a spectator sees it (each its own)
+    told = {
+        kind: [EVENT_TYPES[name] for name, of in WEBHOOK_OF.items() if of == kind]
+        for kind in WEBHOOK_TYPES
+    }
     _, components = msgspec.json.schema_components(
-        [shape, *DATA_OF.values()], ref_template=REF + "{name}"
+        [shape, *DATA_OF.values(), *(e for events in told.values() for e in events)],
+        ref_template=REF + "{name}",
     )
     for name, schema in components.items():
         schemas.setdefault(name, schema)
     hooks: Schema = {}
     for kind in WEBHOOK_TYPES:
+        events = [{"$ref": REF + e.__name__} for e in told[kind]]
         body: Schema = {
             "allOf": [
                 {"$ref": REF + Notice.__name__},
@@ -217,6 +225,7 @@ def _webhooks(schemas: Schema) -> Schema:
                     "properties": {
                         "type": {"type": "string", "const": kind},
                         "data": {"$ref": REF + DATA_OF[kind].__name__},
+                        "event": events[0] if len(events) == 1 else {"oneOf": events},
                     },
                 },
             ]

@@ -11,7 +11,7 @@ tests/api/test_problems.py.
 from __future__ import annotations
 
 import urllib.parse
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -572,13 +572,20 @@ _DESCRIPTIONS = {
 EVERYWHERE = (408, 431)
 
 
-def responses(*statuses: int) -> dict[int, ResponseSpec]:
+def responses(
+    *statuses: int, only: Mapping[int, Sequence[str]] | None = None
+) -> dict[int, ResponseSpec]:
     """OpenAPI error responses for the statuses an operation may answer: problem+json with
     one example per code of that status, named by the code. Every operation may also be
     refused before it is routed (408, 431: the connection's bounds) or fail unexpectedly
     (500 `internal_error`); an operation that names 500 itself answers every code of it
-    (`record_broken` too: it reads a game)."""
-    specs = {s: _spec(s, codes_of(s)) for s in dict.fromkeys((*statuses, *EVERYWHERE))}
+    (`record_broken` too: it reads a game). `only`: the codes of a status the operation can
+    answer, where it answers few of them (a webhook's 404 is never `game_not_found`)."""
+    narrowed = dict(only or {})
+    specs = {
+        s: _spec(s, narrowed.get(s, codes_of(s)))
+        for s in dict.fromkeys((*statuses, *narrowed, *EVERYWHERE))
+    }
     if 500 not in specs:
         specs[500] = _spec(
             500,

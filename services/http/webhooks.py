@@ -109,7 +109,7 @@ class WebhooksController(Controller):
     @get(
         "/deliveries/{delivery_id:str}",
         operation_id="getDelivery",
-        responses=responses(400, 401, 403, 404, 429, 503),
+        responses=responses(400, 401, 403, 429, 503, only={404: ("delivery_not_found",)}),
         summary="One delivery: its body and every attempt (operator)",
     )
     async def delivery(
@@ -126,7 +126,18 @@ class WebhooksController(Controller):
     @post(
         "/deliveries/{delivery_id:str}/retry",
         operation_id="retryDelivery",
-        responses=responses(400, 401, 403, 404, 409, 413, 429, 503),
+        responses=responses(
+            400,
+            401,
+            403,
+            413,
+            429,
+            503,
+            only={
+                404: ("delivery_not_found", "webhook_not_found"),
+                409: ("delivery_not_failed",),
+            },
+        ),
         status_code=200,
         summary="Send a failed delivery again (operator)",
     )
@@ -144,7 +155,7 @@ class WebhooksController(Controller):
     @get(
         "/{endpoint_id:str}",
         operation_id="getWebhook",
-        responses=responses(400, 401, 403, 404, 429, 503),
+        responses=responses(400, 401, 403, 429, 503, only={404: ("webhook_not_found",)}),
         summary="One webhook endpoint (operator)",
     )
     async def endpoint(
@@ -160,7 +171,14 @@ class WebhooksController(Controller):
     @delete(
         "/{endpoint_id:str}",
         operation_id="deleteWebhook",
-        responses=responses(400, 401, 403, 404, 409, 429, 503),
+        responses=responses(
+            400,
+            401,
+            403,
+            429,
+            503,
+            only={404: ("webhook_not_found",), 409: ("webhook_configured",)},
+        ),
         status_code=204,
         summary="Remove an endpoint",
     )

@@ -365,6 +365,15 @@ async def test_a_finished_game_is_delivered_signed_with_a_stable_id_in_header_an
             for header in sent["parameters"]:
                 given = request.headers[header["name"].lower()]
                 assert re.fullmatch(header["schema"].get("pattern", ".+"), given), header
+        # `event` is typed for each type: a deal's end does not take a game's end's event
+        assert not jsonschema.Draft202012Validator(
+            {
+                **doc["webhooks"]["deal_ended"]["post"]["requestBody"]["content"][
+                    "application/json"
+                ]["schema"],
+                "components": doc["components"],
+            }
+        ).is_valid({**deal.json, "event": end.json["event"]})
         wrong = {**end.json, "data": deal.json["data"]}  # a game's end with a deal's data
         assert not jsonschema.Draft202012Validator(
             {
