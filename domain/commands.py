@@ -120,6 +120,9 @@ class TimeOut(Command, frozen=True, kw_only=True):
     version: int
     at: int  # when it was judged: milliseconds since 1970-01-01 UTC
     away_since: int | None = None  # the seat has had no live stream since then
+    # abandonment: every other seat has been away abandon_seconds too, so nobody is left at
+    # the table and the game ends with this deal (docs/rules.md §13.5)
+    deserted: bool = False
 
 
 class EndPause(Command, frozen=True):

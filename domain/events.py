@@ -242,6 +242,9 @@ class TimedOut(Event, frozen=True, kw_only=True):
     at: int  # when the timeout was judged
     verdict: OnTimeout  # abandonment always loses the deal
     away_since: int | None = None  # abandonment: since when the seat had no live stream
+    # abandonment of a table every seat had left (abandon_seconds each): true, and the game
+    # ended with the deal; absent otherwise (and in rows written before it existed)
+    deserted: bool | msgspec.UnsetType = msgspec.UNSET
 
 
 class PauseEnded(Event, frozen=True, kw_only=True):

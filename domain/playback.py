@@ -180,8 +180,15 @@ def _command(state: Game, events: Sequence[Event], at: int) -> tuple[AnyCommand,
             return Pass(), seat
         case Conceded(seat=seat):
             return Concede(), seat
-        case TimedOut(seat=seat, at=judged, away_since=away):
-            return TimeOut(seat=seat, version=state.version, at=judged, away_since=away), None
+        case TimedOut(seat=seat, at=judged, away_since=away, deserted=deserted):
+            timed = TimeOut(
+                seat=seat,
+                version=state.version,
+                at=judged,
+                away_since=away,
+                deserted=deserted is True,
+            )
+            return timed, None
         case PauseEnded(verdict=verdict):
             return EndPause(verdict), None
     return None

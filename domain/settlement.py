@@ -38,7 +38,11 @@ def end_deal(
     winner: int | None = None,
     loser: int | None = None,
     reason: Reason,
+    last: bool = False,
 ) -> list[Event]:
+    """The deal's result, its settlement and the next deal, or the game's end: once a seat
+    reaches match_target, or when this is the `last` deal (a table every seat left, §13.5),
+    won then by the best score."""
     seats = len(game.seats)
     rules = game.rules
     stake = rules.stake * deal.multiplier
@@ -82,7 +86,7 @@ def end_deal(
         )
     score = [a + b for a, b in zip(game.score, payments, strict=True)]
     best = max(score)
-    if best >= rules.match_target:
+    if best >= rules.match_target or last:
         winners_ = tuple(s for s in range(seats) if score[s] == best)
         events.append(GameFinished(winners=winners_, reason=reason, seed=game.seed))
         return events

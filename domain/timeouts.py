@@ -6,11 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import cast
 
+import msgspec
+
 from domain.bots import safest_act
 from domain.clock import abandon_deadline, restart
 from domain.commands import EndPause, PlayerCommand, TimeOut
 from domain.errors import RuleViolation
-from domain.events import Event, PauseEnded, TimedOut
+from domain.events import Event, GameFinished, PauseEnded, TimedOut
 from domain.settlement import end_deal
 from domain.state import Clock, Game
 from domain.vocabulary import Due
@@ -64,6 +66,12 @@ def time_out(state: Game, command: TimeOut, play: Play) -> list[Event]:
         if gone is None:
             raise RuleViolation("no_abandonment", "this table does not judge abandonment")
         _ran_out(seat, gone, at)
+        ended = end_deal(state, deal, loser=seat, reason="abandoned")
+        # a table every seat left ends with the deal (§13.5): said so only where that
+        # ended the game, which would otherwise have gone on
+        deserted = command.deserted and not isinstance(ended[-1], GameFinished)
+        if deserted:
+            ended = end_deal(state, deal, loser=seat, reason="abandoned", last=True)
         timed = TimedOut(
             seat=seat,
             clock="abandon",
@@ -72,8 +80,9 @@ def time_out(state: Game, command: TimeOut, play: Play) -> list[Event]:
             at=at,
             verdict="lose_deal",
             away_since=command.away_since,
+            deserted=True if deserted else msgspec.UNSET,
         )
-        events = [timed, *end_deal(state, deal, loser=seat, reason="abandoned")]
+        events = [timed, *ended]
     return events + restart(state, events, at)
 
 

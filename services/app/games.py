@@ -852,7 +852,12 @@ class GameService:
         return await self._caught_up(game_id)
 
     async def time_out(
-        self, game_id: str, state: Game, at: int, away_since: int | None = None
+        self,
+        game_id: str,
+        state: Game,
+        at: int,
+        away_since: int | None = None,
+        deserted: bool = False,
     ) -> bool:
         """Time out the seat due on `state`, judged `at`: appended after `state.version` or
         not at all, so of any number of timers (on any number of replicas) racing for the
@@ -861,7 +866,13 @@ class GameService:
         clock = state.clock
         if clock is None:
             return False
-        command = TimeOut(seat=clock.seat, version=state.version, at=at, away_since=away_since)
+        command = TimeOut(
+            seat=clock.seat,
+            version=state.version,
+            at=at,
+            away_since=away_since,
+            deserted=deserted,
+        )
         try:
             events = decide(state, command, None, now=at)
         except RuleViolation:

@@ -43,7 +43,7 @@ from infra.deadline import cancelled, detached
 from infra.ports.events import Checkpoint, StoreUnavailable
 from infra.ports.games import GameIndex
 from infra.ports.hints import Hint, HintBus
-from infra.ports.presence import LAPSE_MS
+from infra.ports.presence import LAPSE_MS, Seen
 from services.app.errors import GameNotFound
 from services.app.games import GameService
 from services.app.snapshots import carried
@@ -337,7 +337,7 @@ class Timers:
                 self._rest(game_id, state.version)
                 return
             now = self.games.now()
-            wake, away_since = await self._due(game_id, state, now)
+            wake, away_since, deserted = await self._due(game_id, state, now)
             if wake > now:
                 self._asleep[game_id] = (state.version, wake <= soonest(state))
                 await self._sleep(game_id, (wake - now) / 1000)
@@ -348,37 +348,54 @@ class Timers:
                 await self._sleep(game_id, RETRY_SECONDS)
             fired_at = state.version
             try:
-                await self.games.time_out(game_id, state, now, away_since)
+                await self.games.time_out(game_id, state, now, away_since, deserted)
             except StoreUnavailable:
                 await self._sleep(game_id, RETRY_SECONDS)
 
-    async def _due(self, game_id: str, state: Game, now: int) -> tuple[int, int | None]:
+    async def _due(self, game_id: str, state: Game, now: int) -> tuple[int, int | None, bool]:
         """When to act on the game: its deadline, or sooner if the seat due is away and
-        will have been away abandon_seconds (then with the time it has been away since);
-        for a seat whose streams live on another replica, no later than they would lapse."""
+        will have been away abandon_seconds (then with the time it has been away since, and
+        whether every other seat has been away that long too: the table is deserted); for a
+        seat whose streams live on another replica, no later than they would lapse."""
         clock = state.clock
         assert clock is not None
         # paused, no deadline runs: only an absence is judged, and presence changes poke
         wake: int = clock.deadline if not clock.paused else now + PAUSED_LOOK_MS
         if not self._judges_abandonment(state) or self.attendance is None:
-            return wake, None
+            return wake, None, False
         seen = await self.attendance.seats(game_id, len(state.seats), now)
         if seen is None:
-            return wake, None
+            return wake, None, False
         seat = seen[clock.seat]
         if seat.connected:
             if seat.until is not None:
                 wake = min(wake, seat.until + 1)
-            return wake, None
+            return wake, None, False
         away = seat.since if seat.since is not None else due_since(clock)
         if seat.since is None and game_id in self._inherited:
             away = max(away, self._inherited[game_id])
         gone = abandon_deadline(state.rules, clock, away)
         if gone is None:
-            return wake, None
+            return wake, None, False
         if gone <= now and (clock.paused or gone <= clock.deadline):
-            return now, away  # away too long, before its time ran out: abandoned
-        return min(wake, gone), None
+            # away too long, before its time ran out: abandoned
+            return now, away, self._deserted(game_id, state, seen, now)
+        return min(wake, gone), None, False
+
+    def _deserted(self, game_id: str, state: Game, seen: list[Seen], now: int) -> bool:
+        """Every seat but the one due has been away abandon_seconds too (one never seen
+        counts as away, but not before a lapse after start-up where the board began with
+        the process): nobody is left to play, and the game ends with the deal."""
+        assert state.clock is not None and state.rules.abandon_seconds is not None
+        allowed = ms(state.rules.abandon_seconds)
+        floor = self._inherited.get(game_id)
+        for number, other in enumerate(seen):
+            if number == state.clock.seat:
+                continue
+            since = other.since if other.since is not None else floor
+            if other.connected or (since is not None and since + allowed > now):
+                return False
+        return True
 
     def _judges_abandonment(self, state: Game) -> bool:
         return state.rules.abandon_seconds is not None and self.attendance is not None

@@ -128,6 +128,22 @@ async def test_a_seat_due_that_never_opens_a_stream_is_abandoned(api: Api) -> No
     assert (await api.view(table))["result"]["reason"] == "abandoned"
 
 
+async def test_a_table_every_seat_left_ends_rather_than_dealing_again(api: Api) -> None:
+    """Nobody ever opens a stream at a table of three deals: the first abandonment ends
+    the game (the deal lost, then `game_finished`), marked `deserted`, and the record
+    verifies (the rules decide it again from the record alone). It dealt again and again,
+    each deal lost by whoever was due, and never ended."""
+    rules = {"turn_seconds": 60, "abandon_seconds": 1, "on_timeout": "auto_play", "match_target": 3}
+    table = await api.create(rules=rules)
+    timeout = await until(timed_out(api, table))
+    assert (timeout["clock"], timeout["seat"], timeout["deserted"]) == ("abandon", 0, True)
+    shown = await api.view(table)
+    assert shown["status"] == "finished" and shown["result"]["reason"] == "abandoned", shown
+    assert shown["result"]["winners"] == [1] and len(shown["deals"]) == 1
+    verified = await api.client.get(f"/games/{table.game_id}/verify", headers=OPERATOR)
+    assert verified.status_code == 200 and verified.json()["ok"] is True, verified.text
+
+
 def abandoned(api: Api, table: Table) -> Callable[[], Awaitable[Body | None]]:
     async def check() -> Body | None:
         found = [e for e in await events_of(api, table, "timed_out") if e["clock"] == "abandon"]

@@ -414,6 +414,33 @@ def test_a_paused_table_still_judges_a_seat_that_is_gone() -> None:
     assert events[1] == DealLost(0, "abandoned") and after.reason == "abandoned"
 
 
+def test_a_table_every_seat_left_ends_with_the_deal_its_due_seat_lost() -> None:
+    """Both seats gone at an auto_play table of five deals: each deal lost by whoever was
+    due went back and forth for ever. The timers say the table is deserted (every other
+    seat away abandon_seconds too): the game ends, won on the score as it stands."""
+    given = clocked(turn_seconds=60, abandon_seconds=20, on_timeout="auto_play", match_target=5)
+    gone = TimeOut(seat=0, version=given.version, at=T0 + 20_000, away_since=T0)
+    after, _ = act(given, None, gone)
+    assert not after.finished and after.score == (-1, 1)  # the next deal, as ever
+    after, events = act(given, None, msgspec.structs.replace(gone, deserted=True))
+    timed = events[0]
+    assert isinstance(timed, TimedOut) and timed.deserted is True
+    assert events[1] == DealLost(0, "abandoned")
+    assert events[-1] == GameFinished(winners=(1,), reason="abandoned", seed=given.seed)
+    assert after.finished and after.score == (-1, 1)
+    assert b'"deserted":true' in msgspec.json.encode(timed)
+
+
+def test_a_deserted_table_whose_game_ends_anyway_records_nothing_more() -> None:
+    """At match_target 1 the lost deal ends the game by itself: its timed_out is as any
+    abandonment's, without `deserted`."""
+    given = clocked(turn_seconds=60, abandon_seconds=20)
+    gone = TimeOut(seat=0, version=given.version, at=T0 + 20_000, away_since=T0, deserted=True)
+    _, events = act(given, None, gone)
+    assert b"deserted" not in msgspec.json.encode(events[0])
+    assert isinstance(events[-1], GameFinished)
+
+
 def test_no_abandonment_is_judged_at_a_table_without_abandon_seconds() -> None:
     given = clocked()
     away = TimeOut(seat=0, version=given.version, at=T0 + 5_000, away_since=T0)
