@@ -38,7 +38,7 @@ from domain.clock import abandon_deadline, due_since, ms
 from domain.events import ClockStarted, GameStarted, SeedingOpened
 from domain.naming import snake
 from domain.rules import clocked
-from domain.state import Game
+from domain.state import Clock, Game
 from infra.deadline import cancelled, detached
 from infra.ports.events import Checkpoint, StoreUnavailable
 from infra.ports.games import GameIndex
@@ -98,11 +98,11 @@ class Timers:
         self._background: set[asyncio.Task[None]] = set()
         self._stopped = False
         self._unlisten: Callable[[], None] | None = None
-        # Games in progress when this process started, on a presence board that began with
-        # it (the embedded default): a seat it has seen nothing of may have had its stream
-        # open on the process before, its client now coming back as told (`event:
-        # shutdown`). Its absence counts from a lapse after the start, never from before.
-        self._inherited: dict[str, int] = {}
+        # When this process started. On a presence board that began with it (the embedded
+        # default), a seat due since before then that the board has seen nothing of may
+        # have had its stream open on the process before, its client now coming back as
+        # told (`event: shutdown`): its absence counts from a lapse after the start.
+        self._began = games.now()
         games.observe(self.observed)
         if attendance is not None:
             attendance.observe(self.poke)
@@ -187,11 +187,7 @@ class Timers:
                 checkpoint = await self.games.store.head()
                 if self.index is not None:
                     await self.repair()
-                    forgotten = self.attendance is not None and not self.attendance.lasting
-                    since = self.games.now() + LAPSE_MS
                     for game_id in await self.index.clocked_in_progress():
-                        if forgotten:
-                            self._inherited[game_id] = since
                         self.watch(game_id)
                 break
             except StoreUnavailable as error:
@@ -371,24 +367,31 @@ class Timers:
             if seat.until is not None:
                 wake = min(wake, seat.until + 1)
             return wake, None, False
+        floor = self._floor(clock)
         away = seat.since if seat.since is not None else due_since(clock)
-        if seat.since is None and game_id in self._inherited:
-            away = max(away, self._inherited[game_id])
+        if seat.since is None and floor is not None:
+            away = max(away, floor)
         gone = abandon_deadline(state.rules, clock, away)
         if gone is None:
             return wake, None, False
         if gone <= now and (clock.paused or gone <= clock.deadline):
             # away too long, before its time ran out: abandoned
-            return now, away, self._deserted(game_id, state, seen, now)
+            return now, away, self._deserted(state, seen, now, floor)
         return min(wake, gone), None, False
 
-    def _deserted(self, game_id: str, state: Game, seen: list[Seen], now: int) -> bool:
+    def _floor(self, clock: Clock) -> int | None:
+        """Where the board began with this process: for a seat due since before it started,
+        the moment absences it has seen nothing of count from (a lapse after the start)."""
+        if self.attendance is None or self.attendance.lasting:
+            return None
+        return self._began + LAPSE_MS if due_since(clock) < self._began else None
+
+    def _deserted(self, state: Game, seen: list[Seen], now: int, floor: int | None) -> bool:
         """Every seat but the one due has been away abandon_seconds too (one never seen
-        counts as away, but not before a lapse after start-up where the board began with
-        the process): nobody is left to play, and the game ends with the deal."""
+        counts as away, from the floor where there is one): nobody is left to play, and
+        the game ends with the deal."""
         assert state.clock is not None and state.rules.abandon_seconds is not None
         allowed = ms(state.rules.abandon_seconds)
-        floor = self._inherited.get(game_id)
         for number, other in enumerate(seen):
             if number == state.clock.seat:
                 continue
