@@ -64,7 +64,7 @@ class Attendance:
     @property
     def lasting(self) -> bool:
         """Whether the board's entries outlive this process (Redis), or start empty with it."""
-        return getattr(self.board, "lasting", True)
+        return self.board.lasting
 
     def observe(self, observer: Observer) -> None:
         self._observers.append(observer)
