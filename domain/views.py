@@ -43,6 +43,9 @@ class Presence(msgspec.Struct, frozen=True):
 
     connected: bool
     since: int | None = None  # None: no stream of this seat was ever seen
+    # never seen: when its absence counts from, if not from when it became due (the board
+    # lost its state, or began after it became due); None: from then
+    counted: int | None = None
 
 
 class SeatView(msgspec.Struct, frozen=True, kw_only=True):
@@ -327,9 +330,8 @@ def _timed(state: Game, shown: SeatView, now: int | None, presence: Presence | N
             changes["away_since"] = presence.since
             judged = ticking(state) is not None or (clock is not None and clock.paused)
             if clock is not None and judged and clock.seat == s and not state.finished:
-                changes["abandon_at"] = abandon_deadline(
-                    state.rules, clock, presence.since if presence.since is not None else 0
-                )
+                away = presence.since if presence.since is not None else presence.counted
+                changes["abandon_at"] = abandon_deadline(state.rules, clock, away or 0)
     return replace(shown, **changes) if changes else shown
 
 

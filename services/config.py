@@ -209,8 +209,8 @@ _SECONDS: dict[str, tuple[int, bool]] = {
 # An origin as a browser sends it: scheme://host[:port], no path, query or fragment (a final
 # slash is let pass and dropped)
 _ORIGIN = re.compile(
-    r"https?://"
-    r"(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])"  # a name, IPv4 or [IPv6]
+    r"(?P<scheme>https?)://"
+    r"(?P<host>[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])"  # a name, IPv4 or [IPv6]
     r"(?::(?P<port>[0-9]{1,5}))?/?",
     re.IGNORECASE,
 )
@@ -218,12 +218,12 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def _as_sent(origin: str) -> str:
-    origin = origin.strip().rstrip("/").lower()
-    scheme, _, rest = origin.partition("://")
-    host, colon, port = rest.rpartition(":")
-    if not colon or not port.isdigit() or "]" in port:  # no port (an [IPv6] host ends in ])
+    origin = origin.strip().lower()
+    shape = _ORIGIN.fullmatch(origin)
+    if shape is None:  # "*": settings refuse anything else that is no origin
         return origin
-    if int(port) == _DEFAULT_PORTS.get(scheme):
+    scheme, host, port = shape["scheme"], shape["host"], shape["port"]
+    if port is None or int(port) == _DEFAULT_PORTS[scheme]:
         return f"{scheme}://{host}"
     return f"{scheme}://{host}:{int(port)}"
 

@@ -5,7 +5,7 @@ row whose link breaks, or the entry the record gives otherwise."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -160,7 +160,11 @@ def check_bundle(raw: bytes, kept: Sequence[Kept] = ()) -> BundleReport:
         _same("findings", recomputed, bundle.findings, problems)
         replayed = True
     _check_spelling(raw, bundle, problems)
-    held = _check_kept(bundle, kept, problems, unchecked)
+    held, wrong, cannot = check_kept(
+        {r.version: r.hash for r in bundle.events}, kept, seed=bundle.seed
+    )
+    problems += wrong
+    unchecked += cannot
     return _report(
         bundle,
         chain=chain,
@@ -172,48 +176,54 @@ def check_bundle(raw: bytes, kept: Sequence[Kept] = ()) -> BundleReport:
     )
 
 
-def _check_kept(
-    bundle: Bundle, kept: Sequence[Kept], problems: list[Problem], unchecked: list[str]
-) -> int:
-    """Each head or receipt kept against the bundle's row at its version; how many hold."""
-    rows = {r.version: r for r in bundle.events}
-    last = bundle.events[-1].version if bundle.events else 0
-    held = 0
+def check_kept(
+    hashes: Mapping[int, str | None],
+    kept: Sequence[Kept],
+    *,
+    record: str = "the bundle",
+    seed: str | None = None,
+) -> tuple[int, list[Problem], list[str]]:
+    """Each head or receipt kept against the record's chain head at its version (`hashes`:
+    version -> head, None where the record holds none): how many hold, what is wrong with
+    the others, and those that could not be checked. A bundle and `bura import --head` on
+    JSON Lines both check this way, `record` naming what was read."""
+    last = max(hashes, default=0)
+    held, problems, unchecked = 0, [], []
     for k in kept:
-        row = rows.get(k.version)
-        if row is None:
+        if k.version not in hashes:
             problems.append(
                 Problem(
                     str(k),
-                    f"the bundle ends at version {last}: the record held version "
+                    f"{record} ends at version {last}: the record held version "
                     f"{k.version} when the server gave this, so rows were removed from its end"
                     if k.version > last
                     else "no such version",
                 )
             )
             continue
-        if row.hash is None:
-            unchecked.append(f"{k}: this bundle holds no hash (it is redacted)")
+        head = hashes[k.version]
+        if head is None:
+            unchecked.append(f"{k}: {record} holds no hash at that version (it is redacted)")
             continue
         if k.hash is not None:
-            if row.hash != k.hash.lower():
-                problems.append(Problem(str(k), _rewritten("head", row.hash, k.hash)))
+            if head != k.hash.lower():
+                problems.append(Problem(str(k), _rewritten(record, "head", head, k.hash)))
                 continue
         elif k.receipt is not None:
-            if bundle.seed is None:
-                unchecked.append(f"{k}: the game's seed, the receipts' key, is not in the bundle")
+            if seed is None:
+                unchecked.append(f"{k}: the game's seed, the receipts' key, is not in {record}")
                 continue
-            ours = receipt(receipt_key(bundle.seed), bytes.fromhex(row.hash))
+            ours = receipt(receipt_key(seed), bytes.fromhex(head))
             if ours != k.receipt.lower():
-                problems.append(Problem(str(k), _rewritten("receipt", ours, k.receipt)))
+                problems.append(Problem(str(k), _rewritten(record, "receipt", ours, k.receipt)))
                 continue
         held += 1
-    return held
+    return held, problems, unchecked
 
 
-def _rewritten(what: str, ours: str, theirs: str) -> str:
+def _rewritten(record: str, what: str, ours: str, theirs: str) -> str:
     return (
-        f"the bundle's {what} at that version is {ours}, not the {theirs} the server gave: "
+        f"{record}'s {what} at that version is {ours}, not the {theirs} the server gave: "
         "the record was changed after it was given"
     )
 

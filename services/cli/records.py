@@ -21,7 +21,7 @@ from infra.ports.events import Conflict, EventStore, OutcomeUnknown, RecordedEve
 from infra.ports.games import AlreadyRematched
 from services import bootstrap, config
 from services.app.bundle import Bundle, make_bundle
-from services.app.bundle_check import BundleReport, Kept, check_bundle, whom
+from services.app.bundle_check import BundleReport, Kept, check_bundle, check_kept, whom
 from services.app.callers import GAME_ID
 from services.app.codec import from_recorded
 from services.app.results import AuditFinding, TableView, Verification, with_head
@@ -478,22 +478,10 @@ def read_export(
 
 
 def _check_heads(path: str, rows: list[ExportedEvent], heads: Sequence[Kept]) -> None:
-    for kept in heads:
-        if kept.version > len(rows):
-            raise CliError(
-                f"{path} ends at version {len(rows)}: the record held version {kept.version} "
-                "when the server gave the head kept, so rows were cut from its end; nothing "
-                "was imported",
-                FAILED,
-            )
-        held = rows[kept.version - 1].hash
-        if held is None or held != (kept.hash or "").lower():
-            raise CliError(
-                f"{path} does not verify, at version {kept.version}: its chain head is "
-                f"{held or 'not in the file'}, not the {kept.hash} kept from the server; "
-                "nothing was imported",
-                FAILED,
-            )
+    """The heads kept from the server against the file, as a bundle's are checked."""
+    _, wrong, cannot = check_kept({r.version: r.hash for r in rows}, heads, record="the file")
+    for said in [f"{p.where}: {p.what}" for p in wrong] + cannot:
+        raise CliError(f"{path} does not verify, {said}; nothing was imported", FAILED)
 
 
 def _is_bundle(raw: bytes) -> bool:

@@ -245,7 +245,7 @@ class GamesController(Controller):
         games = runtime.games
         state, head = await games.current(game_id, seen)
         now = games.now()
-        presence = await runtime.attendance.presence(game_id, len(state.seats), now)
+        presence = await runtime.attendance.presence(game_id, state, now)
         rematch = await runtime.listing.rematch(game_id, state)
         shown = view(state, caller.viewer, now=now, presence=presence, rematch=rematch)
         return with_head(shown, state, caller.viewer, head)

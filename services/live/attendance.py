@@ -18,9 +18,18 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 
+from domain.clock import due_since
+from domain.state import Game
 from domain.views import Presence
 from infra.deadline import cancelled
-from infra.ports.presence import RENEW_MS, OpenStream, PresenceBoard, PresenceUnavailable, Seen
+from infra.ports.presence import (
+    LAPSE_MS,
+    RENEW_MS,
+    OpenStream,
+    PresenceBoard,
+    PresenceUnavailable,
+    Seen,
+)
 from services.app.games import wall_clock
 
 log = logging.getLogger("bura.presence")
@@ -33,21 +42,29 @@ QUIET_SECONDS = 5.0
 Observer = Callable[[str], None]
 
 
-def shown(seen: list[Seen] | None) -> tuple[Presence, ...] | None:
-    """The board's reading as views show it."""
+def shown(seen: list[Seen] | None, floor: int | None = None) -> tuple[Presence, ...] | None:
+    """The board's reading as views show it: since when each seat is known connected or
+    away, and for one never seen, when its absence counts from (as the timers judge it)."""
     if seen is None:
         return None
-    return tuple(Presence(s.connected, s.since) for s in seen)
+    return tuple(
+        Presence(
+            s.connected, s.since, counted=None if s.since is not None else counted(s, floor).since
+        )
+        for s in seen
+    )
 
 
-def counted(seen: Seen) -> Seen:
+def counted(seen: Seen, floor: int | None = None) -> Seen:
     """The seat's absence as it counts: from when it is known, if the board cannot know
-    since when (it lost its state), never from the clock's start."""
-    if seen.connected or seen.unknown_until is None:
+    since when (it lost its state, or began with this process: `floor`), never from the
+    clock's start."""
+    if seen.connected:
         return seen
-    if seen.since is not None and seen.since >= seen.unknown_until:
+    known = max([t for t in (seen.unknown_until, floor) if t is not None], default=None)
+    if known is None or seen.since is not None:
         return seen
-    return Seen(False, seen.unknown_until)
+    return Seen(False, known)
 
 
 class Attendance:
@@ -60,6 +77,11 @@ class Attendance:
         self._renewer: asyncio.Task[None] | None = None
         self._warned = 0.0
         self._quiet_until = 0.0  # after a failure, the board is not asked until then
+        # When this process started. On a board that began with it (the embedded default),
+        # a seat due since before then that the board has seen nothing of may have had its
+        # stream open on the process before, its client now coming back as told (`event:
+        # shutdown`): its absence counts from a lapse after the start (`floor`).
+        self.began = now()
 
     @property
     def lasting(self) -> bool:
@@ -94,18 +116,26 @@ class Attendance:
             await self._write(self.board.leave(gone.game_id, gone.seat, stream, self.now()))
         self._tell(gone.game_id)
 
-    async def seats(self, game_id: str, count: int, now: int | None = None) -> list[Seen] | None:
+    def floor(self, state: Game) -> int | None:
+        """Where absences the board has seen nothing of count from, for the seat due, if
+        the board began with this process after that seat became due."""
+        if self.lasting or state.clock is None or due_since(state.clock) >= self.began:
+            return None
+        return self.began + LAPSE_MS
+
+    async def seats(self, game_id: str, state: Game, now: int | None = None) -> list[Seen] | None:
         """Each seat's presence as the timers judge it, or None while the board cannot be
         reached: a seat whose absence is not known yet is away from when it will be."""
-        found = await self._read(game_id, count, now)
+        found = await self._read(game_id, len(state.seats), now)
         if found is None:
             return None
-        return [counted(s) for s in found]
+        return [counted(s, self.floor(state)) for s in found]
 
     async def presence(
-        self, game_id: str, count: int, now: int | None = None
+        self, game_id: str, state: Game, now: int | None = None
     ) -> tuple[Presence, ...] | None:
-        return shown(await self._read(game_id, count, now))
+        """Each seat's presence as views show it."""
+        return shown(await self._read(game_id, len(state.seats), now), self.floor(state))
 
     async def _read(self, game_id: str, count: int, now: int | None) -> list[Seen] | None:
         if self._quiet():

@@ -249,7 +249,7 @@ class Projector:
         """The seats' presence from the board; the feed's streams are woken if it changed."""
         if self.attendance is None or feed.state.finished:
             return
-        presence = await self.attendance.presence(feed.game_id, len(feed.state.seats))
+        presence = await self.attendance.presence(feed.game_id, feed.state)
         if presence is not None and presence != feed.presence:
             feed.presence = presence
             feed.announce()

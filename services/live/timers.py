@@ -38,12 +38,12 @@ from domain.clock import abandon_deadline, due_since, ms
 from domain.events import ClockStarted, GameStarted, SeedingOpened
 from domain.naming import snake
 from domain.rules import clocked
-from domain.state import Clock, Game
+from domain.state import Game
 from infra.deadline import cancelled, detached
 from infra.ports.events import Checkpoint, StoreUnavailable
 from infra.ports.games import GameIndex
 from infra.ports.hints import Hint, HintBus
-from infra.ports.presence import LAPSE_MS, Seen
+from infra.ports.presence import Seen
 from services.app.errors import GameNotFound
 from services.app.games import GameService
 from services.app.snapshots import carried
@@ -98,11 +98,6 @@ class Timers:
         self._background: set[asyncio.Task[None]] = set()
         self._stopped = False
         self._unlisten: Callable[[], None] | None = None
-        # When this process started. On a presence board that began with it (the embedded
-        # default), a seat due since before then that the board has seen nothing of may
-        # have had its stream open on the process before, its client now coming back as
-        # told (`event: shutdown`): its absence counts from a lapse after the start.
-        self._began = games.now()
         games.observe(self.observed)
         if attendance is not None:
             attendance.observe(self.poke)
@@ -359,7 +354,7 @@ class Timers:
         wake: int = clock.deadline if not clock.paused else now + PAUSED_LOOK_MS
         if not self._judges_abandonment(state) or self.attendance is None:
             return wake, None, False
-        seen = await self.attendance.seats(game_id, len(state.seats), now)
+        seen = await self.attendance.seats(game_id, state, now)
         if seen is None:
             return wake, None, False
         seat = seen[clock.seat]
@@ -367,36 +362,25 @@ class Timers:
             if seat.until is not None:
                 wake = min(wake, seat.until + 1)
             return wake, None, False
-        floor = self._floor(clock)
         away = seat.since if seat.since is not None else due_since(clock)
-        if seat.since is None and floor is not None:
-            away = max(away, floor)
         gone = abandon_deadline(state.rules, clock, away)
         if gone is None:
             return wake, None, False
         if gone <= now and (clock.paused or gone <= clock.deadline):
             # away too long, before its time ran out: abandoned
-            return now, away, self._deserted(state, seen, now, floor)
+            return now, away, self._deserted(state, seen, now)
         return min(wake, gone), None, False
 
-    def _floor(self, clock: Clock) -> int | None:
-        """Where the board began with this process: for a seat due since before it started,
-        the moment absences it has seen nothing of count from (a lapse after the start)."""
-        if self.attendance is None or self.attendance.lasting:
-            return None
-        return self._began + LAPSE_MS if due_since(clock) < self._began else None
-
-    def _deserted(self, state: Game, seen: list[Seen], now: int, floor: int | None) -> bool:
+    def _deserted(self, state: Game, seen: list[Seen], now: int) -> bool:
         """Every seat but the one due has been away abandon_seconds too (one never seen
-        counts as away, from the floor where there is one): nobody is left to play, and
-        the game ends with the deal."""
+        counts as away, from when its absence counts where the board cannot know): nobody
+        is left to play, and the game ends with the deal."""
         assert state.clock is not None and state.rules.abandon_seconds is not None
         allowed = ms(state.rules.abandon_seconds)
         for number, other in enumerate(seen):
             if number == state.clock.seat:
                 continue
-            since = other.since if other.since is not None else floor
-            if other.connected or (since is not None and since + allowed > now):
+            if other.connected or (other.since is not None and other.since + allowed > now):
                 return False
         return True
 

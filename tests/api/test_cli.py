@@ -1024,13 +1024,18 @@ def test_json_lines_cut_at_a_command_s_end_are_refused_by_a_kept_head_and_told_w
     code, _, said = bura_said(monkeypatch, capsys, into, "import", str(cut), "--head", head)
     assert (code, said) == (
         1,
-        f"bura import: {cut} ends at version {cut_at}: the record held version "
-        f"{len(records)} when the server gave the head kept, so rows were cut from its "
-        "end; nothing was imported\n",
+        f"bura import: {cut} does not verify, kept head of version {len(records)}: the file "
+        f"ends at version {cut_at}: the record held version {len(records)} when the server "
+        "gave this, so rows were removed from its end; nothing was imported\n",
     )
     wrong = f"{cut_at}:{'0' * 64}"
     code, _, said = bura_said(monkeypatch, capsys, into, "import", str(cut), "--head", wrong)
-    assert code == 1 and f"does not verify, at version {cut_at}: its chain head is" in said
+    assert (code, said) == (
+        1,
+        f"bura import: {cut} does not verify, kept head of version {cut_at}: the file's head "
+        f"at that version is {records[cut_at - 1]['hash']}, not the {'0' * 64} the server "
+        "gave: the record was changed after it was given; nothing was imported\n",
+    )
     code, out, said = bura_said(monkeypatch, capsys, into, "import", str(cut))
     assert code == 0 and out.startswith(f"imported {cut_at} events"), (out, said)
     assert said == (

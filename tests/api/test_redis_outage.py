@@ -19,7 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from infra.ports.presence import RENEW_MS
+from infra.ports.presence import LAPSE_MS, RENEW_MS
 from infra.postgres.store import PostgresEventStore
 from infra.postgres.tokens import PostgresSeatTokens
 from infra.redis.connection import CALL_SECONDS
@@ -94,6 +94,35 @@ async def test_streams_open_through_a_redis_restarted_empty_are_never_judged_awa
     assert (await api.view(table))["status"] != "finished"
     for stream in streams:
         await attendance.leave(stream)
+
+
+async def test_after_redis_lost_its_state_a_view_shows_when_a_seat_it_holds_nothing_of_is_judged(
+    lossy: Api,
+) -> None:
+    """A seat due that Redis holds nothing of once it restarted empty is not known away
+    before a lapse after the game's presence was restored; the view's `abandon_at` counts
+    from then, as the timers do (it counted from when the seat became due)."""
+    api = lossy
+    table = await api.create(rules={"turn_seconds": 600, "abandon_seconds": 30})
+    due = (await api.view(table))["clock"]["seat"]
+    before = (await api.view(table))["seats"][due]
+    assert before["connected"] is False and before["away_since"] is None
+    attendance = api.runtime.attendance
+    stream = await attendance.arrive(table.game_id, 1 - due)  # the other seat watches
+    presence = api.adapters.presence
+    assert isinstance(presence, RedisPresence)
+    lost = api.runtime.games.now()
+    await presence.client.flushdb()  # Redis restarted empty
+    async with asyncio.timeout(RENEW_MS / 1000 + 5):  # until the renewal writes it again
+        while not (await api.view(table))["seats"][1 - due]["connected"]:
+            await asyncio.sleep(0.1)
+    shown = (await api.view(table))["seats"][due]
+    seen = await attendance.seats(table.game_id, await api.runtime.games.load(table.game_id))
+    assert seen is not None and seen[due].since is not None  # as the timers judge it
+    assert seen[due].since >= lost + LAPSE_MS  # not known away before a lapse after the loss
+    assert shown["away_since"] is None
+    assert shown["abandon_at"] == seen[due].since + 30_000 > before["abandon_at"], shown
+    await attendance.leave(stream)
 
 
 def nobody_listens() -> str:

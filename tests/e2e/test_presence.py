@@ -170,3 +170,46 @@ async def test_a_restart_of_the_embedded_default_judges_no_seat_from_before_it(
     answer = await client.get(f"{two.url}/games/{table.game_id}/events", headers=OPERATOR)
     found = [e["event"]["type"] for e in answer.json()["events"]]
     assert "timed_out" not in found and "deal_lost" not in found, found
+
+
+async def test_after_a_restart_of_the_embedded_default_the_view_shows_when_the_seat_is_judged(
+    start_service: StartService, client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """A seat due since before the restart that does not come back is judged a lapse plus
+    abandon_seconds after the start; the view's `abandon_at` says so (it showed the moment
+    counted from when the seat became due, already past), and `timed_out` comes then."""
+    embedded = {
+        "BURA_DATABASE_URL": "",
+        "BURA_REDIS_URL": "",
+        "BURA_SQLITE_PATH": str(tmp_path / "bura.sqlite3"),
+    }
+    one = await start_service(**embedded)
+    rules = {"turn_seconds": 600, "abandon_seconds": 1}
+    table = await Table.create(client, one.url, seed="presence-5", rules=rules, dealer=1)
+    async with Stream(client, table.stream_url(one.url), table.tokens[0]) as seat0:
+        await seat0.event("view")
+        await until_seat(client, one, table, 0, True)
+        await asyncio.sleep(1.5)  # longer than abandon_seconds since seat 0 became due
+        one.signal(signal.SIGTERM)
+        await seat0.event("shutdown")
+    assert await one.wait() == 0
+    starting = int(time.time() * 1000)
+    two = await start_service(port=one.port, **embedded)
+    started = int(time.time() * 1000)
+    due = (await seats(client, two, table))[0]
+    assert due["connected"] is False and due["away_since"] is None, due
+    allowed = LAPSE_MS + 1_000
+    assert starting + allowed <= due["abandon_at"] <= started + allowed, (starting, due, started)
+    async with asyncio.timeout(WAIT + LAPSE_MS / 1000):
+        while True:
+            answer = await client.get(f"{two.url}/games/{table.game_id}/events", headers=OPERATOR)
+            timed = [
+                e["event"] for e in answer.json()["events"] if e["event"]["type"] == "timed_out"
+            ]
+            if timed:
+                break
+            await asyncio.sleep(0.1)
+    [timeout] = timed
+    assert timeout["clock"] == "abandon" and timeout["seat"] == 0
+    assert timeout["away_since"] + 1_000 == due["abandon_at"] <= timeout["at"], (due, timeout)
+    assert timeout["at"] - due["abandon_at"] < 1_000  # judged when the view said
