@@ -488,20 +488,19 @@ class GameService:
                 rows = await self.store.read(game_id, until=kept.version - 1) + rows
         else:
             rows = await self.store.read(game_id)
-        if rows:
-            first = state.version + 1
-            state, head = fold(state, (from_recorded(r) for r in rows)), rows[-1].hash
-            if rows[-1].version != state.version:  # a row removed: each after it renumbered
-                missing = next(
-                    (first + i for i, r in enumerate(rows) if r.version != first + i), first
-                )
-                raise RecordChanged(missing, f"version {missing} is missing from the record")
+        read = len(rows)
+        state, head = _folded(state, head, rows)
         # the index, written apart from the rows, holds the game finished: the rows from
-        # its end on were removed, and it must take no command over the cut
+        # its end on were removed, and it must take no command over the cut. The index is
+        # written after the end's rows commit, so rows read before it was may have missed
+        # that commit (a game ending as it was loaded): they are read on first.
         if state.started and not state.finished and await self.indexed_finished(game_id):
-            why = cut_short_why(state.version)
-            raise RecordChanged(state.version, why, "game_finished")
-        if state.started and crossed(state.version - len(rows), state.version, self.snapshot_every):
+            later = await self.store.read(game_id, after=state.version)
+            read += len(later)
+            state, head = _folded(state, head, later)
+            if not state.finished:
+                raise RecordChanged(state.version, cut_short_why(state.version), "game_finished")
+        if state.started and crossed(state.version - read, state.version, self.snapshot_every):
             self._keep(game_id, state, head)
         return state, head
 
@@ -1067,6 +1066,18 @@ def counted_as(code: str) -> str:
     """A refusal's `outcome` in bura_commands_total: its code, unless the code tells of
     hidden cards (then `refused`)."""
     return "refused" if code in SAYS_OF_HIDDEN_CARDS else code
+
+
+def _folded(state: Game, head: bytes, rows: list[RecordedEvent]) -> tuple[Game, bytes]:
+    """The game after the rows read from its record, which must follow its version."""
+    if not rows:
+        return state, head
+    first = state.version + 1
+    state, head = fold(state, (from_recorded(r) for r in rows)), rows[-1].hash
+    if rows[-1].version != state.version:  # a row removed: each after it renumbered
+        missing = next((first + i for i, r in enumerate(rows) if r.version != first + i), first)
+        raise RecordChanged(missing, f"version {missing} is missing from the record")
+    return state, head
 
 
 def _names_its_row(kept: Snapshot, rows: Sequence[RecordedEvent]) -> bool:

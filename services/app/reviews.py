@@ -152,19 +152,23 @@ class Reviews:
         """The game's whole record, refused (RecordChanged) unless its chain holds and it
         was not cut short: evidence is shown of a record as the server wrote it, or not at
         all (`verify` says what is wrong)."""
+        # the index first: it is written after the end's rows, so rows read after it hold
+        # the end of a game it holds finished, unless they were cut
+        finished = await self.games.indexed_finished(game_id)
         rows = await self.games.rows(game_id)
-        intact(game_id, rows, await self.games.indexed_finished(game_id))
+        intact(game_id, rows, finished)
         return rows
 
     async def verify(self, game_id: str, caller: Caller) -> Verification:
         if caller.role == "operator":  # the operator's check plays nothing back first
+            finished = await self.games.indexed_finished(game_id)  # first, as in `record`
             rows = await self.games.rows(game_id)
-            return check_record(game_id, rows, await self.games.indexed_finished(game_id))
+            return check_record(game_id, rows, finished)
         current = await self.games.load(game_id)
         caller.review(current)
+        finished = await self.games.indexed_finished(game_id)  # first, as in `record`
         rows = await self.games.rows(game_id)
         whole = disclosed_to(current, caller.viewer) == ARBITER
-        finished = await self.games.indexed_finished(game_id)
         verification = check_record(game_id, rows, finished, whole=whole)
         if not whole:
             # a closed-discard record hides cards from this viewer for ever: no raw hash

@@ -87,8 +87,10 @@ async def _record(settings: config.Settings, game_id: str) -> tuple[list[Recorde
     _named(settings, game_id)
     store = await _store(settings)
     try:
+        # the index first: it is written after the end's rows, so rows read after it hold
+        # the end of a game it holds finished (a server may be ending it now), unless cut
+        found = await bootstrap.index_on(store).get(game_id)
         rows = await _read(settings, store, game_id)
-        found = await bootstrap.index_on(store).get(game_id) if rows else None
     finally:
         await store.close()
     if not rows:
@@ -218,10 +220,10 @@ async def cmd_export(settings: config.Settings, game_id: str, path: str, jsonl: 
         raise CliError("--out is empty: name a file (or - for stdout)", USAGE)
     store = await _store(settings)
     try:
+        indexed = await bootstrap.index_on(store).get(game_id)  # first, as in `_record`
         rows = await _read(settings, store, game_id)
         if not rows:
             raise CliError(f"no game {game_id} in {_where(settings)}", NOT_FOUND)
-        indexed = await bootstrap.index_on(store).get(game_id)
         # a record whose chain breaks, or cut short (a bundle of what is left would verify
         # by itself): refused as a broken record, RecordChanged, one line, exit 1
         intact(game_id, rows, indexed is not None and indexed.status == "finished")

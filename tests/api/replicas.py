@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -33,12 +33,19 @@ class CountedReads:
     def __init__(self, store: EventStore) -> None:
         self.store = store
         self.reads: Counter[str] = Counter()
+        # game id -> what happens right after the next read of it returns its rows (and
+        # before its caller has them): another replica's command, say
+        self.then: dict[str, Callable[[], Awaitable[object]]] = {}
 
     async def read(
         self, stream_id: str, after: int = 0, until: int | None = None
     ) -> list[RecordedEvent]:
         self.reads[stream_id] += 1
-        return await self.store.read(stream_id, after, until)
+        rows = await self.store.read(stream_id, after, until)
+        meanwhile = self.then.pop(stream_id, None)
+        if meanwhile is not None:
+            await meanwhile()
+        return rows
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.store, name)

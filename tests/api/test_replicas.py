@@ -18,7 +18,7 @@ from domain.evolve import fold
 from infra.ports.hints import Hint
 from infra.postgres.store import PostgresEventStore
 from services.app.codec import to_new
-from tests.api.conftest import THIRTY_ONE_GAME, Table
+from tests.api.conftest import OPERATOR, THIRTY_ONE_DECK, THIRTY_ONE_GAME, Table
 from tests.api.replicas import Replica, two_replicas, until
 from tests.infra.test_store_contract import rehashed
 
@@ -446,3 +446,40 @@ async def test_a_stream_resuming_later_is_given_the_clock_as_of_now(
     for task in (live, resumed):
         task.cancel()
     await asyncio.gather(live, resumed, return_exceptions=True)
+
+
+async def test_a_game_that_ends_while_another_replica_reads_it_is_never_called_cut_short(
+    replicas: tuple[Replica, Replica],
+) -> None:
+    """The games index is marked finished after the game's end commits. A replica that
+    read the rows just before that commit and the index just after saw "finished, but the
+    record has no end" and answered 500 record_broken (verify: ok false) of a sound game."""
+    one, two = replicas
+    table = await one.api.create(deck=THIRTY_ONE_DECK, dealer=1)
+    for seat, command in THIRTY_ONE_GAME[:-1]:
+        await one.api.play(table, seat, command)
+    closer, last = THIRTY_ONE_GAME[-1]
+
+    async def ended() -> None:
+        await one.api.play(table, closer, last)
+
+    # a cold load on the other replica (nothing cached there yet)
+    two.api.service._cache.pop(table.game_id, None)
+    two.counted.then[table.game_id] = ended
+    shown = await two.api.view(table)
+    assert shown["status"] == "finished", shown  # the end read on, once the index said so
+    assert not two.counted.then
+
+    # the arbiter's reads of the whole record, on a game the replica has cached
+    for path in ("verify", "bundle", "audit"):
+        table = await one.api.create(deck=THIRTY_ONE_DECK, dealer=1)
+        for seat, command in THIRTY_ONE_GAME[:-1]:
+            await one.api.play(table, seat, command)
+        await two.api.view(table)
+        two.counted.then[table.game_id] = ended
+        answer = await two.api.client.get(f"/games/{table.game_id}/{path}", headers=OPERATOR)
+        assert answer.status_code == 200, (path, answer.text)
+        assert not two.counted.then
+        if path == "verify":
+            assert answer.json()["ok"] is True, answer.json()
+        assert (await two.api.view(table))["status"] == "finished"
