@@ -62,6 +62,8 @@ from domain.evolve import RecordBroken, fold
 from domain.state import NEW_GAME, Game
 
 NOT_DECIDED = "is not what the rules decide on the table before it"
+# a record that stops in the middle of an act: its event `version` was never recorded
+ENDS_TOO_SOON = "is missing: the record ends in the middle of an act"
 REFUSED = "is an act the rules refuse on the table before it"
 NO_ACT = "begins no act: no command of the rules records it first"
 
@@ -114,7 +116,7 @@ def _decision(state: Game, events: Sequence[Event], at: int) -> list[Event]:
     wanted = _named(decided[same])
     if at + same >= len(events):  # the record ends in the middle of the act
         cause = ValueError(f"the rules go on with {wanted}")
-        raise RecordBroken(version + same, "end", cause, NOT_DECIDED)
+        raise RecordBroken(version + same, "end", cause, ENDS_TOO_SOON)
     found = str(events[at + same].__struct_config__.tag)
     cause = ValueError(f"the rules decide {wanted} here")
     other = RecordBroken(version + same, found, cause, NOT_DECIDED)

@@ -149,7 +149,12 @@ def check_bundle(raw: bytes, kept: Sequence[Kept] = ()) -> BundleReport:
         try:
             state = play_back(events)  # every act decided again, its outcome the rules'
         except RecordBroken as broken:  # a forger who rewrote every hash after his edit
-            where = f"events[{broken.version - 1}] (version {broken.version})"
+            where = (
+                f"events[{broken.version - 1}] (version {broken.version})"
+                if broken.version <= len(bundle.events)
+                # the rules go on past the last row: a record that ends too soon
+                else f"the end, after events[{len(events) - 1}] (version {len(events)})"
+            )
             problems.append(Problem(where, str(broken)))
             return _report(
                 bundle, chain=chain, deals=checks, unchecked=unchecked, problems=problems
@@ -345,7 +350,12 @@ def _check_table(bundle: Bundle, events: list[Event], problems: list[Problem]) -
         problems.append(Problem("events[0] (version 1)", "the record does not start a game"))
         return
     if bundle.seats != started.seats:
-        problems.append(Problem("seats", f"the record seats {list(started.seats)}"))
+        problems.append(
+            Problem(
+                "seats",
+                f"the record gives {list(started.seats)}, the bundle says {list(bundle.seats)}",
+            )
+        )
     if bundle.rules != started.rules:
         problems.append(Problem("rules", "they differ from the rules the game was started with"))
     if not bundle.redacted and bundle.seed != started.seed:

@@ -10,7 +10,7 @@ from typing import Any, cast
 from litestar import Litestar, Request
 from litestar.config.cors import CORSConfig
 from litestar.enums import ScopeType
-from litestar.exceptions import ValidationException
+from litestar.exceptions import NotFoundException, ValidationException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.types import (
@@ -40,7 +40,7 @@ from services.http.health import HealthController, prometheus
 from services.http.limits import rate_limit_middleware
 from services.http.middleware import request_middleware
 from services.http.pages import PagesController, static
-from services.http.paths import documented
+from services.http.paths import documented, nowhere
 from services.http.preflight import as_plain_options, preflight, preflight_answer
 from services.http.queries import Kinds, kinds_of, mistyped
 from services.http.reviews import ReviewsController
@@ -123,6 +123,8 @@ async def well_formed(request: Request[Any, Any, Any]) -> None:
     down fails as a server error, before any token is even checked); and one with an
     object that gives a name twice (which of the two would count is anyone's guess:
     jsontext.named_twice)."""
+    if nowhere(request.scope):
+        raise NotFoundException()  # as any path the API lacks: problem details
     message = "given twice with different values: send it once"
     header = given_twice(request.scope["headers"])
     if header is not None:

@@ -26,6 +26,7 @@ from infra.ports.limits import Hit
 from infra.throttle import Throttled
 from services.config import Settings
 from services.http.deps import token_in
+from services.http.paths import nowhere
 from services.http.problems import PROBLEM_JSON, details, instance_of
 from services.metrics import Metrics
 
@@ -186,7 +187,7 @@ def rate_limit_middleware(settings: Settings, metrics: Metrics) -> Any:
                 await app(scope, receive, send)
                 return
             kind = kind_of(str(scope.get("method", "")), str(scope.get("path", "")))
-            if kind is None or not limits.applies(scope, kind):
+            if kind is None or nowhere(scope) or not limits.applies(scope, kind):
                 await app(scope, receive, send)
                 return
             counted = cast("Counted | None", scope.get("state", {}).get(COUNTED))

@@ -10,6 +10,15 @@ from typing import Any
 
 _PARAM = re.compile(r"\{([^}:]+):([^}]+)\}")
 
+# The route the framework gives every path under /schema that no document is at (it
+# answered an HTML page, counted as a read): answered as any path the API lacks.
+NOWHERE = "/schema/{path}"
+
+
+def nowhere(scope: Mapping[str, Any]) -> bool:
+    """The request was routed only to the framework's page for a missing document."""
+    return scope.get("path_template") == NOWHERE
+
 
 def documented(template: str) -> str:
     """`/games/{game_id:str}` as the OpenAPI document names it: `/games/{game_id}`."""

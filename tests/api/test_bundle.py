@@ -144,6 +144,19 @@ async def test_seats_get_the_arbiters_bundle_once_a_classic_game_is_over(api: Ap
     assert msgspec.json.decode(operator, type=Bundle).seed == "api-tests"
 
 
+async def test_a_bundle_whose_seats_were_renamed_says_both_names(api: Api) -> None:
+    table = await api.create()
+    for seat, command in THIRTY_ONE_GAME:
+        await api.play(table, seat, command)
+    bundle = msgspec.json.decode(await bundle_of(api, table.game_id), type=Bundle)
+    renamed = msgspec.structs.replace(bundle, seats=("mallory", *bundle.seats[1:]))
+    report = check_bundle(msgspec.json.encode(renamed))
+    assert not report.ok
+    assert [(p.where, p.what) for p in report.problems] == [
+        ("seats", "the record gives ['p0', 'p1'], the bundle says ['mallory', 'p1']")
+    ]
+
+
 async def test_a_seats_bundle_of_a_closed_discard_game_keeps_what_it_may_not_see(
     api: Api, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -436,6 +449,8 @@ async def test_heads_and_receipts_kept_from_answers_find_a_record_cut_or_rewritt
     await tables.delete(table.game_id, last)
     halfway = check_bundle(make_bundle(table.game_id, await api.store.read(table.game_id)))
     assert not halfway.ok and "the rules go on with" in halfway.problems[0].what
+    # named where the record stops: no row holds the version the rules go on with
+    assert halfway.problems[0].where == f"the end, after events[{last - 2}] (version {last - 1})"
     # the whole last act removed: the record alone holds, and only what was kept shows it
     before = kept[-3].version  # kept[-2] is the last answer's receipt, kept[-1] the head
     for version in range(last - 1, before, -1):

@@ -14,6 +14,7 @@ import pytest
 from services.bootstrap import Adapters
 from services.config import Settings
 from services.http.app import create_app
+from services.http.problems import PROBLEM_JSON
 from tests.api.conftest import (
     OPERATOR,
     OPERATOR_KEY,
@@ -120,6 +121,21 @@ async def test_health_and_metrics_are_never_limited(limited: Api) -> None:
         assert (await limited.client.get("/health/ready")).status_code == 200
         metrics = await limited.client.get("/metrics")
         assert metrics.status_code == 200 and "ratelimit" not in metrics.headers
+
+
+async def test_a_document_the_schema_lacks_is_a_404_like_any_path_and_costs_no_read(
+    limited: Api,
+) -> None:
+    """Under /schema the framework answered a path no document is at with an HTML page,
+    and counted it as a read: it is problem details and unlimited, as /nope is."""
+    for path in ("/schema/redoc", "/schema/rapidoc", "/schema/nothing", "/nope"):
+        for _ in range(20):  # past the reads quota
+            answer = await limited.client.get(path, headers={"Accept": "application/json"})
+            assert answer.status_code == 404, (path, answer.text)
+            assert answer.headers["content-type"] == PROBLEM_JSON
+            assert answer.json()["code"] == "not_found" and answer.json()["instance"] == path
+            assert "ratelimit" not in answer.headers and "x-request-id" in answer.headers
+    assert (await limited.client.get("/schema/openapi.json")).status_code == 200
 
 
 async def test_rate_limits_can_be_turned_off(api: Api) -> None:

@@ -22,7 +22,7 @@ from domain.events import (
     TrickTaken,
 )
 from domain.evolve import RecordBroken, replay
-from domain.playback import NOT_DECIDED, REFUSED, play_back
+from domain.playback import ENDS_TOO_SOON, NOT_DECIDED, REFUSED, play_back
 from domain.rules import Rules
 from domain.simulation import play_game
 
@@ -106,6 +106,7 @@ def test_a_record_cut_in_the_middle_of_an_act_says_the_rules_go_on() -> None:
     at = _at(events, StakeSettled)
     said = _refused(events[:at], at + 1)
     assert "the rules go on with stake_settled" in said
+    assert f"event {at + 1} (end) {ENDS_TOO_SOON}" in said  # not "not what the rules decide"
 
 
 def test_the_first_row_the_rules_would_not_have_written_is_named_not_a_later_one() -> None:

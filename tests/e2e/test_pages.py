@@ -992,3 +992,53 @@ async def test_a_team_game_names_the_seat_that_lost_the_deal_not_its_whole_team(
 
 
 BY_LOSER = {"extra_card": "drew with a full hand", "out_of_turn_draw": "drew out of turn"}
+
+
+async def test_the_table_says_the_server_played_for_a_seat_that_ran_out_of_time(
+    start_service: StartService, client: httpx.AsyncClient, browser: Any
+) -> None:
+    """With `auto_play`, the server's move for a seat out of time was told as the seat's
+    own ("ann (you) led ..."): the timeout before it is told first."""
+    service = await start_service()
+    rules = {"turn_seconds": 4, "on_timeout": "auto_play"}  # time enough to open both pages
+    _, game_id, tokens = await walk_through(client, service.url, rules)
+    ann, bob = await browser.new_page(), await browser.new_page()
+    await ann.goto(f"{service.url}/play/{game_id}#seat={tokens[0]}")
+    await bob.goto(f"{service.url}/play/{game_id}#seat={tokens[1]}")
+    for page in (ann, bob):
+        await until(page, "document.getElementById('news').textContent.includes(' led ')")
+    said = await ann.inner_text("#news")
+    assert "You ran out of time: the server plays for you. ann (you) led" in said, said
+    said = await bob.inner_text("#news")
+    assert "ann ran out of time: the server plays for ann. ann led" in said, said
+
+
+async def test_a_refused_command_leaves_the_news_told(
+    start_service: StartService, client: httpx.AsyncClient, browser: Any
+) -> None:
+    """A command the table moved past is refused (409 table_changed); the page said so and
+    then wrote #news again with nothing but whose turn it is, wiping what had just been
+    told there (what the other tab, or the other seat, did)."""
+    service = await start_service()
+    _, game_id, tokens = await walk_through(client, service.url)
+    url = f"{service.url}/games/{game_id}/commands"
+    for seat, command in FIRST_TRICK:
+        sent = await client.post(url, json=command, headers=bearer(tokens[seat]))
+        assert sent.status_code == 200, sent.text
+    page = await browser.new_page()
+    await page.goto(f"{service.url}/play/{game_id}#seat={tokens[0]}")
+    await until(page, "document.getElementById('news').textContent.includes('Your turn: draw')")
+
+    async def drawn_elsewhere_first(route: Any) -> None:
+        # ann draws from another tab while this tab's draw is on its way
+        other = await client.post(url, json={"type": "draw"}, headers=bearer(tokens[0]))
+        assert other.status_code == 200, other.text
+        await until(page, "document.getElementById('news').textContent.includes('You drew')")
+        await route.continue_()
+
+    await page.route("**/commands", drawn_elsewhere_first)
+    await page.locator("#moves button", has_text="Draw a card").click()
+    await until(page, "document.getElementById('status').textContent.startsWith('Refused')")
+    assert "the game is at version" in await page.inner_text("#status")
+    said = await page.inner_text("#news")
+    assert said.startswith("You drew ") and said.endswith("Waiting for bob to draw."), said

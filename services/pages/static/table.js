@@ -145,7 +145,7 @@
     } catch (error) {
       say("The server could not be reached; try again.");
     }
-    if (shown) render(shown);
+    if (shown) render(shown, false);  // the news already told stays
   }
 
   // the server's clock less this browser's, as of the last view with a clock: deadlines
@@ -212,8 +212,23 @@
       return [`${who} declared ${CLAIMS[event.claim] || event.claim}${event.true ? "" : ", falsely"}.`];
     }
     if (event.type === "passed") return [`${who} passed.`];
+    // a move the server makes for a seat (auto_play) is told as the seat's, so the timeout
+    // before it is told first: it was not the seat's own
+    if (event.type === "timed_out") {
+      const why = event.clock === "abandon" ? `${who} ${event.seat === view.seat ? "were" : "was"} away from the table too long`
+        : `${who} ran out of time`;
+      if (event.verdict === "auto_play") return [`${why}: the server plays for ${whomever(view, event.seat)}.`];
+      if (event.verdict === "pause") return [`${why}: the clock is paused for the operator's ruling.`];
+      return [`${why}.`];
+    }
+    if (event.type === "pause_ended") {
+      return [event.verdict === "play_on" ? `The operator ruled: ${whomever(view, event.seat)} plays on.`
+        : `The operator ruled: ${whomever(view, event.seat)} lose${event.seat === view.seat ? "" : "s"} the deal.`];
+    }
     return [];
   }
+
+  const whomever = (view, s) => (s === view.seat ? "you" : view.seats[s].name);
 
   function hear(view, event) {
     if (heard && heard.status === "in_progress") told.push(...acted(view, event));
@@ -227,7 +242,7 @@
     if (said !== news.textContent) news.textContent = said;
   }
 
-  function render(view) {
+  function render(view, retell = true) {
     // keyboard play: focus on the moves (or a move just sent) stays on the moves group,
     // through views that offer none (the other seat's turn); Tab then reaches the first
     // move. It is never put on a move itself: Enter would play one not yet heard.
@@ -265,7 +280,7 @@
     } else {
       turn.textContent = "Waiting for the server.";
     }
-    tell(turn.textContent);  // the deadline that follows ticks: it is not news
+    if (retell) tell(turn.textContent);  // the deadline that follows ticks: it is not news
     const due = view.turn !== null ? view.seats[view.turn] : null;
     // the seeds' deadline while the seats seed a deal, else the seat due's
     const deadline = view.phase === "seeding" ? view.shuffle && view.shuffle.deadline
