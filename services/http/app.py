@@ -77,6 +77,9 @@ GET /games/{id}/commands/{key}).
 Live views are Server-Sent Events (`GET /games/{game_id}/stream`, described for
 generators at `/schema/asyncapi.json`); a browser opens them with a stream ticket
 (`POST /games/{game_id}/stream-tickets`, then `?ticket=`).
+
+Operations: `/health/live` and `/health/ready` are below; `/metrics` (Prometheus text
+format, no token, never rate limited) is left out of this document, as it is no API.
 """
 
 # What a browser page may send and read (CORS): the headers this API defines.

@@ -300,7 +300,8 @@ HEADERS: Schema = {
         "schema": {"type": "string"},
     },
 }
-# Answers given before the app sees the request (the connection's bounds) carry none.
+# Answers given before the app sees the request (the connection's bounds): they carry the
+# request's id, and no limit was counted for them.
 _BEFORE_THE_APP = {"408", "431"}
 
 
@@ -309,10 +310,10 @@ def _answer_headers(operation: Schema) -> None:
     answers: Schema = operation.get("responses", {})
     limited = "429" in answers
     for status, response in answers.items():
-        if status in _BEFORE_THE_APP or "$ref" in response:
+        if "$ref" in response:
             continue
         names = ["X-Request-ID"]
-        if limited:
+        if limited and status not in _BEFORE_THE_APP:
             names += ["RateLimit-Policy", "RateLimit"]
         if status == "429" or (status == "503" and PROBLEM_JSON in response.get("content", {})):
             names.append("Retry-After")

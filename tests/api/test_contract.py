@@ -302,6 +302,8 @@ async def test_every_operation_documents_the_refusals_any_request_may_get(api: A
         op_id = operation["operationId"]
         documented = operation.get("responses", {})
         assert {"408", "431", "500"} <= set(documented), op_id
+        for bound in ("408", "431"):  # the connection's own answers carry the request's id
+            assert set(documented[bound].get("headers", {})) == {"X-Request-ID"}, op_id
         if not path.startswith("/health/"):
             # every read counts toward the rate limits but health (and /metrics, which
             # the document leaves out): documents too
