@@ -627,6 +627,7 @@ class GameService:
     async def indexed_finished(self, game_id: str) -> bool:
         """The games index holds the game as finished. The index is written apart from
         the rows, so a record without its end beside it was cut short."""
+        _named(game_id)
         indexed = None if self.index is None else await self.index.get(game_id)
         return indexed is not None and indexed.status == "finished"
 
