@@ -151,11 +151,6 @@ async def well_formed(request: Request[Any, Any, Any]) -> None:
         name = named_twice(body)
         if name is not None:
             raise invalid(name, "named twice in one object: give each name once", "body")
-        if body.strip() == b"null":  # a body that may be left out is an object, or none
-            why = "Expected `object`, got `null`"
-            raise ValidationException(
-                detail=why, extra=[{"key": "data", "message": why, "source": "body"}]
-            )
 
 
 class Bura(Litestar):

@@ -175,23 +175,6 @@ async def test_a_body_that_is_no_object_names_no_field(
     assert [(e["key"], e["source"]) for e in errors] == ([] if raw == b"" else [("", "body")])
 
 
-async def test_an_optional_body_is_an_object_or_none_never_null(api: Api) -> None:
-    """The bodies of a resume and a rematch may be left out; a JSON `null` was read as
-    none and the request judged, though the document types the body as an object."""
-    table = await api.create(rules={"turn_seconds": 600, "on_timeout": "pause"})
-    for path in ("resume", "rematch"):
-        answer = await api.client.post(
-            f"/games/{table.game_id}/{path}",
-            content=b" null ",
-            headers={**OPERATOR, "Content-Type": "application/json"},
-        )
-        assert answer.status_code == 400, answer.text
-        assert answer.json()["detail"] == "Expected `object`, got `null`"
-        assert [(e["key"], e["source"]) for e in answer.json()["errors"]] == [("", "body")]
-        none = await api.client.post(f"/games/{table.game_id}/{path}", headers=OPERATOR)
-        assert none.status_code == 409, none.text  # judged: no pause, no finished game
-
-
 async def test_a_header_naming_one_thing_given_twice_is_a_400_naming_it(api: Api) -> None:
     """Two tokens, two keys for one command, two places to resume a stream: which one
     counts would be a guess (a proxy may pass on the first, the server read the last), so
