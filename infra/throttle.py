@@ -35,3 +35,27 @@ class Throttled:
             fields["repeats"] = repeats
         self.log.warning(text, *args, extra=fields)
         return True
+
+
+class Quieted(logging.Filter):
+    """`Throttled` for another library's logger (asyncpg's pool retrying its connections
+    every second while the store is out of reach): its warnings pass at most once every
+    `every` seconds, each with how many were held back since the one before (`repeats`)."""
+
+    def __init__(self, every: float) -> None:
+        super().__init__()
+        self.every = every
+        self._said = -math.inf
+        self._held = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.WARNING:
+            return True
+        now = time.monotonic()
+        if now - self._said < self.every:
+            self._held += 1
+            return False
+        if self._held:
+            record.repeats = self._held
+        self._said, self._held = now, 0
+        return True

@@ -14,7 +14,10 @@ from typing import TextIO
 
 import msgspec
 
+from infra.throttle import Quieted
 from services.config import Settings
+
+WARN_EVERY = 10.0  # seconds between two warnings of another library's that keeps failing
 
 # The id of the request being served (services/http/middleware.py sets it).
 request_id: ContextVar[str | None] = ContextVar("request_id", default=None)
@@ -171,3 +174,8 @@ def configure(settings: Settings) -> None:
     for chatty in ("httpx", "httpcore"):
         quiet = root.level > logging.DEBUG
         logging.getLogger(chatty).setLevel(logging.WARNING if quiet else logging.NOTSET)
+    # asyncpg's pool warns, with a traceback, each time it fails to reconnect (every second
+    # or two while the store is out of reach): at most once a period, as the server's own
+    pool = logging.getLogger("asyncpg.pool")
+    pool.filters[:] = [f for f in pool.filters if not isinstance(f, Quieted)]
+    pool.addFilter(Quieted(WARN_EVERY))

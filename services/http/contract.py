@@ -268,8 +268,8 @@ _RATE = "when rate limits are on (BURA_RATE_LIMITS)"
 HEADERS: Schema = {
     "X-Request-ID": {
         "description": "The request's id: the caller's own X-Request-ID if it sent sane text "
-        "(printable ASCII, at most 200 characters), else a new one. The logs, the metrics' "
-        "exemplars and the events a command appends carry it.",
+        "(printable ASCII, at most 200 characters), else a new one. The logs and the events a "
+        "command appends carry it.",
         "schema": {"type": "string"},
     },
     "RateLimit-Policy": {

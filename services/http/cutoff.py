@@ -39,20 +39,27 @@ async def answered_if_cut_off(
     except asyncio.CancelledError:
         if not draining():
             raise
+        request_id = given_request_id(scope)  # the answer's and the line's: one id
+        key = next((v for k, v in scope["headers"] if k == b"idempotency-key"), None)
         try:
-            await _cut_off(scope, send)
+            await _cut_off(scope, send, request_id, key)
         except Exception:  # an answer had begun, or the connection is gone
             raise asyncio.CancelledError from None
         log.warning(
             "%s %s cut off by the end of the shutdown grace",
             scope["method"],
             scope["path"],
-            extra={"method": scope["method"], "path": scope["path"], "status": 503},
+            extra={
+                "method": scope["method"],
+                "path": scope["path"],
+                "status": 503,
+                "request_id": request_id,
+                "command_id": key.decode("latin-1") if key is not None else None,
+            },
         )
 
 
-async def _cut_off(scope: HTTPScope, send: Send) -> None:
-    key = next((v for k, v in scope["headers"] if k == b"idempotency-key"), None)
+async def _cut_off(scope: HTTPScope, send: Send, request_id: str, key: bytes | None) -> None:
     if scope["method"] == "POST":
         body = details(
             "outcome_unknown",
@@ -77,7 +84,7 @@ async def _cut_off(scope: HTTPScope, send: Send) -> None:
                 (b"content-type", PROBLEM_JSON.encode()),
                 (b"content-length", str(len(data)).encode()),
                 (b"retry-after", b"1"),
-                (b"x-request-id", given_request_id(scope).encode("latin-1")),
+                (b"x-request-id", request_id.encode("latin-1")),
                 (b"connection", b"close"),
             ],
         }

@@ -44,12 +44,14 @@ from infra.ports.events import Checkpoint, StoreUnavailable
 from infra.ports.games import GameIndex
 from infra.ports.hints import Hint, HintBus
 from infra.ports.presence import Seen
+from infra.throttle import Throttled
 from services.app.errors import GameNotFound
 from services.app.games import GameService
 from services.app.snapshots import carried
 from services.live.attendance import Attendance
 
 log = logging.getLogger("bura.timers")
+WARN_EVERY = 10.0  # seconds between two warnings that the store cannot be reached
 
 SETTLED = 100_000  # games remembered as needing no timer; the oldest is forgotten first
 LOADS = 8  # games read at once while timers start
@@ -97,6 +99,7 @@ class Timers:
         self._loads = asyncio.Semaphore(LOADS)
         self._background: set[asyncio.Task[None]] = set()
         self._stopped = False
+        self._trouble = Throttled(log, WARN_EVERY)  # the store out of reach, now and then
         self._unlisten: Callable[[], None] | None = None
         games.observe(self.observed)
         if attendance is not None:
@@ -245,7 +248,7 @@ class Timers:
             try:
                 checkpoint = await self._sweep(checkpoint)
             except StoreUnavailable as error:
-                log.warning("timers could not look at the store: %s; again soon", error)
+                self._trouble.warn("timers could not look at the store: %s; again soon", error)
             except Exception:
                 log.exception("timers: looking at the store failed; again soon")
             with contextlib.suppress(TimeoutError):

@@ -19,6 +19,7 @@ import pytest
 from domain.commands import Lead
 from domain.rules import Rules
 from infra.memory.hints import InProcessHintBus
+from infra.ports.events import StoreUnavailable
 from infra.redis.hints import RedisHintBus
 from services.app.games import GameService
 from services.bootstrap import Adapters
@@ -172,3 +173,25 @@ async def test_a_seeding_opened_by_a_replica_that_died_before_its_hint_is_closed
     assert await recorded(replica, created.game_id, "seeding_closed") == ["seeding"]
     rows = await replica.store.read(created.game_id)
     assert [r.type for r in rows].count("seeding_closed") == 1
+
+
+async def test_a_store_out_of_reach_is_warned_of_once_a_period_not_once_a_look(
+    replica: Api, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The timers look at the store every BURA_FEED_POLL_SECONDS: while it is out of
+    reach, each look wrote a warning (15 in 30 s at 2 s); now at most one a period."""
+    timers = replica.runtime.timers
+    looks = 0
+
+    async def unreachable(checkpoint: object) -> object:
+        nonlocal looks
+        looks += 1
+        raise StoreUnavailable("connection refused")
+
+    monkeypatch.setattr(timers, "_sweep", unreachable)
+    with caplog.at_level("WARNING", logger="bura.timers"):
+        async with asyncio.timeout(10):
+            while looks < 10:  # a look every POLL
+                await asyncio.sleep(POLL / 2)
+    said = [r for r in caplog.records if "timers could not look at the store" in r.getMessage()]
+    assert len(said) == 1, [r.getMessage() for r in said]

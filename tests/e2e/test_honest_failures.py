@@ -10,6 +10,7 @@ with the same key give what was committed.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import signal
 import statistics
@@ -315,6 +316,7 @@ async def test_requests_cut_off_by_the_end_of_the_grace_are_answered_in_words(
         BURA_REQUEST_DEADLINE_SECONDS="8",
         BURA_SHUTDOWN_GRACE_SECONDS="1",
         BURA_REDIS_URL="",
+        BURA_LOG_FORMAT="json",
     )
     table = await Table.create(client, service.url, seed="cut-off", **RULES)
     seat, command = table.next_move(random_bot, random.Random(1))
@@ -338,4 +340,16 @@ async def test_requests_cut_off_by_the_end_of_the_grace_are_answered_in_words(
     assert command_answer.json()["command_id"] == "cut-1"
     assert read_answer.status_code == 503 and read_answer.json()["code"] == "shutting_down"
     assert exit_code == 0
-    assert "cut off by the end of the shutdown grace" in service.log()
+    cut = [
+        json.loads(line)
+        for line in service.log_path.read_text().splitlines()
+        if "cut off by the end of the shutdown grace" in line
+    ]
+    assert len(cut) == 2, service.log()
+    # each line names the request as its answer did, so the SRE finds the client's 503
+    said = {line["path"]: line for line in cut}
+    command_line = said[f"/games/{table.game_id}/commands"]
+    assert command_line["request_id"] == command_answer.headers["x-request-id"]
+    assert command_line["command_id"] == "cut-1"
+    read_line = said[f"/games/{table.game_id}/events"]
+    assert read_line["request_id"] == read_answer.headers["x-request-id"]

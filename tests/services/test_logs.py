@@ -13,6 +13,7 @@ from typing import TextIO
 
 import pytest
 
+from infra import throttle
 from services import logs
 from services.config import load
 
@@ -146,3 +147,27 @@ def test_the_webhook_clients_own_line_per_request_is_not_logged_at_info(
     logging.getLogger("httpx").warning("a warning still shows")
     lines = stream.getvalue().splitlines()
     assert len(lines) == 1 and "a warning still shows" in lines[0], lines
+
+
+def test_asyncpgs_pool_warns_of_an_outage_once_a_period_not_once_a_retry(
+    stream: io.StringIO, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the store is out of reach, asyncpg's pool warns (with a traceback) each time
+    it fails to restore its connections, every second or two: its warnings pass as the
+    server's own outage warnings do, at most once a period, with `repeats`."""
+    alone()
+    clock = [100.0]
+    monkeypatch.setattr(throttle.time, "monotonic", lambda: clock[0])
+    pool = logging.getLogger("asyncpg.pool")
+    logs.configure(load({"BURA_LOG_FORMAT": "json", "BURA_LOG_LEVEL": "info"}))  # again
+    assert sum(isinstance(f, throttle.Quieted) for f in pool.filters) == 1
+    assert isinstance(logs._lines, logging.StreamHandler)
+    logs._lines.setStream(stream)
+    for _ in range(15):  # 30 s of retries, one every 2 s
+        pool.warning("Failed to restore the pool connection floor; retrying")
+        clock[0] += 2.0
+    pool.info("an info line is not held back")
+    said = lines(stream)
+    assert [line.get("repeats") for line in said if line["level"] == "warning"] == [None, 4, 4]
+    assert said[-1]["message"] == "an info line is not held back"
+    pool.filters[:] = []
