@@ -234,7 +234,8 @@ def view(
         hand=(deal.hands[seat] if deal else ()) if seat is not None else None,
         seats=seats,
         trick=_trick_view(deal, viewer) if deal else None,
-        draws=deal.draws if deal and not state.finished else (),
+        # a deal over (lost to a penalty while seats were due to draw) has nobody due
+        draws=deal.draws if deal and phase not in ("over", "finished") else (),
         dave=DaveView(
             enabled=len(state.seats) == 2 and rules.dave is not False,
             multiplier=deal.multiplier if deal else 1,

@@ -9,6 +9,10 @@ from typing import Protocol
 
 import msgspec
 
+# Versions are bigint in the stores, and a browser reads JSON numbers as doubles: no
+# version is larger than a double holds exactly (the API and the command line refuse one)
+LAST_VERSION = 2**53 - 1
+
 
 class NewEvent(msgspec.Struct, frozen=True):
     """An event about to be appended: its type tag and its msgspec-encoded JSON payload."""

@@ -15,7 +15,7 @@ from typing import NoReturn
 import msgspec
 
 from domain.evolve import RecordBroken
-from infra.ports.events import Conflict, StoreUnavailable
+from infra.ports.events import LAST_VERSION, Conflict, StoreUnavailable
 from services import config
 from services.app.bundle_check import Kept
 from services.cli import records
@@ -36,14 +36,12 @@ def _kept(field: str) -> Callable[[str], Kept]:
 
     def read(text: str) -> Kept:
         version, _, value = text.partition(":")
-        whole = version.isascii() and version.isdigit() and 0 < len(version) <= 15
-        if not whole or int(version) == 0:
-            raise argparse.ArgumentTypeError(f"{text!r}: VERSION is a whole number above 0")
+        number = _whole_version(version, text)
         if len(value) != 64 or not all(c in "0123456789abcdefABCDEF" for c in value):
             raise argparse.ArgumentTypeError(f"{text!r}: after VERSION:, 64 hex digits")
         if field == "hash":
-            return Kept(int(version), hash=value)
-        return Kept(int(version), receipt=value)
+            return Kept(number, hash=value)
+        return Kept(number, receipt=value)
 
     return read
 
@@ -75,9 +73,17 @@ def _kept_option(parser: argparse.ArgumentParser, field: str, then: str) -> None
 
 def _version(text: str) -> int:
     """--version: a version of the record, counted from 1, in digits only."""
-    if not (text.isascii() and text.isdigit() and len(text) <= 15) or int(text) == 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: VERSION is a whole number above 0")
-    return int(text)
+    return _whole_version(text, text)
+
+
+def _whole_version(digits: str, given: str) -> int:
+    """A VERSION in digits, 1 to the last version the API takes (2^53 - 1, as a JSON
+    number holds exactly); `given`: the argument it came in, for the message."""
+    if not (digits.isascii() and digits.isdigit()) or int(digits) == 0:
+        raise argparse.ArgumentTypeError(f"{given!r}: VERSION is a whole number above 0")
+    if len(digits) > 16 or int(digits) > LAST_VERSION:
+        raise argparse.ArgumentTypeError(f"{given!r}: VERSION is at most {LAST_VERSION}")
+    return int(digits)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -9,6 +9,7 @@ from domain.cards import POINTS
 from domain.views import View
 from services.app.results import AuditFinding
 from services.pages.words import (
+    asked_for,
     awaited,
     clock_evidence,
     compensated,
@@ -103,7 +104,7 @@ def finding_lines(f: AuditFinding, names: Sequence[str]) -> list[str]:
     if f.phase == "draw" and f.due is not None:
         lines.append(f"  due to draw: {seat_named(f.due, names)}")
     if f.cards:
-        lines.append(f"  cards taken: {' '.join(f.cards)}")
+        lines.append(f"  cards taken: {' '.join(f.cards)}{asked_for(f.asked, len(f.cards))}")
     if f.claim:
         lines.append(f"  claimed {f.claim}: had {f.value}, needed {f.needed}")
     if f.pile is not None:

@@ -22,6 +22,7 @@ from domain.cards import parse_cards
 from domain.rules import in_effect
 from domain.views import view
 from domain.vocabulary import Status
+from infra.ports.events import LAST_VERSION
 from services.app.callers import Caller
 from services.app.errors import Forbidden
 from services.app.games import GameService
@@ -33,7 +34,6 @@ from services.http.created import created, game_location
 from services.http.errors import responses
 from services.http.middleware import request_id
 from services.http.schemas import (
-    LAST_VERSION,
     CreateGame,
     EndPauseBody,
     RematchBody,

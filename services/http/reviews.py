@@ -9,12 +9,12 @@ from litestar.di import NamedDependency
 from litestar.openapi import ResponseSpec
 from litestar.params import FromPath, Parameter
 
+from infra.ports.events import LAST_VERSION
 from services.app.bundle import Bundle
 from services.app.callers import Caller
 from services.app.results import Audit, Replay, Verification
 from services.app.reviews import Reviews
 from services.http.errors import responses
-from services.http.schemas import LAST_VERSION
 
 
 class ReviewsController(Controller):

@@ -14,10 +14,6 @@ from litestar.exceptions import ValidationException
 from domain.rules import Rules
 from domain.vocabulary import PauseVerdict
 
-# Versions are bigint in the stores, and a browser reads JSON numbers as doubles: a larger
-# number than a double holds exactly is no version, refuse it at the edge.
-LAST_VERSION = 2**53 - 1
-
 # No body of this API nests deeper than 4 (a game's teams); far deeper is an attack on the
 # decoder's recursion, refused before anything parses it.
 MAX_NESTING = 32

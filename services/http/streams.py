@@ -12,6 +12,7 @@ from litestar.params import FromPath, HeaderParameter, Parameter
 from litestar.response import Stream
 from litestar.types import ExceptionHandlersMap
 
+from infra.ports.events import LAST_VERSION
 from infra.ports.tickets import TicketsUnavailable
 from services.app.callers import Caller
 from services.app.games import GameService
@@ -20,7 +21,6 @@ from services.http.created import created
 from services.http.deps import Watcher
 from services.http.errors import RETRY_AFTER, responses
 from services.http.problems import ProblemDetails, instance_of, problem
-from services.http.schemas import LAST_VERSION
 from services.live.projector import Projector
 
 BEARER: list[dict[str, list[str]]] = [{"bearer": []}]

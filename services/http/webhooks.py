@@ -8,6 +8,7 @@ from litestar import Controller, Response, delete, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, Parameter, QueryParameter
 
+from infra.ports.events import LAST_VERSION
 from infra.ports.webhooks import DeliveryState
 from services.app.callers import Caller
 from services.app.webhooks import (
@@ -20,7 +21,7 @@ from services.app.webhooks import (
 )
 from services.http.created import created
 from services.http.problems import responses
-from services.http.schemas import LAST_VERSION, NO_NUL, invalid
+from services.http.schemas import NO_NUL, invalid
 
 
 class WebhooksController(Controller):

@@ -19,6 +19,7 @@ from services.app.results import AuditFinding
 from services.pages.html import card, cards, page, text
 from services.pages.words import (
     POT_PAID,
+    asked_for,
     awaited,
     clock_evidence,
     compensated,
@@ -293,7 +294,7 @@ def _evidence(r: Record, f: AuditFinding) -> list[tuple[str, str]]:
         ("hands, stock", text(f"{sizes_named(f.hand_sizes, names)}; {f.stock_count} in the stock")),
     ]
     if f.cards is not None:
-        rows.append(("cards taken", cards(f.cards)))
+        rows.append(("cards taken", cards(f.cards) + text(asked_for(f.asked, len(f.cards)))))
     if f.claim is not None:
         rows.append(("claim", f"{text(f.claim)}: had {f.value}, needed {f.needed}"))
     if f.pile is not None:

@@ -119,6 +119,15 @@ def sizes_named(sizes: Sequence[int], names: Sequence[str]) -> str:
     )
 
 
+def asked_for(asked: int | None, taken: int) -> str:
+    """What a faulty draw asked for beside the cards it took, where they differ: a double
+    draw of the stock's last card asked for two and took one (` (2 asked for, 1 left in
+    the stock)`); the rule is broken by the asking."""
+    if asked is None or asked == taken:
+        return ""
+    return f" ({asked} asked for, {taken} left in the stock)"
+
+
 def waiting(v: View, names: Sequence[str]) -> str:
     """What the table at `v` waits for, in every phase. A version in the middle of one
     command's events (a trick answered by every seat, not yet taken; a deal over, not yet

@@ -361,6 +361,17 @@ def test_replay_while_dealing_says_who_leads_and_an_empty_hand_reads_as_a_dash(
     assert "  seat 0 p0           hand -  " in out and "  seat 1 p1           hand -  " in out
 
 
+def test_replay_of_a_16_digit_version_past_the_end_is_not_reached_not_a_usage_error(
+    sqlite: Where, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The API takes versions to 2^53 - 1 (404 version_not_found past the game); the
+    command line refused 16 digits as "no whole number above 0" (exit 2)."""
+    game, _ = play_games(sqlite)
+    for version in ("1000000000000000", "9007199254740991"):
+        code, _, said = bura_said(monkeypatch, capsys, sqlite, "replay", game, "--version", version)
+        assert code == 4 and f"not {version}" in said, said
+
+
 def test_replay_in_the_middle_of_a_penalty_says_the_command_goes_on_as_the_page_does(
     sqlite: Where, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -423,6 +434,11 @@ def test_verify_bundle_says_operator_fixed_deck_as_verify_does(
         (
             ["replay", "g", "--version", "1_0"],
             "bura replay: argument --version: '1_0': VERSION is a whole number above 0\n",
+        ),
+        (  # past what the API takes (2^53 - 1); 16 digits below it are versions
+            ["replay", "g", "--version", "9007199254740992"],
+            "bura replay: argument --version: '9007199254740992': VERSION is at most "
+            "9007199254740991\n",
         ),
         (  # said by the command it was given to, as its other usage errors are
             ["replay", "g", "--bogus"],

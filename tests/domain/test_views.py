@@ -7,15 +7,19 @@ from domain.events import (
     CardDealt,
     CardDrawn,
     CardsLed,
+    DealLost,
     DealStarted,
     GameFinished,
     GameStarted,
     PenaltyApplied,
     TrumpTurned,
 )
+from domain.evolve import fold
 from domain.rules import Rules
+from domain.state import NEW_GAME
 from domain.views import ARBITER, SPECTATOR, redact, redact_all, view
 from tests.domain.given import (
+    HANDS,
     act,
     current,
     given_table,
@@ -25,6 +29,7 @@ from tests.domain.given import (
     respond,
     start,
     table,
+    table_and_events,
     trick,
 )
 
@@ -155,3 +160,19 @@ def test_played_cards_and_the_end_of_the_game_are_public():
     assert redact(led, 1, Rules()) == led
     finished = GameFinished(winners=(0,), reason="bura", seed="secret")
     assert redact(finished, SPECTATOR, Rules()) == finished
+
+
+def test_a_deal_lost_while_seats_were_due_to_draw_shows_nobody_due_to_draw():
+    """A penalty in the draw phase ends the deal with its queue of draws still in the
+    state: the view at that version (phase "over") listed seats due to draw, under a line
+    that waits for nobody."""
+    state, events = table_and_events(HANDS, trump="9H", stock="KC QC JC 10C")
+    for seat, command in ((0, lead("AS")), (1, respond("7S"))):
+        state, new = act(state, seat, command)
+        events = [*events, *new]
+    assert view(state, ARBITER).draws == (0, 1)
+    state, new = act(state, 1, Draw())  # bob draws before ann, who took the trick
+    events = [*events, *new]
+    lost = next(v for v, e in enumerate(events, start=1) if isinstance(e, DealLost))
+    over = view(fold(NEW_GAME, events[:lost]), ARBITER)
+    assert over.phase == "over" and over.draws == ()

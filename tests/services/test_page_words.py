@@ -231,6 +231,21 @@ def test_a_false_31_shows_the_compensation_counted_with_the_pile() -> None:
     assert "the command named no version" in lines  # a player's command, unlike a timeout
 
 
+def test_a_double_draw_of_the_last_card_says_what_it_asked_for_beside_what_it_took() -> None:
+    """The rule reads "taking two cards at once": of the stock's last card, one was taken,
+    two asked for (`asked`, which only the JSON showed). Both are said where they differ."""
+    events = game((0, lead("AS")), (1, respond("7S")), (0, Draw(2)))
+    r = record(events)
+    [shown] = r.findings
+    assert (shown.finding.rule, shown.finding.asked) == ("double_draw", 2)
+    assert "asked for" not in evidence(r)  # two asked, two taken: nothing more to say
+    last = msgspec.structs.replace(shown.finding, cards=shown.finding.cards[:1])  # one left
+    r.findings[0] = Shown(last, True)
+    assert "cards taken" in evidence(r) and "(2 asked for, 1 left in the stock)" in evidence(r)
+    lines = "\n".join(finding_lines(last, NAMES))
+    assert f"cards taken: {last.cards[0]} (2 asked for, 1 left in the stock)" in lines
+
+
 def test_the_printable_finding_has_no_buttons_that_would_do_nothing() -> None:
     events = game((0, Declare("bura")))
     page = printable(record(events), 0)
