@@ -129,7 +129,8 @@ class Attendance:
         found = await self._read(game_id, len(state.seats), now)
         if found is None:
             return None
-        return [counted(s, self.floor(state)) for s in found]
+        floor = self.floor(state)
+        return [counted(s, floor) for s in found]
 
     async def presence(
         self, game_id: str, state: Game, now: int | None = None

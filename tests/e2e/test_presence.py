@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -140,6 +141,39 @@ async def test_a_graceful_restart_dates_a_seat_away_from_when_its_stream_closed(
     assert away["away_since"] >= stopping > connected["connected_since"], (away, stopping)
 
 
+async def stopped_with_seat_0_due(
+    start_service: StartService,
+    client: httpx.AsyncClient,
+    tmp_path: Path,
+    *,
+    abandon_seconds: int,
+    seed: str,
+) -> tuple[Table, Callable[[], Awaitable[Service]]]:
+    """The embedded default (SQLite kept in tmp_path) with seat 0 due and its stream open
+    longer than abandon_seconds, then stopped gracefully (SIGTERM): the table, and how to
+    start the server again on the same port and store."""
+    embedded = {
+        "BURA_DATABASE_URL": "",
+        "BURA_REDIS_URL": "",
+        "BURA_SQLITE_PATH": str(tmp_path / "bura.sqlite3"),
+    }
+    one = await start_service(**embedded)
+    rules = {"turn_seconds": 600, "abandon_seconds": abandon_seconds}
+    table = await Table.create(client, one.url, seed=seed, rules=rules, dealer=1)
+    async with Stream(client, table.stream_url(one.url), table.tokens[0]) as seat0:
+        await seat0.event("view")
+        await until_seat(client, one, table, 0, True)
+        await asyncio.sleep(abandon_seconds + 0.5)  # longer than abandon_seconds, seat 0 due
+        one.signal(signal.SIGTERM)
+        await seat0.event("shutdown")
+    assert await one.wait() == 0
+
+    async def restart() -> Service:
+        return await start_service(port=one.port, **embedded)
+
+    return table, restart
+
+
 async def test_a_restart_of_the_embedded_default_judges_no_seat_from_before_it(
     start_service: StartService, client: httpx.AsyncClient, tmp_path: Path
 ) -> None:
@@ -147,22 +181,10 @@ async def test_a_restart_of_the_embedded_default_judges_no_seat_from_before_it(
     server restarts was judged abandoned 2 ms after start-up, its stream open all along,
     `away_since` the moment it became due. Like a Redis that lost its state, the board
     counts a seat it never saw from a lapse after it began."""
-    embedded = {
-        "BURA_DATABASE_URL": "",
-        "BURA_REDIS_URL": "",
-        "BURA_SQLITE_PATH": str(tmp_path / "bura.sqlite3"),
-    }
-    one = await start_service(**embedded)
-    rules = {"turn_seconds": 600, "abandon_seconds": 2}
-    table = await Table.create(client, one.url, seed="presence-4", rules=rules, dealer=1)
-    async with Stream(client, table.stream_url(one.url), table.tokens[0]) as seat0:
-        await seat0.event("view")
-        await until_seat(client, one, table, 0, True)
-        await asyncio.sleep(2.5)  # longer than abandon_seconds since seat 0 became due
-        one.signal(signal.SIGTERM)
-        await seat0.event("shutdown")
-    assert await one.wait() == 0
-    two = await start_service(port=one.port, **embedded)
+    table, restart = await stopped_with_seat_0_due(
+        start_service, client, tmp_path, abandon_seconds=2, seed="presence-4"
+    )
+    two = await restart()
     async with Stream(client, table.stream_url(two.url), table.tokens[0]) as again:
         await again.event("view")  # the seat's client is back at once, as told to
         await until_seat(client, two, table, 0, True)
@@ -178,23 +200,11 @@ async def test_after_a_restart_of_the_embedded_default_the_view_shows_when_the_s
     """A seat due since before the restart that does not come back is judged a lapse plus
     abandon_seconds after the start; the view's `abandon_at` says so (it showed the moment
     counted from when the seat became due, already past), and `timed_out` comes then."""
-    embedded = {
-        "BURA_DATABASE_URL": "",
-        "BURA_REDIS_URL": "",
-        "BURA_SQLITE_PATH": str(tmp_path / "bura.sqlite3"),
-    }
-    one = await start_service(**embedded)
-    rules = {"turn_seconds": 600, "abandon_seconds": 1}
-    table = await Table.create(client, one.url, seed="presence-5", rules=rules, dealer=1)
-    async with Stream(client, table.stream_url(one.url), table.tokens[0]) as seat0:
-        await seat0.event("view")
-        await until_seat(client, one, table, 0, True)
-        await asyncio.sleep(1.5)  # longer than abandon_seconds since seat 0 became due
-        one.signal(signal.SIGTERM)
-        await seat0.event("shutdown")
-    assert await one.wait() == 0
+    table, restart = await stopped_with_seat_0_due(
+        start_service, client, tmp_path, abandon_seconds=1, seed="presence-5"
+    )
     starting = int(time.time() * 1000)
-    two = await start_service(port=one.port, **embedded)
+    two = await restart()
     started = int(time.time() * 1000)
     due = (await seats(client, two, table))[0]
     assert due["connected"] is False and due["away_since"] is None, due
