@@ -316,10 +316,12 @@ def _lead(game: Game, deal: Deal, actor: int, cards: Sequence[Card]) -> list[Eve
     limit = lead_limit(deal)
     if limit == 0:
         raise RuleViolation("no_cards", "the hands are played out: declare 31 or pass")
+    if game.rules.game == "kozel" and (len(cards) == 2 or not 1 <= len(cards) <= limit):
+        # told the Kozel way however many were led: "1 to 3" would invite a 2
+        now = "" if limit == 3 else ", and 3 only while every seat holds 3: lead 1"
+        raise RuleViolation("wrong_card_count", f"in Kozel a lead is 1 or 3 cards of one suit{now}")
     if not 1 <= len(cards) <= limit:
         raise RuleViolation("wrong_card_count", f"lead 1 to {limit} cards of one suit")
-    if game.rules.game == "kozel" and len(cards) == 2:
-        raise RuleViolation("wrong_card_count", "in Kozel a lead is 1 or 3 cards of one suit")
     _own_cards(deal, actor, cards)
     czech = game.rules.combinations == "czech"
     kind = combination(cards, deal.trump) if czech else None

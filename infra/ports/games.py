@@ -30,7 +30,7 @@ class IndexedGame(msgspec.Struct, frozen=True, kw_only=True):
     reason: Reason | None = None
     created: datetime
     version: int  # the last event's version, from the events table
-    updated: datetime  # when the last event was recorded
+    updated: datetime  # when the last event was recorded, or its rematch made if later
     rematch_of: str | None = None  # the game this one is the rematch of
     rematch: str | None = None  # the rematch that followed this one
 

@@ -24,23 +24,27 @@ _LAST = (
     "CROSS JOIN LATERAL (SELECT e.version, e.recorded_at, e.type, e.data FROM events AS e"
     " WHERE e.stream_id = g.stream_id ORDER BY e.version DESC LIMIT 1) AS last"
 )
+# The rematch that followed a game changes its entry: it is `updated` when it was made
+# (GREATEST passes over a NULL: no rematch, the last event's time).
+_REMATCH = "LEFT JOIN games AS r ON r.stream_id = g.rematch"
+_UPDATED = "GREATEST(last.recorded_at, r.created_at)"
 _COLUMNS = (
     "g.stream_id, g.seats, g.rules, g.status, g.winners, g.reason, g.created_at,"
-    " last.version, last.recorded_at, g.rematch_of, g.rematch, last.type,"
+    f" last.version, {_UPDATED}, g.rematch_of, g.rematch, last.type,"
     " CASE WHEN g.status = 'in_progress' AND last.type = 'game_finished' THEN last.data END"
 )
 # The status is the last event's (infra/ports/games.py finished_by): a row says finished
 # only after its game_finished, so only rows still in progress need that event's word.
 _LIST = (
-    f"SELECT {_COLUMNS} FROM games AS g {_LAST}"
+    f"SELECT {_COLUMNS} FROM games AS g {_LAST} {_REMATCH}"
     " WHERE ($1::text IS NULL OR g.status = $1 OR g.status = 'in_progress')"
     " AND ($1::text IS NULL OR (last.type = 'game_finished') = ($1 = 'finished'))"
     " AND ($2::timestamptz IS NULL OR g.created_at >= $2)"
-    " AND ($3::timestamptz IS NULL OR last.recorded_at >= $3)"
+    f" AND ($3::timestamptz IS NULL OR {_UPDATED} >= $3)"
     " AND (g.created_at, g.stream_id) > ($4::timestamptz, $5::text)"
     " ORDER BY g.created_at, g.stream_id LIMIT $6"
 )
-_GET = f"SELECT {_COLUMNS} FROM games AS g {_LAST} WHERE g.stream_id = $1"
+_GET = f"SELECT {_COLUMNS} FROM games AS g {_LAST} {_REMATCH} WHERE g.stream_id = $1"
 _FINISHED_BUT_OPEN = (
     f"SELECT g.stream_id FROM games AS g {_LAST}"
     " WHERE g.status = 'in_progress' AND last.type = 'game_finished'"

@@ -22,21 +22,25 @@ _LAST = (
     "JOIN events AS last ON last.stream_id = g.stream_id AND last.version ="
     " (SELECT max(e.version) FROM events AS e WHERE e.stream_id = g.stream_id)"
 )
+# The rematch that followed a game changes its entry: it is `updated` when it was made.
+_REMATCH = "LEFT JOIN games AS r ON r.stream_id = g.rematch"
 _COLUMNS = (
     "g.stream_id, g.seats, g.rules, g.status, g.winners, g.reason, g.created_us,"
     " last.version, last.recorded_at, g.rematch_of, g.rematch, last.type,"
-    " CASE WHEN g.status = 'in_progress' AND last.type = 'game_finished' THEN last.data END"
+    " CASE WHEN g.status = 'in_progress' AND last.type = 'game_finished' THEN last.data END,"
+    " r.created_us"
 )
 # The status is the last event's (infra/ports/games.py finished_by): a row says finished
 # only after its game_finished, so only rows still in progress need that event's word.
 # recorded_at is ISO text with a varying number of digits: both sides are compared as
 # UTC to the millisecond, which can only let in a game changed within that millisecond.
 _LIST = (
-    f"SELECT {_COLUMNS} FROM games AS g {_LAST}"
+    f"SELECT {_COLUMNS} FROM games AS g {_LAST} {_REMATCH}"
     " WHERE (:status IS NULL OR g.status = :status OR g.status = 'in_progress')"
     " AND (:status IS NULL OR (last.type = 'game_finished') = (:status = 'finished'))"
     " AND (:created IS NULL OR g.created_us >= :created)"
-    " AND (:updated IS NULL OR strftime('%Y-%m-%dT%H:%M:%f', last.recorded_at) >= :updated)"
+    " AND (:updated IS NULL OR strftime('%Y-%m-%dT%H:%M:%f', last.recorded_at) >= :updated"
+    " OR r.created_us >= :updated_us)"
     " AND (g.created_us, g.stream_id) > (:after, :after_id)"
     " ORDER BY g.created_us, g.stream_id LIMIT :limit"
 )
@@ -49,6 +53,11 @@ def _at(us: int) -> datetime:
 def _millis(at: datetime) -> str:
     utc = at.astimezone(UTC)
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}"
+
+
+def _later(recorded: datetime, rematch_made: int | None) -> datetime:
+    """When the entry last changed: its last event, or the making of its rematch."""
+    return recorded if rematch_made is None else max(recorded, _at(rematch_made))
 
 
 def _indexed(row: tuple[Any, ...]) -> IndexedGame:
@@ -65,7 +74,7 @@ def _row(row: tuple[Any, ...]) -> IndexedGame:
         reason=row[5],
         created=_at(row[6]),
         version=row[7],
-        updated=datetime.fromisoformat(row[8]),
+        updated=_later(datetime.fromisoformat(row[8]), row[13]),
         rematch_of=row[9],
         rematch=row[10],
     )
@@ -166,7 +175,8 @@ class SqliteGameIndex:
     async def get(self, game_id: str) -> IndexedGame | None:
         row = await self.db.run(
             lambda db: db.execute(
-                f"SELECT {_COLUMNS} FROM games AS g {_LAST} WHERE g.stream_id = ?", (game_id,)
+                f"SELECT {_COLUMNS} FROM games AS g {_LAST} {_REMATCH} WHERE g.stream_id = ?",
+                (game_id,),
             ).fetchone()
         )
         return _indexed(row) if row is not None else None
@@ -185,6 +195,7 @@ class SqliteGameIndex:
             "status": status,
             "created": micros(created_since) if created_since is not None else None,
             "updated": _millis(updated_since) if updated_since is not None else None,
+            "updated_us": micros(updated_since) if updated_since is not None else None,
             "after": start,
             "after_id": last_id,
             "limit": limit,

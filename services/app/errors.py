@@ -58,9 +58,19 @@ class Refused(Exception):
         self.code = code
 
 
-class BadCheckpoint(ValueError):
+class BadParameter(ValueError):
+    """A parameter written right that names nothing this server gave: its problem names it
+    in `errors` (`key` as a malformed one's is keyed, from `source`), and in its detail as
+    the client spelled it (`named`)."""
+
+    def __init__(self, named: str, key: str, source: str, message: str) -> None:
+        super().__init__(f"{named}: {message}")
+        self.key, self.source, self.message = key, source, message
+
+
+class BadCheckpoint(BadParameter):
     """A feed checkpoint this store did not give."""
 
 
-class BadCursor(ValueError):
+class BadCursor(BadParameter):
     """A list cursor this server did not give."""

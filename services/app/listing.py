@@ -48,7 +48,9 @@ def _after(cursor: str, seal: Seal) -> tuple[datetime, str]:
             raise ValueError("not sealed here")
         return _EPOCH + timedelta(microseconds=created), game_id
     except (binascii.Error, ValueError, OverflowError, msgspec.DecodeError):
-        raise BadCursor("cursor: not a cursor this server gave; start again without one") from None
+        raise BadCursor(
+            "cursor", "cursor", "query", "not a cursor this server gave; start again without one"
+        ) from None
 
 
 def summary(game: IndexedGame) -> GameSummary:

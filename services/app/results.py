@@ -168,9 +168,9 @@ class GameSummary(msgspec.Struct, frozen=True, kw_only=True):
     status: Status
     result: Result | None  # once finished: the winners and the reason
     created: datetime
-    updated: datetime  # when its last event was recorded
-    rematch_of: str | None = None
-    rematch: str | None = None
+    updated: datetime  # when its last event was recorded, or its rematch made if later
+    rematch_of: str | None  # always sent (null: none), so the document requires both
+    rematch: str | None
 
 
 class GamePage(msgspec.Struct, frozen=True):

@@ -17,6 +17,7 @@ from infra.ports.webhooks import Delivery, DeliveryState, Endpoint, Source, Webh
 from services.app.errors import NotFound, Refused
 from services.app.notices import WEBHOOK_TYPES, WebhookType
 from services.config import Settings
+from services.wording import NO_NUL, worded
 
 CONFIG_ENDPOINT = "config"
 
@@ -47,11 +48,14 @@ _PORT = r"(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?"
 _LAST = r"[A-Za-z](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?"
-URL_PATTERN = (
+URL_PATTERN = worded(
     r"^[Hh][Tt][Tt][Pp][Ss]?://"
     rf"(?:{_OCTET}(?:\.{_OCTET}){{3}}|(?:{_LABEL}\.)*{_LAST}\.?|\[[0-9A-Fa-f:.]{{2,45}}\])"
-    rf"(?::{_PORT})?(?:[/?#][!-~]*)?$"
+    rf"(?::{_PORT})?(?:[/?#][!-~]*)?$",
+    "an http:// or https:// URL (the scheme in either case) with a valid host (a name, an "
+    "IPv4 address or a bracketed IPv6 one) and, if written, a port 1 to 65535",
 )
+SECRET_PATTERN = worded(r"^[!-~]{16,256}$", "16 to 256 printable ASCII characters without spaces")
 
 
 def ipv6_fault(url: str) -> str | None:
@@ -79,14 +83,14 @@ class RegisterWebhook(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     events: Annotated[tuple[WebhookType, ...], msgspec.Meta(min_length=1)] = WEBHOOK_TYPES
     # generated when left out (and then shown once, in the answer); printable ASCII without
     # spaces, so that no copy of it loses or gains a byte at its ends
-    secret: Annotated[str, msgspec.Meta(pattern=r"^[!-~]{16,256}$")] | None = None
+    secret: Annotated[str, msgspec.Meta(pattern=SECRET_PATTERN)] | None = None
     # PostgreSQL's text cannot hold a NUL (as a seat's name: any character but NUL)
     description: (
         Annotated[
             str,
             msgspec.Meta(
                 max_length=256,
-                pattern="^[^\x00]*$",
+                pattern=NO_NUL,
                 description="up to 256 characters, any but NUL",
             ),
         ]

@@ -21,14 +21,19 @@ from services.http.errors import responses
 from services.http.middleware import request_id
 from services.http.paths import sent_path
 from services.http.schemas import invalid, strictly
+from services.wording import worded
 
 # What an Idempotency-Key may be; the lookup's path segment is held to the same. No space
 # at either end (HTTP strips a header's, so a retry through a proxy could arrive as
 # another key), and not `.` or `..` (a client normalizes such a path segment away, so its
 # lookup would ask for something else), and not slashes alone (their path segment is read as
 # the end of /games/{id}/commands; any other key's slashes are read as sent, see _key_of).
-KEY_PATTERN = r"^(?!\.\.?$)(?!/+$)[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$"
 KEY_MAX = 200
+KEY_WORDS = (
+    f"1 to {KEY_MAX} printable ASCII characters, with no space at either end, and not `.`, "
+    "`..` or slashes alone"
+)
+KEY_PATTERN = worded(r"^(?!\.\.?$)(?!/+$)[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$", KEY_WORDS)
 _KEY = re.compile(KEY_PATTERN)
 
 

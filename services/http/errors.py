@@ -21,6 +21,7 @@ from services.app.codec import RecordChanged
 from services.app.errors import (
     BadCheckpoint,
     BadCursor,
+    BadParameter,
     Forbidden,
     GameNotFound,
     KeyReused,
@@ -43,6 +44,7 @@ from services.http.problems import (
     responses,
 )
 from services.logs import request_id
+from services.wording import in_words
 
 __all__ = ["HANDLERS", "error", "responses"]
 
@@ -79,7 +81,7 @@ def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Probl
         extra["errors"] = [
             FieldError(
                 key=str(e.get("key", "")),
-                message=str(e.get("message", "")),
+                message=in_words(str(e.get("message", ""))),
                 # the framework's source may be its enum (ParamType.QUERY): its value
                 source=str(getattr(e.get("source"), "value", e.get("source") or "")),
             )
@@ -158,10 +160,6 @@ def _wire_names(request: Request[Any, Any, Any]) -> dict[str, str]:
 
 
 EMPTY_BODY = "the body is empty: this operation takes a JSON object"
-KEY_WORDS = (
-    "1 to {} printable ASCII characters, with no space at either end, and not `.`, `..` or "
-    "slashes alone"
-)
 
 
 def _on_the_wire(error: dict[str, Any], wire: dict[str, str]) -> dict[str, Any]:
@@ -170,11 +168,11 @@ def _on_the_wire(error: dict[str, Any], wire: dict[str, str]) -> dict[str, Any]:
     key = error.get("key")
     if error.get("source") in ("query", "header") and isinstance(key, str) and key in wire:
         error = {**error, "key": wire[key]}
-        if error["key"] == "idempotency-key" and "matching regex" in str(error.get("message")):
-            # the pattern in words, not as the framework quotes it
-            from services.http.commands import KEY_MAX  # (it imports this module)
+        if error["key"] == "idempotency-key":
+            # the pattern and its bounds in words, one wording for every way to miss them
+            from services.http.commands import KEY_WORDS  # (it imports this module)
 
-            return {**error, "message": KEY_WORDS.format(KEY_MAX)}
+            return {**error, "message": KEY_WORDS}
         return error
     if error.get("source") == "body" and error.get("message") == f"'{key}'":
         # Litestar's word for a body that is required and was not sent: the missing key
@@ -203,6 +201,14 @@ def _at_the_top(message: str) -> dict[str, str]:
     if found := _NAMED.match(message):
         return {"key": found["key"], "message": found["message"]}
     return {}
+
+
+def _bad_parameter(
+    request: Request[Any, Any, Any], code: str, exc: BadParameter
+) -> Response[ProblemDetails]:
+    """Named in `errors` as a malformed parameter is, with the code of what is wrong."""
+    field = FieldError(key=exc.key, message=exc.message, source=exc.source)
+    return problem(code, str(exc), instance=_instance(request), errors=[field])
 
 
 def _setup(request: Request[Any, Any, Any], exc: BadSetup) -> Response[ProblemDetails]:
@@ -349,8 +355,8 @@ HANDLERS: dict[Any, Handler] = {
     ),
     NotFound: lambda r, e: problem(e.code, str(e), instance=_instance(r)),
     Refused: lambda r, e: problem(e.code, str(e), instance=_instance(r)),
-    BadCursor: lambda r, e: problem("bad_cursor", str(e), instance=_instance(r)),
-    BadCheckpoint: lambda r, e: problem("bad_checkpoint", str(e), instance=_instance(r)),
+    BadCursor: lambda r, e: _bad_parameter(r, "bad_cursor", e),
+    BadCheckpoint: lambda r, e: _bad_parameter(r, "bad_checkpoint", e),
     Unauthorized: _unauthorized,
     TicketInvalid: _ticket,
     Forbidden: lambda r, e: problem("forbidden", str(e), instance=_instance(r)),

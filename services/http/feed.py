@@ -23,11 +23,16 @@ from services.http.problems import responses
 from services.http.schemas import invalid
 from services.live.sse import KEEPALIVE, SHUTDOWN
 from services.live.timeline import Timeline
+from services.wording import worded
 
 _encode = msgspec.json.Encoder().encode
 Format = Literal["sse", "ndjson"]
 # A checkpoint as an entry carries it (infra.ports.events.parse_checkpoint reads it).
-CHECKPOINT_PATTERN = r"^ *[0-9]{1,19}:[0-9]{1,19} *$"
+CHECKPOINT_PATTERN = worded(
+    r"^ *[0-9]{1,19}:[0-9]{1,19} *$",
+    "a checkpoint as an entry carries it, `<transaction>:<position>` in digits (`0:0`: "
+    "from the beginning)",
+)
 NDJSON = "application/x-ndjson"
 
 _RESPONSES: dict[int, ResponseSpec] = {
@@ -44,22 +49,28 @@ _RESPONSES: dict[int, ResponseSpec] = {
 }
 
 
+# where a checkpoint was sent: its name as written, as `errors` keys it, its source
+_HEADER = ("Last-Event-ID", "last-event-id", "header")
+_QUERY = ("after", "after", "query")
+
+
+def never_given(checkpoint: str) -> str:
+    return (
+        f"{checkpoint.strip()} is no checkpoint this store gave: resume from the checkpoint "
+        "of an entry you received, or from 0:0"
+    )
+
+
 def _start(after: str | None, last_event_id: str | None) -> Checkpoint:
     """Last-Event-ID (an EventSource reconnecting) wins over `after` (its first URL). A
     checkpoint written right but past any the store can give is one it never gave."""
-    for name, key, source, text in (
-        ("Last-Event-ID", "last-event-id", "header", last_event_id),
-        ("after", "after", "query", after),
-    ):
+    for (name, key, source), text in ((_HEADER, last_event_id), (_QUERY, after)):
         if text is not None and text.strip():
             try:
                 return parse_checkpoint(text)
             except ValueError as error:
                 if re.fullmatch(CHECKPOINT_PATTERN, text):
-                    raise BadCheckpoint(
-                        f"{name}: {text.strip()} is no checkpoint this store gave: resume "
-                        "from the checkpoint of an entry you received, or from 0:0"
-                    ) from None
+                    raise BadCheckpoint(name, key, source, never_given(text)) from None
                 raise invalid(key, str(error), source) from None
     return START
 
@@ -141,11 +152,9 @@ class FeedController(Controller):
         # a checkpoint this store never gave is refused, not read as "after whatever sorts
         # there" (that would skip events, or give them all again, depending on the store)
         if not await timeline.store.issued(start):
-            name = "Last-Event-ID" if last_event_id and last_event_id.strip() else "after"
-            raise BadCheckpoint(
-                f"{name}: {checkpoint_text(start)} is no checkpoint this store gave: resume "
-                "from the checkpoint of an entry you received, or from 0:0"
-            )
+            header = bool(last_event_id and last_event_id.strip())
+            name, key, source = _HEADER if header else _QUERY
+            raise BadCheckpoint(name, key, source, never_given(checkpoint_text(start)))
         return Stream(
             _framed(timeline, start, kind, follow, limit),
             media_type="text/event-stream" if kind == "sse" else NDJSON,

@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
+from services.wording import words_for
+
 
 class Expected(NamedTuple):
     holds: Callable[[str], bool]  # the parameter's text is of its documented type
@@ -21,7 +23,9 @@ class Expected(NamedTuple):
 
 Kinds = dict[str, dict[str, Expected]]  # path template -> query parameter -> its type
 
-_WHOLE = re.compile(r"-?[0-9]+")
+# digits as JSON writes an integer: the framework reads no other (`02` is not 2 to it)
+_WHOLE = re.compile(r"-?(?:0|[1-9][0-9]*)")
+_LEADING_ZERO = re.compile(r"-?0[0-9]+")
 _BOOLEAN = Expected(lambda text: text in ("true", "false"), "true or false")
 _INTEGER = Expected(lambda text: _WHOLE.fullmatch(text) is not None, "a whole number, in digits")
 
@@ -56,7 +60,8 @@ def ecma(pattern: str) -> re.Pattern[str]:
 
 def _patterned(pattern: str) -> Expected:
     compiled = ecma(pattern)
-    return Expected(lambda text: compiled.search(text) is not None, f"text matching {pattern}")
+    says = words_for(pattern) or f"text matching {pattern}"
+    return Expected(lambda text: compiled.search(text) is not None, says)
 
 
 def kinds_of(document: dict[str, Any]) -> Kinds:
@@ -111,5 +116,7 @@ def mistyped(
     for name, value in items:
         expected = kinds.get(name)
         if expected is not None and not expected.holds(value):
+            if expected.says.startswith(_INTEGER.says) and _LEADING_ZERO.fullmatch(value):
+                return name, f"{expected.says}, written without a leading 0"
             return name, expected.says
     return None

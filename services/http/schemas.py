@@ -13,13 +13,11 @@ from litestar.exceptions import ValidationException
 
 from domain.rules import Rules
 from domain.vocabulary import PauseVerdict
+from services.wording import NO_NUL
 
 # No body of this API nests deeper than 4 (a game's teams); far deeper is an attack on the
 # decoder's recursion, refused before anything parses it.
 MAX_NESTING = 32
-
-# PostgreSQL's text cannot hold a NUL: text that is stored or looked up admits any other
-NO_NUL = "^[^\x00]*$"
 
 
 class SeatSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -21,7 +21,8 @@ from services.app.webhooks import (
 )
 from services.http.created import created
 from services.http.problems import responses
-from services.http.schemas import NO_NUL, invalid
+from services.http.schemas import invalid
+from services.wording import NO_NUL
 
 
 class WebhooksController(Controller):

@@ -235,3 +235,27 @@ async def test_the_spectator_sees_no_hand_and_seats_only_their_own(api: Api) -> 
     assert len(hidden) == 36 - 3 - 1  # all but its own hand and the turned trump
     with pytest.raises(AssertionError):
         assert_hides(arbiter, hidden, "the arbiter's view")
+
+
+async def test_a_401_asks_for_the_token_the_endpoint_takes(api: Api) -> None:
+    """Without a token, an operator-only endpoint asks for the operator key, never for "a
+    seat token" that it would then refuse (403); a game's own endpoints take either."""
+    table = await api.create()
+    game = f"/games/{table.game_id}"
+    operator_only = [
+        ("GET", "/games"),
+        ("POST", "/games"),
+        ("GET", "/events"),
+        ("GET", "/webhooks"),
+        ("GET", "/webhooks/deliveries"),
+        ("POST", f"{game}/rematch"),
+        ("POST", f"{game}/resume"),
+    ]
+    for method, path in operator_only:
+        answer = await api.client.request(method, path)
+        assert answer.status_code == 401, (path, answer.text)
+        assert answer.json()["detail"] == "send 'Authorization: Bearer <operator key>'", path
+    for method, path in [("GET", game), ("POST", f"{game}/commands")]:
+        answer = await api.client.request(method, path, json=PASS)
+        assert answer.status_code == 401, (path, answer.text)
+        assert "<operator key or seat token>" in answer.json()["detail"], path

@@ -168,4 +168,10 @@ async def test_a_checkpoint_the_store_never_gave_is_a_400_naming_it(api: Api) ->
             problem = answer.json()
             assert problem["code"] == "bad_checkpoint"
             assert problem["detail"].startswith(f"{name}: {made_up} is no checkpoint this store")
+            [error] = problem["errors"]  # keyed as a malformed one is
+            assert (error["key"], error["source"]) == (
+                name.lower(),
+                "query" if params else "header",
+            )
+            assert problem["detail"] == f"{name}: {error['message']}"
     assert await feed(api, after=last) == [] and await feed(api, after="0:0")

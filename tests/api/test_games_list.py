@@ -118,7 +118,7 @@ async def test_only_the_operator_lists_games_and_bad_filters_are_400(api: Api) -
         assert answer.status_code == 400, (params, answer.text)
         assert answer.json()["code"] == code
         [name] = params
-        assert [e["key"] for e in answer.json().get("errors") or ()] in ([], [name]), answer.text
+        assert [e["key"] for e in answer.json()["errors"]] == [name], answer.text
     for edge in ("0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "0001-01-01T01:00:00+01:00"):
         for name in ("created_since", "updated_since"):
             answer = await api.client.get("/games", params={name: edge}, headers=OPERATOR)

@@ -273,3 +273,14 @@ async def test_a_creations_answer_requires_every_member_it_always_carries(api: A
         "/games", json={"seats": [{"name": "a"}, {"name": "b"}]}, headers=OPERATOR
     )
     assert set(schemas["CreatedGame"]["required"]) == set(created.json()), created.json()
+
+
+async def test_a_list_entry_requires_every_member_it_always_carries(api: Api) -> None:
+    """`rematch_of` and `rematch` are in every entry of the operator's list (null without a
+    link): the document requires them, as it does in a creation's answer."""
+    schemas = (await api.get("/schema/openapi.json"))["components"]["schemas"]
+    await api.create()
+    page = await api.get("/games", limit=1)
+    (entry,) = page["games"]
+    assert set(schemas["GameSummary"]["required"]) == set(entry), entry
+    assert set(schemas["GamePage"]["required"]) == set(page), page

@@ -160,6 +160,29 @@ async def test_a_rematch_is_linked_both_ways_and_only_once(
     assert again.value.existing == second
 
 
+async def test_a_game_whose_rematch_is_made_is_updated_then(
+    index: GameIndex, store: EventStore
+) -> None:
+    """The rematch changes the finished game's entry (`rematch` is no longer null), so the
+    entry is `updated` when it was made and a sync by `updated_since` finds it, though the
+    game has no event since."""
+    first = await finished(index, store)
+    ended = await index.get(first)
+    assert ended is not None
+    await asyncio.sleep(0.01)
+    mark = datetime.now(UTC)
+    await asyncio.sleep(0.01)
+    assert first not in {g.game_id for g in await index.search(updated_since=mark, limit=1000)}
+    second = await created(index, store, rematch_of=first)
+    linked = await index.get(first)
+    made = await index.get(second)
+    assert linked is not None and made is not None
+    assert (linked.version, linked.rematch) == (ended.version, second)
+    assert linked.updated == made.created > mark > ended.updated
+    since = {g.game_id: g for g in await index.search(updated_since=mark, limit=1000)}
+    assert since[first] == linked and second in since
+
+
 async def test_racing_rematches_of_one_game_make_exactly_one(
     index: GameIndex, store: EventStore
 ) -> None:

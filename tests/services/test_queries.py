@@ -92,3 +92,31 @@ def test_a_bounded_integer_says_its_bounds_whatever_the_text() -> None:
         "limit",
         "a whole number, in digits, from 1 to 200",
     )
+
+
+def test_an_integer_with_a_leading_zero_is_told_so_not_as_the_framework_words_it() -> None:
+    """`limit=02` is digits, yet no integer as JSON writes one, and the framework refuses it
+    in its own words ("Expected `int`, got `str`"): told here, with the bounds."""
+    document = {
+        "paths": {
+            "/games": {
+                "get": {
+                    "parameters": [
+                        {
+                            "name": "limit",
+                            "in": "query",
+                            "schema": {"type": "integer", "minimum": 1, "maximum": 200},
+                        }
+                    ]
+                }
+            }
+        }
+    }
+    kinds = kinds_of(document)["/games"]
+    said = ("limit", "a whole number, in digits, from 1 to 200, written without a leading 0")
+    assert mistyped(kinds, [("limit", "02")]) == mistyped(kinds, [("limit", "00002")]) == said
+    assert mistyped(kinds, [("limit", "2")]) is None
+    assert mistyped(kinds, [("limit", "0")]) == (
+        "limit",
+        "a whole number, in digits, from 1 to 200",
+    )

@@ -7,7 +7,8 @@ from msgspec.structs import replace
 
 from domain.cards import points
 from domain.commands import Declare, Lead, Respond
-from domain.errors import BadOption
+from domain.decide import decide
+from domain.errors import BadOption, RuleViolation
 from domain.events import (
     BuraShown,
     CardDealt,
@@ -20,7 +21,17 @@ from domain.events import (
 from domain.legal import legal_commands
 from domain.rules import Rules, check
 from domain.settlement import count_up
-from tests.domain.given import act, current, lead, refused, start, table
+from domain.table import lead_limit
+from tests.domain.given import (
+    act,
+    current,
+    in_time,
+    lead,
+    play_out,
+    refused,
+    start,
+    table,
+)
 
 KOZEL = {"game": "kozel"}
 HANDS = ["AS 10S KS 7D", "QC JC 8C 6D"]  # seat 0 leads; hearts are trumps
@@ -42,6 +53,28 @@ def test_a_lead_is_one_or_three_cards_of_one_suit():
     assert refused(given, 0, lead("AS 10S KS 7D")) == "wrong_card_count"
     assert {len(m.cards) for m in legal_commands(given, 0) if isinstance(m, Lead)} == {1, 3}
     assert act(given, 0, lead("AS 10S KS"))[0]
+
+
+@pytest.mark.parametrize("cards", ["AS 10S", "AS 10S KS 7D", ""])
+def test_a_wrong_count_is_told_the_kozel_way_whatever_was_led(cards):
+    """Four cards led are refused as two are: "1 or 3", never the classic "1 to 3", which
+    would invite a lead of 2."""
+    with pytest.raises(RuleViolation) as refusal:
+        decide(kozel_table(), lead(cards), 0, 0)
+    assert (refusal.value.code, refusal.value.detail) == (
+        "wrong_card_count",
+        "in Kozel a lead is 1 or 3 cards of one suit",
+    )
+
+
+def test_once_a_hand_holds_fewer_than_three_a_kozel_lead_is_one_card():
+    given = play_out(kozel_table(), stop=lambda deal: lead_limit(deal) < 3)
+    deal = current(given)
+    assert lead_limit(deal) == 2
+    with pytest.raises(RuleViolation) as refusal:
+        decide(given, Lead(deal.hands[deal.turn][:2]), deal.turn, in_time(given))
+    assert refusal.value.detail.endswith("3 only while every seat holds 3: lead 1")
+    assert {len(m.cards) for m in legal_commands(given, deal.turn) if isinstance(m, Lead)} == {1}
 
 
 def test_there_is_no_declaration_of_31_in_kozel():
