@@ -149,7 +149,12 @@ class Conflict(Exception):
 class StoreUnavailable(Exception):
     """The database cannot be reached, or did not answer in time, and nothing was written:
     the call failed before anything was sent, or the store made sure that what was sent
-    can no longer be committed."""
+    can no longer be committed. `said` is what an answer may tell anyone of it: the whole
+    text, unless it is a driver's, which can name hosts and ports (then its kind alone)."""
+
+    def __init__(self, detail: str, said: str | None = None) -> None:
+        super().__init__(detail)
+        self.said = detail if said is None else said
 
 
 class OutcomeUnknown(Exception):

@@ -48,6 +48,13 @@ class HintBus(Protocol):
     # in-process bus hears only this process, so it can never say that a copy is current.
     shared: bool
 
+    @property
+    def subscribed(self) -> bool:
+        """Whether a hint published now reaches this process's listeners: its subscription
+        is up. While it is not (Redis out of reach), whatever others append goes unheard,
+        so no copy can be known current however recently it was read."""
+        ...
+
     async def publish(self, hint: Hint) -> None:
         """Send the hint to every listener of every process; never waits on the network."""
         ...

@@ -64,7 +64,7 @@ def reachable() -> Iterator[None]:
 def _unavailable(error: BaseException) -> StoreUnavailable:
     # a timeout says nothing of itself: say what it means
     said = str(error) or ("no answer in time" if isinstance(error, TimeoutError) else "")
-    return StoreUnavailable(f"{type(error).__name__}: {said}")
+    return StoreUnavailable(f"{type(error).__name__}: {said}", said=type(error).__name__)
 
 
 class StatelessConnection(asyncpg.Connection):

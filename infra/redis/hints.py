@@ -196,6 +196,10 @@ class RedisHintBus:
                 self.errors += 1
                 self._down.warn("dropped %d hint(s): redis unavailable (%s)", len(batch), error)
 
+    @property
+    def subscribed(self) -> bool:
+        return self._subscribed
+
     def listen(self, listener: Listener) -> Callable[[], None]:
         """Every hint: this process's own as they are published, the others' as Redis
         brings them. None after each (re)subscribe, since whatever was published while we

@@ -565,6 +565,7 @@ class GameService:
     def _current(self, game_id: str, copy: Copy) -> bool:
         return (
             self._following
+            and self.hints.subscribed  # Redis lost: what others append goes unheard
             and copy.epoch == self._epoch
             and time.monotonic() - copy.confirmed < self.fresh_seconds
             and self._hinted.get(game_id, 0) <= copy.state.version

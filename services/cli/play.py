@@ -5,6 +5,7 @@ as the seat sees it (domain/seen.py), and sends the bot's move with an idempoten
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import random
 import secrets
 import sys
@@ -30,6 +31,11 @@ from services.pages.words import reason_named
 Bot = Callable[[Game, int, random.Random], PlayerCommand]
 BOTS: dict[str, Bot] = {"greedy": greedy_bot, "random": random_bot}
 TRIES = 8  # moves tried on one view before waiting for the table to change
+# Failures in a row the stream rides out (reconnecting with backoff, the client's default),
+# and, once the server has answered, the sends in all of a read or a move: a server that
+# restarts while the bot reads the table or sends its move is waited for as the stream
+# waits for it, about a minute at most (a move is sent again under its Idempotency-Key).
+RECONNECTS = 20
 
 
 class Seen:
@@ -72,13 +78,16 @@ def play(
     last: JSON = {}
     with Client(url) as client:
         seat = client.seat(game_id, token, seen=seen)
-        # the address, the token and the game, each checked before following
+        # the address, the token and the game, each checked before following (with the
+        # client's few quick tries: an address where no server is is told at once)
         if _first_view(seat, url).get("seat") is None:
             raise NoSeat(
                 "the token is no seat's (the spectator's or the operator's): it may watch, "
                 "not play; give a seat's token"
             )
-        for message in seat.follow():
+        # the server is there: from now on an outage is ridden out as the stream does
+        client.retries = dataclasses.replace(client.retries, attempts=RECONNECTS + 1)
+        for message in seat.follow(reconnects=RECONNECTS):
             if message.event != "view":
                 continue
             last = message.view
@@ -108,27 +117,40 @@ def _told(view: JSON) -> str:
 def _first_view(seat: Seat, url: str) -> JSON:
     """The seat's view, which must be one: an answer of another kind of server (an HTML
     page, JSON of another shape) is NotBura, not a KeyError deep in the bot."""
+    asked = f"the server at {url} answered GET /games/{seat.game_id}"
     try:
         answer = seat.view()
-    except (ValueError, KeyError, TypeError) as e:  # not JSON (a ValueError), or no view
+    except ApiError as e:
+        if e.status >= 400:
+            raise  # an error answer: main() says what it means
+        # a success that is no JSON object (the client's ApiError): an array, a page
+        kind = e.headers.get("content-type", "").split(";")[0].strip() or "no type"
+        what = (
+            "JSON that is no Bura view (no JSON object)"
+            if "json" in kind
+            else f"{kind}, not a Bura view"
+        )
+        status = "" if e.status == 200 else f"{e.status} and "  # a redirect not followed
+        raise NotBura(f"{asked} with {status}{what}: is --url a Bura server?") from None
+    except (KeyError, ValueError, TypeError) as e:
+        # a JSON object without a version, or with one that is no number (`"1.0"`): the
+        # client reads it as one
+        what = "no version" if isinstance(e, KeyError) else "a version that is no number"
         raise NotBura(
-            f"the server at {url} answered GET /games/{seat.game_id} with no Bura view "
-            f"({_kind(e)}): is --url a Bura server?"
+            f"{asked} with JSON that is no Bura view ({what}): is --url a Bura server?"
         ) from None
     wanted: dict[str, type] = {"version": int, "status": str}
-    wrong = [k for k, kind in wanted.items() if not isinstance(answer.get(k, ...), kind)]
+    wrong = [
+        k
+        for k, kind in wanted.items()
+        if not isinstance(answer.get(k), kind) or isinstance(answer.get(k), bool)
+    ]
     if wrong:
         raise NotBura(
-            f"the server at {url} answered GET /games/{seat.game_id} with JSON that is no "
-            f"Bura view (no {', '.join(wrong)}): is --url a Bura server?"
+            f"{asked} with JSON that is no Bura view (no {', '.join(wrong)}): is --url a "
+            "Bura server?"
         )
     return answer
-
-
-def _kind(error: Exception) -> str:
-    if isinstance(error, ValueError):
-        return "not JSON"
-    return f"JSON without {error}" if isinstance(error, KeyError) else "JSON of another shape"
 
 
 def _act(
@@ -205,6 +227,15 @@ def _check_arguments(url: str, game_id: str, token: str) -> None:
     try:
         parsed = httpx.URL(url)
         bad = None
+        if parsed.userinfo:
+            # httpx would send them as Basic auth in place of the token's Bearer header,
+            # and the server's 401 would then blame the token
+            raise CliError(  # (the URL is not echoed: it holds a password)
+                "--url holds a user name or password (before an @): bura play's one "
+                "credential is --token, and these would be sent in its place; give --url "
+                "without them, such as http://127.0.0.1:8000",
+                USAGE,
+            )
         if parsed.scheme not in ("http", "https"):
             bad = "it is not http:// or https://"
         elif not parsed.host:
@@ -305,17 +336,21 @@ def main(url: str, game_id: str, token: str, bot: str, seed: int, seen: bool) ->
     except ApiError as e:
         if not _is_problem(e):  # a page of another server, a proxy's: never dumped
             kind = e.headers.get("content-type", "").split(";")[0].strip() or "no type"
+            # a success that is no JSON object is no problem answer: no Bura answer at all
+            what = "a Bura answer" if e.status < 400 else "the Bura API's problem details"
             raise CliError(
-                f"the server at {url} answered {e.status} with {kind}, not the Bura API's "
-                "problem details: is --url a Bura server?",
+                f"the server at {url} answered {e.status} with {kind}, not {what}: is --url "
+                "a Bura server?",
                 UNAVAILABLE,  # whatever its status: no Bura server answered it
             ) from None
         said = f"the server answered {e.status} {e.code}: {e.detail}"
         if e.status == 404 and e.code == "not_found":
             # no such path (not `game_not_found`): --url names no Bura API's root
+            parts = httpx.URL(url)
+            beyond = ", query or fragment" if parts.query or parts.fragment else ""
             raise CliError(
                 f"the server at {url} serves no Bura API there ({said}): give --url as the "
-                "API's root, such as http://127.0.0.1:8000, without a path",
+                f"API's root, such as http://127.0.0.1:8000, without a path{beyond}",
                 UNAVAILABLE,
             ) from None
         if e.status == 401:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from domain.bots import greedy_bot, random_bot
+from domain.rules import Rules, check
 from domain.simulation import Bot, play_game
 
 BOTS: dict[str, Bot] = {"random": random_bot, "greedy": greedy_bot}
@@ -30,7 +31,8 @@ def simulate(
     if bot not in BOTS:
         raise ValueError(f"unknown bot {bot!r}: choose {' or '.join(BOTS)}")
     if games < 1:
-        raise ValueError("games must be at least 1")
+        raise ValueError(f"games must be at least 1, not {games}")
+    check(Rules(), seats)  # "seats: a table has 2 to 6 seats, not -1": the number given
     chance = random.Random(seed)
     reasons: Counter[str] = Counter()
     lengths: list[int] = []

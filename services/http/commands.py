@@ -20,6 +20,7 @@ from services.bootstrap import Runtime
 from services.http.errors import responses
 from services.http.middleware import request_id
 from services.http.paths import sent_path
+from services.http.problems import JSON_BODY
 from services.http.schemas import invalid, strictly
 from services.wording import worded
 
@@ -77,7 +78,21 @@ class CommandsController(Controller):
     @post(
         "/{game_id:str}/commands",
         operation_id="sendCommand",
-        responses=responses(400, 401, 403, 404, 408, 409, 413, 422, 429, 431, 500, 503),
+        responses=responses(
+            400,
+            401,
+            403,
+            404,
+            408,
+            409,
+            413,
+            422,
+            429,
+            431,
+            500,
+            503,
+            only={400: (*JSON_BODY, "bad_card")},
+        ),
         status_code=200,
         summary="Send a command (seat token)",
     )

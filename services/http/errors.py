@@ -17,6 +17,7 @@ from litestar.params import ParameterKwarg
 from domain.errors import BadSetup, RuleViolation
 from domain.evolve import RecordBroken
 from infra.ports.events import OutcomeUnknown, StoreUnavailable
+from infra.throttle import Throttled
 from services.app.codec import RecordChanged
 from services.app.errors import (
     BadCheckpoint,
@@ -49,6 +50,10 @@ from services.wording import in_words
 __all__ = ["HANDLERS", "error", "responses"]
 
 log = logging.getLogger("bura.http")
+
+# An outage's cause in full is for the log (once a period), not for whoever asked.
+OUTAGE_WARN_EVERY = 10.0
+_outage = Throttled(log, OUTAGE_WARN_EVERY)
 
 # RFC 6750: a 401 says which scheme it wants; a token that was sent and refused says so.
 CHALLENGE = 'Bearer realm="bura"'
@@ -269,9 +274,12 @@ def _unavailable(request: Request[Any, Any, Any], exc: StoreUnavailable) -> Resp
         advice = "; nothing was written: send it again with the same Idempotency-Key"
     else:
         advice = "; nothing was written: send it again"
+    _outage.warn(
+        "the event store cannot be reached: %s", exc, extra={"request_id": request_id.get()}
+    )
     return problem(
         "store_unavailable",
-        f"the event store cannot be reached ({exc}){advice}",
+        f"the event store cannot be reached ({exc.said}){advice}",
         headers=RETRY_AFTER,
         instance=_instance(request),
     )

@@ -45,7 +45,7 @@ _RESPONSES: dict[int, ResponseSpec] = {
         "is the entry's checkpoint and whose data is the entry (`: keep-alive` comments; "
         "`event: shutdown` when the server stops: reconnect with Last-Event-ID).",
     ),
-    **responses(400, 401, 403, 429, 503),
+    **responses(400, 401, 403, 429, 503, only={400: ("bad_request", "bad_checkpoint")}),
 }
 
 

@@ -32,6 +32,7 @@ from services.http.commands import FAILED, key_header
 from services.http.created import created, game_location
 from services.http.errors import responses
 from services.http.middleware import request_id
+from services.http.problems import JSON_BODY
 from services.http.schemas import (
     CreateGame,
     EndPauseBody,
@@ -111,7 +112,18 @@ class GamesController(Controller):
     @post(
         "/",
         operation_id="createGame",
-        responses=responses(400, 401, 403, 413, 422, 429, 503),
+        responses=responses(
+            400,
+            401,
+            403,
+            413,
+            422,
+            429,
+            503,
+            only={
+                400: (*JSON_BODY, "bad_card", "bad_option", "bad_deck", "bad_dealer", "bad_setup")
+            },
+        ),
         status_code=201,
         summary="Create a game (operator key)",
     )
@@ -151,7 +163,7 @@ class GamesController(Controller):
     @get(
         "/",
         operation_id="listGames",
-        responses=responses(400, 401, 403, 429, 503),
+        responses=responses(400, 401, 403, 429, 503, only={400: ("bad_request", "bad_cursor")}),
         summary="List games (operator key)",
     )
     async def list_games(
@@ -269,7 +281,19 @@ class GamesController(Controller):
     @post(
         "/{game_id:str}/rematch",
         operation_id="startRematch",
-        responses=responses(400, 401, 403, 404, 409, 413, 422, 429, 500, 503),
+        responses=responses(
+            400,
+            401,
+            403,
+            404,
+            409,
+            413,
+            422,
+            429,
+            500,
+            503,
+            only={400: JSON_BODY, 409: ("game_not_finished", "rematch_exists")},
+        ),
         status_code=201,
         summary="Start the rematch of a finished game (operator key)",
     )
@@ -306,7 +330,7 @@ class GamesController(Controller):
     @post(
         "/{game_id:str}/resume",
         operation_id="resumeGame",
-        responses=responses(400, 401, 403, 404, 409, 413, 429, 500, 503),
+        responses=responses(400, 401, 403, 404, 409, 413, 429, 500, 503, only={400: JSON_BODY}),
         status_code=200,
         summary="Rule on a clock paused by a timeout (operator key)",
     )

@@ -11,7 +11,7 @@ tests/api/test_problems.py.
 from __future__ import annotations
 
 import urllib.parse
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -571,6 +571,12 @@ _DESCRIPTIONS = {
 # Statuses any request may be answered with, whatever it asks: the connection's bounds.
 EVERYWHERE = (408, 431)
 
+# The codes of a status most operations can answer: a 400 for a value the schema refuses,
+# a 401 for the token. An operation that reads a JSON body, a cursor, a checkpoint, cards
+# or a stream ticket names its codes (`only`): its examples are the ones it can answer.
+USUAL: dict[int, tuple[str, ...]] = {400: ("bad_request",), 401: ("unauthorized",)}
+JSON_BODY = ("bad_request", "malformed_json")  # the 400s of an operation reading a body
+
 
 def responses(
     *statuses: int, only: Mapping[int, Sequence[str]] | None = None
@@ -580,8 +586,9 @@ def responses(
     refused before it is routed (408, 431: the connection's bounds) or fail unexpectedly
     (500 `internal_error`); an operation that names 500 itself answers every code of it
     (`record_broken` too: it reads a game). `only`: the codes of a status the operation can
-    answer, where it answers few of them (a webhook's 404 is never `game_not_found`)."""
-    narrowed = dict(only or {})
+    answer, where it answers few of them (a webhook's 404 is never `game_not_found`); a 400
+    or a 401 left out of it has the USUAL codes."""
+    narrowed = {s: USUAL[s] for s in statuses if s in USUAL} | dict(only or {})
     specs = {
         s: _spec(s, narrowed.get(s, codes_of(s)))
         for s in dict.fromkeys((*statuses, *narrowed, *EVERYWHERE))
@@ -596,10 +603,14 @@ def responses(
     return specs
 
 
-def _spec(status: int, codes: Iterable[str], description: str | None = None) -> ResponseSpec:
+def _spec(status: int, codes: Sequence[str], description: str | None = None) -> ResponseSpec:
+    if description is None and set(codes) == set(codes_of(status)):
+        description = _DESCRIPTIONS.get(status, "Error")
+    elif description is None:  # the codes it can answer, each with its meaning
+        description = " ".join(f"`{code}`: {PROBLEMS[code].about}" for code in codes)
     return ResponseSpec(
         data_container=ProblemDetails,
-        description=description or _DESCRIPTIONS.get(status, "Error"),
+        description=description,
         media_type=PROBLEM_JSON,
         generate_examples=False,
         examples=[

@@ -3,6 +3,7 @@ that open a stream without an Authorization header (a browser's EventSource)."""
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, get, post
@@ -14,17 +15,20 @@ from litestar.types import ExceptionHandlersMap
 
 from infra.ports.events import LAST_VERSION
 from infra.ports.tickets import TicketsUnavailable
+from infra.throttle import Throttled
 from services.app.callers import Caller
 from services.app.games import GameService
 from services.app.tickets import StreamTicket, Tickets
 from services.http.created import created
 from services.http.deps import Watcher
-from services.http.errors import RETRY_AFTER, responses
+from services.http.errors import OUTAGE_WARN_EVERY, RETRY_AFTER, responses
 from services.http.problems import ProblemDetails, instance_of, problem
 from services.live.projector import Projector
 from services.wording import worded
 
 BEARER: list[dict[str, list[str]]] = [{"bearer": []}]
+log = logging.getLogger("bura.http")
+_unreachable = Throttled(log, OUTAGE_WARN_EVERY)  # Redis out of reach, said now and then
 # A version in at most 15 digits, every one a game can reach (LAST_VERSION has 16, and
 # a pattern cannot say where below it they stop); blank, as if not sent.
 LAST_EVENT_ID = worded(r"^ *[0-9]{0,15} *$", "a game version: a whole number of 15 digits at most")
@@ -41,9 +45,14 @@ def _tickets_unavailable(
 ) -> Response[ProblemDetails]:
     """Redis down is an outage, not a bug: a 503 the client retries (or it streams with
     an Authorization header, which needs no ticket)."""
+    _unreachable.warn("stream tickets cannot be reached: %s", exc)
+    # a timeout in our words; else its kind, as readiness says it: the driver's text names
+    # Redis's host and port
+    cause = exc.__cause__
+    kind = str(exc) if isinstance(cause, TimeoutError) else type(cause or exc).__name__
     return problem(
         "stream_tickets_unavailable",
-        f"stream tickets cannot be reached ({exc}): ask for a ticket again in a moment, or "
+        f"stream tickets cannot be reached ({kind}): ask for a ticket again in a moment, or "
         "open the stream with an Authorization header",
         headers=RETRY_AFTER,
         instance=instance_of(request.scope),
@@ -84,7 +93,16 @@ class StreamController(Controller):
     @get(
         "/{game_id:str}/stream",
         operation_id="streamView",
-        responses=responses(400, 401, 403, 404, 429, 500, 503),
+        responses=responses(
+            400,
+            401,
+            403,
+            404,
+            429,
+            500,
+            503,
+            only={401: ("unauthorized", "stream_ticket_invalid")},
+        ),
         security=[*BEARER, {"ticket": []}],
         summary="Server-Sent Events of the caller's view",
         exception_handlers=OUTAGES,  # a ticket is redeemed as the stream opens

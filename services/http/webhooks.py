@@ -20,7 +20,7 @@ from services.app.webhooks import (
     Webhooks,
 )
 from services.http.created import created
-from services.http.problems import responses
+from services.http.problems import JSON_BODY, responses
 from services.http.schemas import invalid
 from services.wording import NO_NUL
 
@@ -33,7 +33,7 @@ class WebhooksController(Controller):
     @post(
         "/",
         operation_id="registerWebhook",
-        responses=responses(400, 401, 403, 413, 429, 503),
+        responses=responses(400, 401, 403, 413, 429, 503, only={400: JSON_BODY}),
         status_code=201,
         summary="Register a webhook endpoint (operator)",
     )

@@ -64,31 +64,35 @@ async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
         await asyncio.sleep(0.01)
 
 
+async def replica(stack: AsyncExitStack, database_url: str, redis_url: str) -> Replica:
+    """An app instance on the PostgreSQL and the Redis (its hints' bus) given, served until
+    the stack closes."""
+    store = await servers.open_postgres_store(database_url)
+    counted = CountedReads(store)
+    pool = store.pool
+    adapters = Adapters(
+        counted,  # type: ignore[arg-type]
+        PostgresSeatTokens(pool),
+        await RedisHintBus.open(redis_url),
+        PostgresWebhookStore(pool),
+        PostgresLeases(pool),
+        index=PostgresGameIndex(pool),
+        snapshots=PostgresSnapshots(pool),
+    )
+    stack.push_async_callback(adapters.close)
+    # the poll slower than any test: only the hints move anything here
+    settings = Settings(operator_key=OPERATOR_KEY, rate_limits=False, feed_poll_seconds=60)
+    app = create_app(settings, adapters)
+    client = await stack.enter_async_context(serving(app))
+    return Replica(Api(client, app, adapters), counted)
+
+
 @asynccontextmanager
 async def two_replicas(database_url: str, redis_url: str) -> AsyncIterator[tuple[Replica, Replica]]:
     """Two app instances on one PostgreSQL and Redis, each hearing the other's hints."""
     async with AsyncExitStack() as stack:
-        made = []
-        for _ in range(2):
-            store = await servers.open_postgres_store(database_url)
-            counted = CountedReads(store)
-            pool = store.pool
-            adapters = Adapters(
-                counted,  # type: ignore[arg-type]
-                PostgresSeatTokens(pool),
-                await RedisHintBus.open(redis_url),
-                PostgresWebhookStore(pool),
-                PostgresLeases(pool),
-                index=PostgresGameIndex(pool),
-                snapshots=PostgresSnapshots(pool),
-            )
-            stack.push_async_callback(adapters.close)
-            # the poll slower than any test: only the hints move anything here
-            settings = Settings(operator_key=OPERATOR_KEY, rate_limits=False, feed_poll_seconds=60)
-            app = create_app(settings, adapters)
-            client = await stack.enter_async_context(serving(app))
-            made.append(Replica(Api(client, app, adapters), counted))
-        one, two = made
+        one = await replica(stack, database_url, redis_url)
+        two = await replica(stack, database_url, redis_url)
         # Each hears the other's hint: both have subscribed (and said so) by then.
         for speaker, hearer in ((one, two), (two, one)):
             probe = Hint(f"probe-{uuid.uuid4().hex}", 1)

@@ -402,6 +402,27 @@ def test_simulate_prints_deals_by_reason_and_speed(
     assert "deals by result:" in out and "games/s" in out and "events per game" in out
 
 
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (("--seats", "-1"), "seats: a table has 2 to 6 seats, not -1"),
+        (("--seats", "0"), "seats: a table has 2 to 6 seats, not 0"),
+        (("--seats", "7"), "seats: a table has 2 to 6 seats, not 7"),
+        (("--games", "-3"), "games must be at least 1, not -3"),
+        (("--games", "0"), "games must be at least 1, not 0"),
+    ],
+)
+def test_simulate_refuses_a_number_out_of_range_quoting_it(
+    argv: tuple[str, ...],
+    said: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The value given, not what was made of it (`--seats -1` is no table of 0 seats)."""
+    code, out, err = bura_said(monkeypatch, capsys, {}, "simulate", "--games", "2", *argv)
+    assert (code, out, err) == (2, "", f"bura simulate: {said}\n")
+
+
 def test_long_runs_draw_a_progress_bar_on_a_terminal_only() -> None:
     import io
 

@@ -209,6 +209,60 @@ def test_play_against_a_server_that_is_not_bura_says_so_in_one_line(
     assert "is --url a Bura server?" in said and "<" not in said, said
 
 
+@pytest.mark.parametrize(
+    ("answer", "told"),
+    [
+        (
+            (200, "application/json", b'{"hello": "world", "version": "1.0"}'),
+            "with JSON that is no Bura view (a version that is no number)",
+        ),
+        ((200, "application/json", b"[1, 2]"), "with JSON that is no Bura view (no JSON object)"),
+        ((200, "text/html", PAGE), "with text/html, not a Bura view"),
+        ((301, "text/html", PAGE), "with 301 and text/html, not a Bura view"),
+    ],
+    ids=["a-version-no-number", "an-array", "a-page", "a-redirect"],
+)
+def test_play_says_what_a_success_that_is_no_view_was(
+    answer: tuple[int, str, bytes],
+    told: str,
+    foreign: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """JSON is never called "not JSON", and a success is no problem answer (README: "JSON
+    that is no view: one line says so"): exit 3."""
+    Foreign.answers = {"/games/g1": answer}
+    code, _, said = bura_said(
+        monkeypatch, capsys, {}, "play", "--url", foreign, "--game", "g1", "--token", "g1.s"
+    )
+    assert code == 3, said
+    one_line(said, "play")
+    assert said == (
+        f"bura play: the server at {foreign} answered GET /games/g1 {told}: is --url a Bura "
+        "server?\n"
+    )
+
+
+def test_play_refuses_a_url_with_a_user_or_password_before_any_request(
+    foreign: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """httpx would send them as Basic auth in place of the seat's Bearer token (and the 401
+    would blame the token): exit 2 naming --url, the password not echoed, nothing asked."""
+    asked: list[str] = []
+    Foreign.answers = {}
+    monkeypatch.setattr(Foreign, "log_message", lambda self, *args: asked.append(self.path))
+    for userinfo in ("bob:hunter2@", "bob@", ":hunter2@"):
+        url = foreign.replace("http://", f"http://{userinfo}")
+        code, _, said = bura_said(
+            monkeypatch, capsys, {}, "play", "--url", url, "--game", "g1", "--token", "g1.s"
+        )
+        assert code == 2, said
+        one_line(said, "play")
+        assert said.startswith("bura play: --url holds a user name or password"), said
+        assert "hunter2" not in said and "bob" not in said, said
+    assert asked == []
+
+
 # --- export: whole or not at all --------------------------------------------------------
 
 

@@ -14,6 +14,7 @@ import asyncio
 import socket
 import time
 from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -33,6 +34,7 @@ from services.http.app import create_app
 from services.http.health import CHECK_SECONDS
 from tests import servers
 from tests.api.conftest import OPERATOR, OPERATOR_KEY, THIRTY_ONE_GAME, Api, Table, app_on, serving
+from tests.api.replicas import replica
 
 pytestmark = pytest.mark.slow
 
@@ -161,6 +163,9 @@ async def test_stream_tickets_while_redis_is_down_are_a_503_the_client_retries(
     spent = await api.client.get(f"/games/{table.game_id}/stream", params={"ticket": "st_x"})
     assert spent.status_code == 503, spent.text
     assert spent.json()["code"] == "stream_tickets_unavailable"
+    for answer in (asked, spent):  # Redis's host and port are for the log, not for anyone
+        assert "127.0.0.1" not in answer.json()["detail"], answer.text
+        assert answer.json()["detail"].startswith("stream tickets cannot be reached (")
 
     # what needs no ticket goes on: a view (with no presence), a stream with a bearer
     shown = await api.view(table)
@@ -270,3 +275,24 @@ async def test_a_redis_that_hangs_costs_one_view_a_calls_bound_and_the_next_noth
         assert time.monotonic() - started < CALL_SECONDS + 1.0
         assert asked.status_code == 503 and asked.json()["code"] == "stream_tickets_unavailable"
         assert "redis did not answer in 2 s" in asked.json()["detail"]
+
+
+async def test_a_replica_cut_off_from_the_hints_reads_the_store_for_every_view(
+    database_url: str, redis_url: str
+) -> None:
+    """A replica whose subscription is down hears nothing the others append: a copy it read
+    a moment ago is no longer known current (it was trusted for BURA_FEED_POLL_SECONDS, 60
+    here, and its views showed the table as it was, so a seat's next move was refused as
+    `table_changed`). Each view reads the store until the subscription is back."""
+    async with AsyncExitStack() as stack:
+        one = await replica(stack, database_url, redis_url)
+        cut_off = await replica(stack, database_url, nobody_listens())
+        assert not cut_off.api.adapters.hints.subscribed
+        table = await one.api.create()
+        assert (await cut_off.api.view(table))["version"] == table.version  # its copy
+        for seat, command in THIRTY_ONE_GAME[:3]:
+            answer = await one.api.play(table, seat, command)
+            shown = await cut_off.api.view(table, table.seat(seat))
+            assert shown["version"] == answer["version"]  # at once: no hint came
+        assert cut_off.api.service.known(table.game_id) is None
+        assert one.api.adapters.hints.subscribed

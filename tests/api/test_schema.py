@@ -284,3 +284,40 @@ async def test_a_list_entry_requires_every_member_it_always_carries(api: Api) ->
     (entry,) = page["games"]
     assert set(schemas["GameSummary"]["required"]) == set(entry), entry
     assert set(schemas["GamePage"]["required"]) == set(page), page
+
+
+async def test_an_operations_error_examples_are_the_codes_it_can_answer(api: Api) -> None:
+    """A 400 or a 401 lists what the operation can answer, not every code of the status:
+    a ticket's refusal only where a ticket is taken (the stream), a cursor's only on the
+    list, a checkpoint's only on the feed, a body's and a card's only where one is read; a
+    rematch's 409 is one of its two, and its description says what each means."""
+    paths = (await api.get("/schema/openapi.json"))["paths"]
+
+    def examples(path: str, method: str, status: str) -> set[str]:
+        answer = paths[path][method]["responses"][status]
+        return set(answer["content"]["application/problem+json"]["examples"])
+
+    ticketed = [("/games/{game_id}/stream", "get")]
+    for path, item in paths.items():
+        for method, operation in item.items():
+            if "401" in operation.get("responses", {}):
+                wanted = {"unauthorized"} | (
+                    {"stream_ticket_invalid"} if (path, method) in ticketed else set()
+                )
+                assert examples(path, method, "401") == wanted, (path, method)
+    assert examples("/games", "get", "400") == {"bad_request", "bad_cursor"}
+    assert examples("/events", "get", "400") == {"bad_request", "bad_checkpoint"}
+    assert examples("/games/{game_id}", "get", "400") == {"bad_request"}
+    assert examples("/games/{game_id}/commands", "post", "400") == {
+        "bad_request",
+        "malformed_json",
+        "bad_card",
+    }
+    assert "bad_cursor" not in examples("/games", "post", "400")
+    rematch = paths["/games/{game_id}/rematch"]["post"]["responses"]["409"]
+    assert examples("/games/{game_id}/rematch", "post", "409") == {
+        "game_not_finished",
+        "rematch_exists",
+    }
+    assert "`game_not_finished`: " in rematch["description"]
+    assert "table_changed" not in rematch["description"]

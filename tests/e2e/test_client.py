@@ -10,18 +10,22 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import signal
 import subprocess
 import sys
 import threading
+import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import fields
+from pathlib import Path
 
 import pytest
-from bura_client import Client, CreatedGame, Outcome, Refused
+from bura_client import Client, CreatedGame, Outcome, OutcomeUnknown, Refused
 from bura_client.client import Seat
 
 from harness.databases import free_port
-from harness.processes import OPERATOR_KEY, ROOT
+from harness.processes import OPERATOR_KEY, ROOT, Proxy, Service
 from services.app.bundle_check import check_bundle
 from tests.api.conftest import THIRTY_ONE_DECK, THIRTY_ONE_GAME
 from tests.api.test_variants_http import VARIANTS
@@ -248,12 +252,178 @@ async def test_bura_play_fails_in_one_line_with_the_exit_code_that_says_why(
         # a token no header can carry: a bad argument, not an unreachable server
         (service.url, created.game_id, f"{token} ", 2, "--token has a space at either end"),
         (service.url, created.game_id, f"{token[:4]}\n{token[4:]}", 2, "no HTTP header may carry"),
+        # a user or password in --url: httpx would send it in place of the token
+        (
+            service.url.replace("//", "//u:pw@"),
+            created.game_id,
+            token,
+            2,
+            "--url holds a user name or password",
+        ),
+        # the API's root is wanted: the 404 says what the address has beyond it
+        (f"{service.url}/api", created.game_id, token, 3, "8000, without a path\n"),
+        (f"{service.url}?x=1", created.game_id, token, 3, "without a path, query or fragment\n"),
     ]
     for url, game, given, code, said in cases:
         exit_code, stderr = await asyncio.to_thread(bura_play, url, game, given)
         assert (exit_code, stderr.count("\n")) == (code, 1), (url, given, stderr)
         assert stderr.startswith("bura play: ") and said in stderr, stderr
         assert "Traceback" not in stderr
+
+
+def bura_play_of(url: str, game: str, token: str, *python: str) -> subprocess.Popen[str]:
+    """`bura play` of one seat, a process of its own; `python`: statements run first (a
+    setting of services.cli.play)."""
+    run = "; ".join(
+        [
+            "import sys",
+            "from services import cli",
+            "from services.cli import play",
+            *python,
+            "sys.exit(cli.main(sys.argv[1:]))",
+        ]
+    )
+    return subprocess.Popen(
+        [sys.executable, "-c", run, "play", "--url", url, "--game", game, "--token", token],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+class Restarts:
+    """A Bura server on the embedded defaults (a SQLite file) that a test kills and starts
+    again on its port, and the `bura play` processes playing on it: all ended after."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        env = {"BURA_SQLITE_PATH": str(home / "games.db"), "BURA_DATABASE_URL": ""}
+        self.service = Service({**env, "BURA_REDIS_URL": ""}, log_dir=home)
+        self.bots: list[subprocess.Popen[str]] = []
+        self.clients: list[Client] = []
+
+    async def start(self) -> Service:
+        """The server, started (again) on its port and its file."""
+        env, port = self.service.env, self.service.port
+        self.service = await Service(env, port=port, log_dir=self.home).start().ready()
+        return self.service
+
+    async def bot_due_while_the_server_is_dead(
+        self, *python: str
+    ) -> tuple[Seat, subprocess.Popen[str]]:
+        """bob's bot (`bura play`, seat 1) follows; ann leads while the bot is stopped, so
+        that its stream holds the table it must act on, and the server is killed before
+        the bot goes on: its next read or move finds no server."""
+        service = await self.start()
+        api = Client(service.url)
+        self.clients.append(api)
+        created, seats = walk_through_table(api)
+        bot = bura_play_of(service.url, created.game_id, created.seats[1].token, *python)
+        self.bots.append(bot)
+        deadline = time.monotonic() + 30
+        while not seats[0].view()["seats"][1]["connected"]:  # the bot's stream is open
+            assert bot.poll() is None and time.monotonic() < deadline, bot.communicate()
+            await asyncio.sleep(0.05)
+        bot.send_signal(signal.SIGSTOP)
+        try:
+            seats[0].send(THIRTY_ONE_GAME[0][1])  # bob is due to respond
+            await asyncio.sleep(0.5)  # the server writes it into bob's stream, unread
+            service.kill()  # SIGKILL: no answer to anything from now on
+        finally:
+            bot.send_signal(signal.SIGCONT)
+        return seats[0], bot
+
+    def close(self) -> None:
+        for bot in self.bots:
+            if bot.poll() is None:
+                bot.kill()
+                bot.communicate()
+        for client in self.clients:
+            client.close()
+        self.service.stop()
+
+
+@pytest.fixture
+def restarts(tmp_path: Path) -> Iterator[Restarts]:
+    opened = Restarts(tmp_path)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+async def test_bura_play_rides_out_a_server_restart_while_it_reads_and_moves(
+    restarts: Restarts,
+) -> None:
+    """The server dies just as the bot reads the table and moves, and is back 2 s later on
+    the same SQLite file: the bot waits for it as its stream does (it exited 3 after its
+    client's 4 quick tries, under 1 s), moves, and plays on to the end."""
+    ann, bot = await restarts.bot_due_while_the_server_is_dead()
+    await asyncio.sleep(2)
+    assert bot.poll() is None, bot.communicate()
+    await restarts.start()
+    deadline = time.monotonic() + 30
+    while ann.view()["due"] is None:  # until bob's response came: ann acts next
+        assert bot.poll() is None and time.monotonic() < deadline, bot.communicate()
+        await asyncio.sleep(0.1)
+    ann.concede()
+    out, err = await asyncio.to_thread(bot.communicate, timeout=60)
+    assert bot.returncode == 0, err
+    assert out.startswith("seat 1: finished") and ", won (" in out, out
+
+
+async def test_bura_play_gives_up_on_a_server_that_never_comes_back_at_its_reconnects(
+    restarts: Restarts,
+) -> None:
+    """Exit 3, one line, once the read or move has been tried as many times as the stream
+    reconnects (RECONNECTS, lowered here to 2 to be quick; 20 by default, about a minute):
+    bounded, never a wait without end."""
+    _, bot = await restarts.bot_due_while_the_server_is_dead("play.RECONNECTS = 2")
+    _, err = await asyncio.to_thread(bot.communicate, timeout=30)
+    assert bot.returncode == 3, err
+    url = restarts.service.url
+    assert err.startswith(f"bura play: cannot reach the server at {url} ("), err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+async def test_a_restarted_process_resends_a_lost_command_whole_from_a_new_seat(
+    start_service: StartService,
+) -> None:
+    """The client README's recipe for OutcomeUnknown: its `body` carries the `seen` it was
+    sent with, so a new Seat (which has seen another version) resends it whole under its
+    key, `seat.send(e.body, key=e.command_id)`, or looks it up, `seat.lookup(...)`."""
+    readme = (ROOT / "clients/python/README.md").read_text(encoding="utf-8")
+    flat = " ".join(readme.split())
+    assert "`seat.send(e.body, key=e.command_id)`" in flat
+    assert "`seat.lookup(e.command_id)` returns a `CommandStatus`" in flat
+    service = await start_service()
+    proxy = Proxy.before(service.url).start()
+
+    def lost_then_resent() -> None:
+        with Client(proxy.via(service.url), retries=1) as cut, Client(service.url) as api:
+            created, _ = walk_through_table(api)
+            ann = cut.seat(created.game_id, created.seats[0].token, seen=SEEN)
+            ann.view()
+            proxy.cut()
+            with pytest.raises(OutcomeUnknown) as lost:
+                ann.send(THIRTY_ONE_GAME[0][1])
+            e = lost.value
+            assert e.body is not None and e.body["seen"] == ann.version
+            # the process starts again: a new Seat, which has seen the table since
+            again = api.seat(created.game_id, created.seats[0].token, seen=SEEN)
+            assert not again.lookup(e.command_id).applied
+            again.view()
+            outcome = again.send(e.body, key=e.command_id)
+            assert not outcome.duplicate and again.lookup(e.command_id).applied
+            later = api.seat(created.game_id, created.seats[0].token, seen=SEEN)
+            later.view()
+            assert later.send(e.body, key=e.command_id).duplicate
+
+    try:
+        await asyncio.to_thread(lost_then_resent)
+    finally:
+        proxy.close()
 
 
 async def test_the_readmes_python_example_runs_as_shown(start_service: StartService) -> None:

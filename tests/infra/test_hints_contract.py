@@ -442,3 +442,32 @@ async def test_the_server_puts_its_hints_and_presence_under_bura_redis_prefix(
         assert adapters.presence.origin == "bura-blue:presence:origin"
     finally:
         await adapters.close()
+
+
+async def test_a_bus_is_subscribed_only_while_its_subscription_is_up(tmp_path: Path) -> None:
+    """`subscribed` says whether what others publish now is heard here: not while Redis is
+    down (the game service then trusts no copy), again once it is back and the bus has
+    said that some hints may have been missed."""
+    server = RedisServer(tmp_path / "redis").start()
+    bus = await RedisHintBus.open(server.url)
+    told: list[Hint | None] = []
+    try:
+        assert not bus.subscribed  # nobody listens yet: no subscription
+        stop = bus.listen(told.append)
+        await until(lambda: bus.subscribed)
+        server.kill()
+        await until(lambda: not bus.subscribed)
+        await asyncio.sleep(0.3)  # reconnects keep failing meanwhile
+        assert not bus.subscribed
+        told.clear()
+        server.start()  # on its port again
+        await until(lambda: bus.subscribed, timeout=10)
+        assert told[:1] == [None]  # back: a possible gap first
+        stop()
+    finally:
+        await bus.close()
+        server.kill()
+
+
+async def test_the_in_process_bus_always_hears_its_own_process() -> None:
+    assert InProcessHintBus().subscribed
