@@ -63,7 +63,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     webhook_retry_max_seconds: float = 3600.0
     webhook_max_attempts: int = 30
     webhook_lease_seconds: float = 15.0
-    redis_prefix: str = "bura:"  # stream tickets and rate counters live under it
+    redis_prefix: str = "bura:"  # every Redis name: the hints' channel, presence, tickets, rates
     cors_origins: str = ""  # comma-separated origins allowed to call from a browser
     stream_ticket_seconds: int = 30
     rate_limits: bool = True
@@ -83,7 +83,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         return [_as_sent(o) for o in self.cors_origins.split(",") if o.strip()]
 
 
-# name -> (field, help) — the README's settings table is written from this.
+# name -> (field, help): every variable, each of which the README's settings table names
+# (tests/services/test_config.py checks that it does).
 VARIABLES: dict[str, tuple[str, str]] = {
     "BURA_HOST": ("host", "address to listen on"),
     "BURA_PORT": ("port", "port to listen on"),
@@ -160,7 +161,10 @@ VARIABLES: dict[str, tuple[str, str]] = {
         "webhook_lease_seconds",
         "the dispatcher's lease: a dead holder is replaced this long after",
     ),
-    "BURA_REDIS_PREFIX": ("redis_prefix", "prefix of the Redis keys of tickets and rate counters"),
+    "BURA_REDIS_PREFIX": (
+        "redis_prefix",
+        "prefix of every Redis name: the hints' channel, presence, tickets and rate counters",
+    ),
     "BURA_CORS_ORIGINS": (
         "cors_origins",
         "comma-separated origins a browser may call from (`*`: any); unset: no CORS",
