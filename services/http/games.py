@@ -330,7 +330,18 @@ class GamesController(Controller):
     @post(
         "/{game_id:str}/resume",
         operation_id="resumeGame",
-        responses=responses(400, 401, 403, 404, 409, 413, 429, 500, 503, only={400: JSON_BODY}),
+        responses=responses(
+            400,
+            401,
+            403,
+            404,
+            409,
+            413,
+            429,
+            500,
+            503,
+            only={400: JSON_BODY, 409: ("not_paused", "game_over", "busy")},
+        ),
         status_code=200,
         summary="Rule on a clock paused by a timeout (operator key)",
     )

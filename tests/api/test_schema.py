@@ -320,4 +320,5 @@ async def test_an_operations_error_examples_are_the_codes_it_can_answer(api: Api
         "rematch_exists",
     }
     assert "`game_not_finished`: " in rematch["description"]
+    assert examples("/games/{game_id}/resume", "post", "409") == {"not_paused", "game_over", "busy"}
     assert "table_changed" not in rematch["description"]
