@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import random
-import time
 
 from domain.bots import random_bot
 from domain.legal import claimants
+from services.live.projector import TURN
 from tests.api.conftest import Api
 
 RULES = {"match_target": 12}
@@ -28,19 +28,21 @@ async def long_game(api: Api, chance: random.Random) -> tuple[str, int]:
 
 
 async def test_a_long_catch_up_hands_the_loop_back_between_messages(api: Api) -> None:
+    """Counted in turns of the loop, not in seconds (a busy machine stretches seconds): a
+    task that only waits for its next turn gets one at least every TURN messages of the
+    catch-up. Holding the loop for the whole catch-up, it got one a page of rows read."""
     game_id, version = await long_game(api, random.Random(5))
     assert version > 1500, version
-    lags: list[float] = []
+    turns = 0
     done = asyncio.Event()
 
     async def ticking() -> None:  # another request's share of the loop
+        nonlocal turns
         while not done.is_set():
-            began = time.perf_counter()
-            await asyncio.sleep(0.002)
-            lags.append(time.perf_counter() - began)
+            await asyncio.sleep(0)
+            turns += 1
 
     ticker = asyncio.create_task(ticking())
-    began = time.perf_counter()
     try:
         answer = await api.client.get(
             f"/games/{game_id}/stream",
@@ -52,10 +54,7 @@ async def test_a_long_catch_up_hands_the_loop_back_between_messages(api: Api) ->
     finally:
         done.set()
         await ticker
-    took = time.perf_counter() - began
     ids = [int(line[4:]) for line in answer.text.splitlines() if line.startswith("id: ")]
     assert ids == list(range(2, version + 1)), (ids[:3], ids[-3:])
     assert "event: end" in answer.text
-    # the catch-up took many ticks of the loop; none of them waited for more than a little
-    assert len(lags) > 10, (len(lags), took)
-    assert max(lags) < 0.25, f"the loop waited {max(lags):.2f}s (the catch-up took {took:.2f}s)"
+    assert turns >= (version - 1) // TURN, (turns, version)
