@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import sys
 import time
 from collections.abc import Mapping
@@ -148,6 +149,24 @@ def _plain(logger: logging.Logger, handler: logging.Handler) -> bool:
     )
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class TextFormatter(logging.Formatter):
+    """Text lines (`BURA_LOG_FORMAT=text`) whose message is one line whatever it holds: a
+    control character (a line break in a path a client sent, `%0a`) is written escaped
+    (`\\n`), so that nobody writes a line of their own into the log. A traceback after
+    it stays as Python writes it."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        record.message = _CONTROL.sub(_escaped, record.message)
+        return super().formatMessage(record)
+
+
+def _escaped(found: re.Match[str]) -> str:
+    return repr(found.group())[1:-1]  # "\n", "\r", "\t", "\x00"
+
+
 def configure(settings: Settings) -> None:
     global _lines
     handler = logging.StreamHandler(sys.stderr)
@@ -156,7 +175,7 @@ def configure(settings: Settings) -> None:
         handler.setFormatter(JsonFormatter())
         _lines = handler
     else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+        handler.setFormatter(TextFormatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
     handler.addFilter(LogContext())
     # What no line shows, and the logging module would otherwise find out for every record
     # (the calling file, line and function, the thread and the process): about a third of

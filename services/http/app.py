@@ -37,7 +37,7 @@ from services.http.front import FrontDoor
 from services.http.games import GamesController
 from services.http.head import allow_head_in, as_get, bodiless, live, route_methods
 from services.http.health import HealthController, prometheus
-from services.http.limits import rate_limit_middleware
+from services.http.limits import Limits, rate_limit_middleware
 from services.http.middleware import request_middleware
 from services.http.pages import PagesController, static
 from services.http.paths import documented, nowhere
@@ -223,6 +223,7 @@ def create_app(settings: Settings, adapters: bootstrap.Adapters | None = None) -
     """The app. Without adapters it opens those the settings name, on the server's own
     event loop, and closes them at shutdown; given adapters are left open for the caller."""
     metrics = Metrics()
+    limits = Limits(settings, metrics)  # one for the routes and the front door
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -255,7 +256,7 @@ def create_app(settings: Settings, adapters: bootstrap.Adapters | None = None) -
         dependencies=DEPENDENCIES,
         middleware=[
             request_middleware(metrics, settings.request_deadline_seconds),
-            rate_limit_middleware(settings, metrics),
+            rate_limit_middleware(settings, limits),
         ],
         before_request=well_formed,
         exception_handlers=HANDLERS,
@@ -289,7 +290,7 @@ def create_app(settings: Settings, adapters: bootstrap.Adapters | None = None) -
         debug=False,
         logging_config=None,
     )
-    app.front = FrontDoor(settings, metrics)
+    app.front = FrontDoor(settings, metrics, limits)
     app.vary_origin = bool(settings.allowed_origins) and "*" not in settings.allowed_origins
     app.cors = bool(settings.allowed_origins)
     return app

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import importlib.util
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from litestar.params import FromPath
 from litestar.static_files import create_static_files_router
 
 from services.http.contract import asyncapi, refine
+from services.http.errors import NO_FILE
 from services.http.pages import HEADERS, named_file
 from services.http.problems import PROBLEMS, TYPE_PREFIX, Problem, responses
 from services.pages.html import STATIC_PATH
@@ -70,10 +72,18 @@ class AsyncApiJson(JsonRenderPlugin):
 def _served_at(request: Request[Any, Any, Any]) -> dict[str, Any]:
     """The AsyncAPI server (its `host` is required) is the one the document was asked of, as
     the OpenAPI's relative paths are: a generator pointed at a deployment gets its address."""
-    url = request.url
-    host = url.netloc or "localhost"
-    protocol = "https" if url.scheme in ("https", "wss") else "http"
+    given = request.headers.get("host", "")
+    host = given if _HOST.fullmatch(given) else "localhost"  # `a:99999` is no address
+    scheme = str(request.scope.get("scheme", "http"))  # X-Forwarded-Proto, where trusted
+    protocol = "https" if scheme in ("https", "wss") else "http"
     return {"api": {"host": host, "protocol": protocol, "pathname": "/"}}
+
+
+# A Host header as a URL may carry it: a name or an address, and a port of 1 to 65535.
+_PORT = r"(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
+_HOST = re.compile(
+    rf"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::{_PORT})?"
+)
 
 
 class OfflineSwagger(SwaggerRenderPlugin):
@@ -105,6 +115,7 @@ def assets() -> Router:
         path=ASSETS,
         directories=[_assets_directory()],
         guards=[named_file],
+        exception_handlers=NO_FILE,
         include_in_schema=False,
         # The bundle is versioned with the package; a day's caching is safe.
         cache_control=None,

@@ -11,8 +11,14 @@ from typing import Any
 import msgspec
 from litestar import Request, Response
 from litestar.enums import ParamType
-from litestar.exceptions import HTTPException, SerializationException, ValidationException
+from litestar.exceptions import (
+    HTTPException,
+    NotFoundException,
+    SerializationException,
+    ValidationException,
+)
 from litestar.params import ParameterKwarg
+from litestar.types import ExceptionHandlersMap
 
 from domain.errors import BadSetup, RuleViolation
 from domain.evolve import RecordBroken
@@ -104,8 +110,12 @@ def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Probl
         code, detail = "malformed_json", f"the body is not valid JSON: {exc.detail}"
     if request.scope.get("route_handler") is None:
         # refused before any route took it (404 no such path, 405 no such method): no
-        # middleware ran to give it its id
-        headers.setdefault("X-Request-ID", given_request_id(request.scope))
+        # middleware ran to give it its id, nor to write its access line
+        rid = given_request_id(request.scope)
+        headers.setdefault("X-Request-ID", rid)
+        method, path = request.scope["method"], request.scope["path"]
+        fields = {"method": method, "path": path, "status": status, "request_id": rid}
+        log.info("%s %s %d", method, path, status, extra=fields)
     if status == 401:
         headers.setdefault("WWW-Authenticate", CHALLENGE)
     if (
@@ -208,6 +218,16 @@ def _at_the_top(message: str) -> dict[str, str]:
     return {}
 
 
+def _no_file(request: Request[Any, Any, Any], exc: NotFoundException) -> Response[ProblemDetails]:
+    """A static file that is not there: said so, never as the file router words it (the
+    absolute path it looked in: the install's directory, its Python's version)."""
+    return problem("not_found", "no such file", instance=_instance(request))
+
+
+# The exception handlers of a router of static files (the pages' assets, the reference's).
+NO_FILE: ExceptionHandlersMap = {NotFoundException: _no_file}
+
+
 def _bad_parameter(
     request: Request[Any, Any, Any], code: str, exc: BadParameter
 ) -> Response[ProblemDetails]:
@@ -291,7 +311,7 @@ def _unknown(request: Request[Any, Any, Any], exc: OutcomeUnknown) -> Response[A
     client has no id of)."""
     _counted(request)
     key = exc.command_id
-    path = request.url.path
+    path = str(request.scope.get("path", ""))  # never the URL: a bad Host cannot build one
     if key is None:  # an operator's ruling, recorded under no key: the game tells
         advice = "Read the game to see whether it was, before sending it again"
     elif request.method == "POST" and path.endswith("/commands"):
@@ -318,7 +338,7 @@ def _internal(request: Request[Any, Any, Any], exc: Exception) -> Response[Probl
     log.exception(
         "unexpected error in %s %s",
         request.method,
-        request.url.path,
+        request.scope.get("path", ""),  # not request.url: a Host it cannot read raises again
         exc_info=exc,
         extra={"request_id": rid},
     )

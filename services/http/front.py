@@ -72,10 +72,10 @@ def game_of(path: str) -> str | None:
 
 
 class FrontDoor:
-    def __init__(self, settings: Settings, metrics: Metrics) -> None:
+    def __init__(self, settings: Settings, metrics: Metrics, limits: Limits) -> None:
         self.settings = settings
         self.metrics = metrics
-        self.limits = Limits(settings, metrics)
+        self.limits = limits  # the routes' own (services/http/limits.py)
         self.timing = timing(metrics)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send, app: Any) -> bool:

@@ -178,8 +178,10 @@ class Limits:
         return Counted(fields, refused)
 
 
-def rate_limit_middleware(settings: Settings, metrics: Metrics) -> Any:
-    limits = Limits(settings, metrics)
+def rate_limit_middleware(settings: Settings, limits: Limits) -> Any:
+    """The routes' limits; the front door counts its commands with the same `limits`, so
+    that an outage of the counters is said once a period for both, with every request
+    served uncounted in its count."""
 
     def middleware(app: ASGIApp) -> ASGIApp:
         async def handle(scope: Scope, receive: Receive, send: Send) -> None:
@@ -199,7 +201,7 @@ def rate_limit_middleware(settings: Settings, metrics: Metrics) -> Any:
             fields = counted.fields
             if counted.refused is not None:
                 left, policy = counted.refused
-                metrics.rate_limited.labels(kind, policy.name.rsplit("-", 1)[1]).inc()
+                limits.metrics.rate_limited.labels(kind, policy.name.rsplit("-", 1)[1]).inc()
                 await _too_many(scope, send, policy, left, fields)
                 return
 

@@ -52,9 +52,11 @@ def given_request_id(scope: Scope) -> str:
         return made
     for name, value in scope["headers"]:
         if name == b"x-request-id":
-            given = value.decode("latin-1")
+            # The spaces around a header's value are none of it (RFC 9110 §5.5): a client
+            # reads `abc   ` back as `abc`, which is what the logs and events keep too.
+            given = value.decode("latin-1").strip(" \t")
             # Kept only if it is sane text: it goes into logs and the event store.
-            if given.strip() and given.isascii() and given.isprintable() and len(given) <= 200:
+            if given and given.isascii() and given.isprintable() and len(given) <= 200:
                 return given
             break
     return new_request_id()

@@ -33,6 +33,7 @@ from services.app.results import AuditFinding
 from services.app.reviews import Reviews, audited, check_record
 from services.bootstrap import Runtime
 from services.http.deps import bearer
+from services.http.errors import NO_FILE
 from services.http.schemas import invalid
 from services.pages import STATIC
 from services.pages.arbiter import Record, Shown, Step, printable, shell, whole
@@ -81,13 +82,15 @@ async def _missing(
 _NUMBER = re.compile(r"[0-9]{1,9}")
 
 
-def _number(raw: object, key: str) -> int | None:
-    """A form's whole number, or None when absent; anything else is a 400."""
+def _number(raw: object, key: str, source: str = "body", least: int = 0) -> int | None:
+    """A whole number in digits (a form's, or the page's query), or None when absent;
+    anything else is a 400: `1e0`, `1.0`, a number below `least`."""
     if raw is None or raw == "":
         return None
-    if isinstance(raw, str) and _NUMBER.fullmatch(raw):
+    if isinstance(raw, str) and _NUMBER.fullmatch(raw) and int(raw) >= least:
         return int(raw)
-    raise invalid(key, "must be a whole number (digits 0-9, at most 9 of them)", "body")
+    said = "must be a whole number (digits 0-9, at most 9 of them)"
+    raise invalid(key, said + (f", from {least}" if least else ""), source)
 
 
 def _perspective(raw: object, key: str, source: str) -> str | None:
@@ -244,12 +247,15 @@ class PagesController(Controller):
         request: Request[Any, Any, Any],
         game_id: FromPath[str],
         games: NamedDependency[GameService],
-        version: Annotated[int | None, QueryParameter(ge=1)] = None,
+        # as text, read by _number: the framework would read `1e0` or `1.0` as 1
+        asked: Annotated[str | None, QueryParameter(name="version", max_length=16)] = None,
         perspective: Annotated[str | None, QueryParameter(name="as", max_length=8)] = None,
-        finding: Annotated[int | None, QueryParameter(name="print", ge=0)] = None,
+        printed: Annotated[str | None, QueryParameter(name="print", max_length=16)] = None,
     ) -> Response[str]:
         """Without a key: the key's form. With the operator key in the Authorization header
         (arbiter.js sends the one kept in sessionStorage): the whole record."""
+        version = _number(asked, "version", "query", least=1)
+        finding = _number(printed, "print", "query")
         perspective = _perspective(perspective, "as", "query")
         if (missing := await _missing(request, games, game_id)) is not None:
             return missing
@@ -280,8 +286,8 @@ class PagesController(Controller):
         refused = await _operator(_runtime(request).seating, key)
         if refused is not None:
             return _html(shell(game_id, refused))
-        slider = _number(form.get("slider"), "slider")
-        stepped = _number(form.get("version"), "version")
+        slider = _number(form.get("slider"), "slider", least=1)
+        stepped = _number(form.get("version"), "version", least=1)
         version = slider if form.get("show") else stepped
         perspective = _perspective(form.get("perspective"), "perspective", "body")
         named = ("perspective", "body")
@@ -318,6 +324,7 @@ def static() -> Router:
         directories=[STATIC],
         include_in_schema=False,
         name="page-assets",
+        exception_handlers=NO_FILE,
         cache_control=CacheControlHeader(no_cache=True),
         after_request=_asset_headers,
     )

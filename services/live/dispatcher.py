@@ -37,6 +37,7 @@ import socket
 import ssl
 import time
 from datetime import UTC, datetime
+from urllib.parse import urlsplit, urlunsplit
 
 import certifi
 import httpx
@@ -73,6 +74,13 @@ def _tls() -> ssl.SSLContext:
 def delivery_id(endpoint_id: str, game_id: str, version: int) -> str:
     """The same id for the same event and endpoint, whichever replica queues it."""
     return "dlv_" + hashlib.sha256(f"{endpoint_id}/{game_id}/{version}".encode()).hexdigest()[:24]
+
+
+def without_query(url: str) -> str:
+    """An endpoint's URL as a log line shows it: no query or fragment, where receivers
+    often carry a credential (`?access_token=`, a chat hook's key)."""
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
 
 
 class Dispatcher:
@@ -335,9 +343,10 @@ class Dispatcher:
             self.metrics.webhook_deliveries.labels(endpoint.id, tried.verdict).inc()
             if tried.verdict != "delivered":
                 log.warning(
-                    "webhook %s to %s: %s (attempt %d, %s)",
+                    "webhook %s to %s (%s): %s (attempt %d, %s)",
                     delivery.id,
-                    endpoint.url,
+                    endpoint.id,
+                    without_query(endpoint.url),
                     tried.error,
                     delivery.attempts + 1,
                     "giving up" if tried.verdict == "failed" else f"again in {tried.retry_in:.1f}s",

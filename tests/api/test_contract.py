@@ -492,3 +492,16 @@ async def test_the_table_options_lists_publish_what_the_server_holds_them_to(api
     assert (count["minimum"], count["maximum"]) == (1, 52)
     # below the minimum is the rules' refusal, and the field says which
     assert "409 wrong_card_count" in count["description"]
+
+
+async def test_a_host_no_url_can_carry_is_no_500(api: Api) -> None:
+    """`Host: example.com:99999` named no server the document could give: building its URL
+    raised, and so did the 500's handler (a plain-text `Internal Server Error`, no request
+    id). The document names `localhost` for it; an unexpected failure's answer and log line
+    never build the URL either."""
+    for host in ("example.com:99999", "a:abc", "a:-1", "a:1:2"):
+        answer = await api.client.get("/schema/asyncapi.json", headers={"Host": host})
+        assert answer.status_code == 200, (host, answer.text)
+        assert answer.json()["servers"]["api"]["host"] == "localhost"
+    answer = await api.client.get("/schema/asyncapi.json", headers={"Host": "[::1]:8000"})
+    assert answer.json()["servers"]["api"]["host"] == "[::1]:8000"

@@ -157,7 +157,9 @@ async def test_counters_out_of_reach_serve_and_say_so_once_not_a_line_a_request(
     limited: Api, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Requests are served uncounted (no RateLimit fields) while the counters cannot be
-    reached; the metric counts each, and the log says so once for the lot."""
+    reached; the metric counts each, and the log says so once for the lot: reads the
+    routes count and commands the front door takes alike (each had a warning of its own,
+    so an outage was said twice a period, each line counting part of it)."""
     table = await limited.create()
 
     async def unreachable(hits: object) -> Any:
@@ -165,9 +167,13 @@ async def test_counters_out_of_reach_serve_and_say_so_once_not_a_line_a_request(
 
     monkeypatch.setattr(limited.adapters.counters, "hit_all", unreachable)
     with caplog.at_level("WARNING"):
-        for _ in range(12):  # past every quota of LIMITS
+        for _ in range(6):  # past every quota of LIMITS, twice six requests
             answer = await limited.client.get(f"/games/{table.game_id}", headers=table.seat(0))
             assert answer.status_code == 200 and "ratelimit" not in answer.headers
+            sent = await limited.client.post(  # the front door's: a plain JSON command
+                f"/games/{table.game_id}/commands", json={"type": "pass"}, headers=table.seat(0)
+            )
+            assert sent.status_code == 409 and "ratelimit" not in sent.headers
     said = [r for r in caplog.records if "rate counters unavailable" in r.getMessage()]
     assert len(said) == 1, [r.getMessage() for r in said]
     metrics = (await limited.client.get("/metrics")).text

@@ -232,3 +232,31 @@ async def test_a_postgresql_store_that_cannot_be_reached_counts_the_token_lookup
             assert registry.get_sample_value("bura_store_errors_total") == 1
     finally:
         await closed.close()
+
+
+async def test_a_request_id_is_kept_without_the_spaces_around_it(api: Api) -> None:
+    """`X-Request-ID: abc   ` is `abc`: the spaces around a header's value are none of it,
+    and a client reads the echo back without them (it was echoed, logged and recorded
+    with them)."""
+    answer = await api.client.get("/health/live", headers={"X-Request-ID": "  trace-43 \t"})
+    assert answer.headers["x-request-id"] == "trace-43"
+    blank = await api.client.get("/health/live", headers={"X-Request-ID": "   "})
+    assert len(blank.headers["x-request-id"]) == 32  # none given: one is made
+
+
+async def test_a_request_no_route_takes_writes_its_access_line(
+    api: Api, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A path the API lacks (a scanner's `/.env`) and a method a path does not take are
+    refused before any route, where the access line is written: they write theirs too."""
+    with caplog.at_level("INFO", logger="bura.http"):
+        missing = await api.client.get("/.env", headers={"X-Request-ID": "scan-1"})
+        wrong = await api.client.put("/games", headers={"X-Request-ID": "scan-2"})
+    assert (missing.status_code, wrong.status_code) == (404, 405)
+    lines = {
+        r.getMessage(): getattr(r, "request_id", None)
+        for r in caplog.records
+        if r.name == "bura.http"
+    }
+    assert lines.get("GET /.env 404") == "scan-1", lines
+    assert lines.get("PUT /games 405") == "scan-2", lines

@@ -265,11 +265,13 @@ async def test_the_token_form_never_puts_the_token_in_a_url(api: Api) -> None:
         ("version", "²"),
         ("version", "9" * 5000),
         ("version", "1.5"),
+        ("version", "0"),  # versions count from 1, as the GET's
         ("perspective", "²"),
         ("perspective", "nobody"),
         ("as", "²"),
         ("print", "²"),
         ("slider", "³"),
+        ("slider", "0"),
     ],
 )
 async def test_a_posted_number_that_is_no_number_is_a_400(api: Api, field: str, value: str) -> None:
@@ -281,7 +283,20 @@ async def test_a_posted_number_that_is_no_number_is_a_400(api: Api, field: str, 
     assert field in answer.json()["detail"]
 
 
-@pytest.mark.parametrize("params", [{"as": "²"}, {"as": "nobody"}, {"version": "9" * 5000}])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"as": "²"},
+        {"as": "nobody"},
+        {"version": "9" * 5000},
+        # digits only, as the API's replay takes a version: the framework read these as 1
+        {"version": "1e0"},
+        {"version": "1.0"},
+        {"version": "0"},
+        {"print": "0.0"},
+        {"print": "1e3"},
+    ],
+)
 async def test_a_queried_perspective_or_version_that_is_no_number_is_a_400(
     api: Api, params: dict[str, str]
 ) -> None:
@@ -391,3 +406,18 @@ async def test_a_file_path_with_a_nul_is_no_file(api: Api) -> None:
         assert answer.status_code == 404, (path, answer.text)
         assert answer.json()["code"] == "not_found"
     assert (await api.client.get("/pages/static/table.js")).status_code == 200
+
+
+async def test_a_file_not_there_is_said_so_without_where_it_was_looked_for(api: Api) -> None:
+    """The file router's 404 named the absolute path it looked in (the install's
+    directory, the virtualenv's, its Python's version): any client could read it."""
+    for path in (
+        "/pages/static/%2e/",
+        "/pages/static/nope.js",
+        "/schema/assets/%2e/",
+        "/schema/assets/x",
+    ):
+        answer = await api.client.get(path)
+        assert answer.status_code == 404, (path, answer.text)
+        problem = answer.json()
+        assert (problem["code"], problem["detail"]) == ("not_found", "no such file"), problem

@@ -171,3 +171,34 @@ def test_asyncpgs_pool_warns_of_an_outage_once_a_period_not_once_a_retry(
     assert [line.get("repeats") for line in said if line["level"] == "warning"] == [None, 4, 4]
     assert said[-1]["message"] == "an info line is not held back"
     pool.filters[:] = []
+
+
+def test_a_text_line_is_one_line_whatever_its_message_holds() -> None:
+    """A path sent with `%0a` in it is logged decoded: as text, its line break would start
+    a line of the sender's own making (a forged entry). It is written escaped; a
+    traceback after the message stays as Python writes it."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    logs.configure(load({"BURA_LOG_FORMAT": "text", "BURA_LOG_LEVEL": "info"}))
+    buffer = io.StringIO()
+    handler = root.handlers[0]
+    assert isinstance(handler, logging.StreamHandler)
+    handler.setStream(buffer)
+    forged = "/games/x\n2026-12-07 13:00:00,000 ERROR bura.games FORGED\r\x00/events"
+    try:
+        logging.getLogger("bura.http").info("GET %s 401", forged)
+        try:
+            raise ValueError("boom")
+        except ValueError:
+            logging.getLogger("bura.http").exception("unexpected error in GET %s", forged)
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    first, second, *traceback = buffer.getvalue().splitlines()
+    assert first.endswith(
+        "INFO bura.http GET /games/x\\n2026-12-07 13:00:00,000 ERROR bura.games FORGED\\r"
+        "\\x00/events 401"
+    )
+    assert "ERROR bura.http unexpected error in GET /games/x\\n2026" in second
+    assert traceback[0] == "Traceback (most recent call last):"
+    assert traceback[-1] == "ValueError: boom"
