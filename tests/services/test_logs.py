@@ -106,7 +106,10 @@ def test_no_line_below_the_level(stream: io.StringIO) -> None:
     assert stream.getvalue() == ""
 
 
-def test_text_lines_come_from_records() -> None:
+@pytest.fixture
+def text() -> Iterator[io.StringIO]:
+    """The server's logging set up for text lines at info, onto a buffer; the logging
+    module as it was, afterwards."""
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level
     logs.configure(load({"BURA_LOG_FORMAT": "text", "BURA_LOG_LEVEL": "info"}))
@@ -115,11 +118,15 @@ def test_text_lines_come_from_records() -> None:
     assert isinstance(handler, logging.StreamHandler)
     handler.setStream(buffer)
     try:
-        logs.info(logging.getLogger("bura.games"), "draw accepted", FIELDS)
+        yield buffer
     finally:
         root.handlers[:] = handlers
         root.setLevel(level)
-    assert buffer.getvalue().rstrip().endswith("INFO bura.games draw accepted")
+
+
+def test_text_lines_come_from_records(text: io.StringIO) -> None:
+    logs.info(logging.getLogger("bura.games"), "draw accepted", FIELDS)
+    assert text.getvalue().rstrip().endswith("INFO bura.games draw accepted")
 
 
 class _Broken(io.StringIO):
@@ -173,28 +180,17 @@ def test_asyncpgs_pool_warns_of_an_outage_once_a_period_not_once_a_retry(
     pool.filters[:] = []
 
 
-def test_a_text_line_is_one_line_whatever_its_message_holds() -> None:
+def test_a_text_line_is_one_line_whatever_its_message_holds(text: io.StringIO) -> None:
     """A path sent with `%0a` in it is logged decoded: as text, its line break would start
     a line of the sender's own making (a forged entry). It is written escaped; a
     traceback after the message stays as Python writes it."""
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    logs.configure(load({"BURA_LOG_FORMAT": "text", "BURA_LOG_LEVEL": "info"}))
-    buffer = io.StringIO()
-    handler = root.handlers[0]
-    assert isinstance(handler, logging.StreamHandler)
-    handler.setStream(buffer)
     forged = "/games/x\n2026-12-07 13:00:00,000 ERROR bura.games FORGED\r\x00/events"
+    logging.getLogger("bura.http").info("GET %s 401", forged)
     try:
-        logging.getLogger("bura.http").info("GET %s 401", forged)
-        try:
-            raise ValueError("boom")
-        except ValueError:
-            logging.getLogger("bura.http").exception("unexpected error in GET %s", forged)
-    finally:
-        root.handlers[:] = handlers
-        root.setLevel(level)
-    first, second, *traceback = buffer.getvalue().splitlines()
+        raise ValueError("boom")
+    except ValueError:
+        logging.getLogger("bura.http").exception("unexpected error in GET %s", forged)
+    first, second, *traceback = text.getvalue().splitlines()
     assert first.endswith(
         "INFO bura.http GET /games/x\\n2026-12-07 13:00:00,000 ERROR bura.games FORGED\\r"
         "\\x00/events 401"
