@@ -10,14 +10,19 @@ import re
 from domain.commands import SEED_PATTERN
 
 _WORDS: dict[str, str] = {}  # pattern -> what it asks for
+_FIELDS: dict[str, str] = {}  # a field whose words also tell its length bounds -> words
 
 _MATCHING = re.compile(r"^Expected `str` matching regex (?P<quoted>.+)$", re.DOTALL)
 _LENGTH = re.compile(r"^Expected `str` of length (?P<bound><=|>=) (?P<count>[0-9]+)$")
 
 
-def worded(pattern: str, words: str) -> str:
-    """The pattern, registered with what it asks for in words."""
+def worded(pattern: str, words: str, *, field: str | None = None) -> str:
+    """The pattern, registered with what it asks for in words. With `field` (the name a
+    400 keys it by), the words also tell that field's length bounds: every way to miss
+    them is told in the same words."""
     _WORDS[pattern] = words
+    if field is not None:
+        _FIELDS[field] = words
     return pattern
 
 
@@ -26,9 +31,12 @@ def words_for(pattern: str) -> str | None:
     return _WORDS.get(pattern)
 
 
-def in_words(message: str) -> str:
+def in_words(message: str, key: str = "") -> str:
     """A decoder's message about a text in words where it quotes a registered pattern or a
-    length bound; any other message as it is."""
+    length bound; any other message as it is. `key`: the field refused, whose own words
+    (see `worded`) say either."""
+    if key in _FIELDS and (_MATCHING.match(message) or _LENGTH.match(message)):
+        return _FIELDS[key]
     if found := _MATCHING.match(message):
         for pattern, words in _WORDS.items():
             if found["quoted"] == repr(pattern):  # as the decoder quotes it

@@ -79,11 +79,12 @@ def _version(text: str) -> int:
 def _whole_version(digits: str, given: str) -> int:
     """A VERSION in digits, 1 to the last version the API takes (2^53 - 1, as a JSON
     number holds exactly); `given`: the argument it came in, for the message."""
-    if not (digits.isascii() and digits.isdigit()) or int(digits) == 0:
+    significant = digits.lstrip("0")  # read only once its length is known: no huge int
+    if not (digits.isascii() and digits.isdigit()) or not significant:
         raise argparse.ArgumentTypeError(f"{given!r}: VERSION is a whole number above 0")
-    if len(digits) > 16 or int(digits) > LAST_VERSION:
+    if len(significant) > len(str(LAST_VERSION)) or int(significant) > LAST_VERSION:
         raise argparse.ArgumentTypeError(f"{given!r}: VERSION is at most {LAST_VERSION}")
-    return int(digits)
+    return int(significant)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -34,7 +34,11 @@ KEY_WORDS = (
     f"1 to {KEY_MAX} printable ASCII characters, with no space at either end, and not `.`, "
     "`..` or slashes alone"
 )
-KEY_PATTERN = worded(r"^(?!\.\.?$)(?!/+$)[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$", KEY_WORDS)
+KEY_PATTERN = worded(
+    r"^(?!\.\.?$)(?!/+$)[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$",
+    KEY_WORDS,
+    field="idempotency-key",  # as a 400 keys the header (its bounds are 1 and KEY_MAX)
+)
 _KEY = re.compile(KEY_PATTERN)
 
 

@@ -92,7 +92,7 @@ def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Probl
         extra["errors"] = [
             FieldError(
                 key=str(e.get("key", "")),
-                message=in_words(str(e.get("message", ""))),
+                message=in_words(str(e.get("message", "")), str(e.get("key", ""))),
                 # the framework's source may be its enum (ParamType.QUERY): its value
                 source=str(getattr(e.get("source"), "value", e.get("source") or "")),
             )
@@ -182,13 +182,7 @@ def _on_the_wire(error: dict[str, Any], wire: dict[str, str]) -> dict[str, Any]:
     route's Python name)."""
     key = error.get("key")
     if error.get("source") in ("query", "header") and isinstance(key, str) and key in wire:
-        error = {**error, "key": wire[key]}
-        if error["key"] == "idempotency-key":
-            # the pattern and its bounds in words, one wording for every way to miss them
-            from services.http.commands import KEY_WORDS  # (it imports this module)
-
-            return {**error, "message": KEY_WORDS}
-        return error
+        return {**error, "key": wire[key]}
     if error.get("source") == "body" and error.get("message") == f"'{key}'":
         # Litestar's word for a body that is required and was not sent: the missing key
         return {**error, "message": EMPTY_BODY}

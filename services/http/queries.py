@@ -16,9 +16,18 @@ from typing import Any, NamedTuple
 from services.wording import words_for
 
 
+def _nothing_more(text: str) -> str:
+    return ""
+
+
 class Expected(NamedTuple):
     holds: Callable[[str], bool]  # the parameter's text is of its documented type
     says: str  # what it should be, for the 400
+    more: Callable[[str], str] = _nothing_more  # what to add of the text refused
+
+    def told(self, text: str) -> str:
+        """What the parameter should be, said of the text that was refused."""
+        return self.says + self.more(text)
 
 
 Kinds = dict[str, dict[str, Expected]]  # path template -> query parameter -> its type
@@ -27,7 +36,16 @@ Kinds = dict[str, dict[str, Expected]]  # path template -> query parameter -> it
 _WHOLE = re.compile(r"-?(?:0|[1-9][0-9]*)")
 _LEADING_ZERO = re.compile(r"-?0[0-9]+")
 _BOOLEAN = Expected(lambda text: text in ("true", "false"), "true or false")
-_INTEGER = Expected(lambda text: _WHOLE.fullmatch(text) is not None, "a whole number, in digits")
+
+
+def _leading_zero(text: str) -> str:
+    """`02` is refused for its writing, not its value: said so."""
+    return ", written without a leading 0" if _LEADING_ZERO.fullmatch(text) else ""
+
+
+_INTEGER = Expected(
+    lambda text: _WHOLE.fullmatch(text) is not None, "a whole number, in digits", _leading_zero
+)
 
 
 def _integer(least: int | None, most: int | None) -> Expected:
@@ -45,7 +63,7 @@ def _integer(least: int | None, most: int | None) -> Expected:
     def holds(text: str) -> bool:  # 20 digits pass any bound: no huge text is read
         return _INTEGER.holds(text) and len(text) <= 20 and low <= int(text) <= high
 
-    return Expected(holds, says)
+    return Expected(holds, says, _leading_zero)
 
 
 # an anchor at the end that no backslash escapes: ECMA's `$` is the end of the text only
@@ -116,7 +134,5 @@ def mistyped(
     for name, value in items:
         expected = kinds.get(name)
         if expected is not None and not expected.holds(value):
-            if expected.says.startswith(_INTEGER.says) and _LEADING_ZERO.fullmatch(value):
-                return name, f"{expected.says}, written without a leading 0"
-            return name, expected.says
+            return name, expected.told(value)
     return None

@@ -424,6 +424,11 @@ def test_replay_of_a_16_digit_version_past_the_end_is_not_reached_not_a_usage_er
     for version in ("1000000000000000", "9007199254740991"):
         code, _, said = bura_said(monkeypatch, capsys, sqlite, "replay", game, "--version", version)
         assert code == 4 and f"not {version}" in said, said
+    # leading zeros are no part of the number: 20 characters that are version 1000
+    code, _, said = bura_said(
+        monkeypatch, capsys, sqlite, "replay", game, "--version", "0" * 16 + "1000"
+    )
+    assert code == 4 and "not 1000" in said, said
 
 
 def test_replay_in_the_middle_of_a_penalty_says_the_command_goes_on_as_the_page_does(
@@ -493,6 +498,15 @@ def test_verify_bundle_says_operator_fixed_deck_as_verify_does(
             ["replay", "g", "--version", "9007199254740992"],
             "bura replay: argument --version: '9007199254740992': VERSION is at most "
             "9007199254740991\n",
+        ),
+        (  # past Python's own limit for reading digits: told the same, never converted
+            ["replay", "g", "--version", "9" * 5000],
+            f"bura replay: argument --version: '{'9' * 5000}': VERSION is at most "
+            "9007199254740991\n",
+        ),
+        (
+            ["replay", "g", "--version", "0" * 30],
+            f"bura replay: argument --version: '{'0' * 30}': VERSION is a whole number above 0\n",
         ),
         (  # said by the command it was given to, as its other usage errors are
             ["replay", "g", "--bogus"],

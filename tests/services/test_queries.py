@@ -116,6 +116,13 @@ def test_an_integer_with_a_leading_zero_is_told_so_not_as_the_framework_words_it
     said = ("limit", "a whole number, in digits, from 1 to 200, written without a leading 0")
     assert mistyped(kinds, [("limit", "02")]) == mistyped(kinds, [("limit", "00002")]) == said
     assert mistyped(kinds, [("limit", "2")]) is None
+    unbounded = kinds_of({"paths": {"/x": {"get": {"parameters": [
+        {"name": "n", "in": "query", "schema": {"type": "integer"}}
+    ]}}}})["/x"]  # fmt: skip
+    assert mistyped(unbounded, [("n", "-07")]) == (
+        "n",
+        "a whole number, in digits, written without a leading 0",
+    )
     assert mistyped(kinds, [("limit", "0")]) == (
         "limit",
         "a whole number, in digits, from 1 to 200",
