@@ -36,7 +36,8 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+import zlib
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -215,12 +216,14 @@ def _wait_ready(base: str, server: subprocess.Popen[bytes]) -> None:
 
 
 async def window(
-    target: Target, games: int, bare: bool = False, think: float = 0.0
+    target: Target, games: int, bare: bool = False, think: float = 0.0, by_game: bool = False
 ) -> dict[str, Any]:
     """One timed window of `games` bot games on the target; its figures. With `think`,
     each game's next move follows a pause of that many seconds on average (exponential,
     not timed): the offered load is then about games / think commands a second, whatever
-    the target, where without it the bots go as fast as the target answers."""
+    the target, where without it the bots go as fast as the target answers. With
+    `by_game`, a game's commands go to the replica its id hashes to, as a router that
+    hashes by game would send them (docs/scaling.md); without, each seat keeps to one."""
     meter = Meter(target.pids)
     timed = Window(time.perf_counter() + WARMUP, time.perf_counter() + WARMUP + WINDOW, think)
 
@@ -229,8 +232,11 @@ async def window(
         with meter:
             await asyncio.sleep(timed.closes - time.perf_counter())
 
-    play = _bare_games if bare else _bot_games
-    await asyncio.gather(metered(), *(play(target, n, timed) for n in range(games)))
+    if bare:
+        played = [_bare_games(target, n, timed) for n in range(games)]
+    else:
+        played = [_bot_games(target, n, timed, by_game) for n in range(games)]
+    await asyncio.gather(metered(), *played)
     figures = timed.figures()
     requests = figures["commands"] + timed.creates
     figures["creates"] = timed.creates
@@ -291,26 +297,45 @@ class Window:
         }
 
 
-async def _bot_games(target: Target, slot: int, window: Window) -> None:
+async def _bot_games(target: Target, slot: int, window: Window, by_game: bool = False) -> None:
     """Bot games one after another; seat n sends on a connection of its own to replica
-    (slot + n) mod replicas, as a load balancer holding each client's connection would."""
-    seats = [await KeepAlive.open(target.bases[(slot + n) % len(target.bases)]) for n in range(2)]
+    (slot + n) mod replicas, as a load balancer holding each client's connection would.
+    With `by_game`, the slot creates its games there too, and both seats send a game's
+    commands to replica crc32(game id) mod replicas, on a connection of their own to each."""
+    count = len(target.bases)
+    seats = [await KeepAlive.open(target.bases[(slot + n) % count]) for n in range(2)]
+    each = [[await KeepAlive.open(b) for b in target.bases] for _ in range(2)] if by_game else []
+
+    def route(game_id: str) -> list[KeepAlive]:
+        if not by_game:
+            return seats
+        replica = zlib.crc32(game_id.encode()) % count
+        return [each[0][replica], each[1][replica]]
+
     try:
-        await _play(seats, slot, window)
+        await _play(seats[0], route, slot, window)
     finally:
-        for post in seats:
+        for post in seats + [post for posts in each for post in posts]:
             await post.close()
 
 
-async def _play(seats: list[KeepAlive], slot: int, window: Window) -> None:
+async def _play(
+    creator: KeepAlive,
+    route: Callable[[str], list[KeepAlive]],
+    slot: int,
+    window: Window,
+) -> None:
+    """The slot's games, each created on `creator` and played on the seats' connections
+    `route` gives for its id."""
     chance = random.Random(slot)
     pauses = random.Random(-slot - 1)  # apart, so that a pace leaves the moves as they were
     games = 0
     while window.more(games):
         games += 1
         started = time.perf_counter()
-        state, game_id, tokens = await _new_game(seats[0], f"bench-{slot}-{uuid.uuid4().hex}")
+        state, game_id, tokens = await _new_game(creator, f"bench-{slot}-{uuid.uuid4().hex}")
         window.creates += window.counts(started, time.perf_counter())
+        seats = route(game_id)
         path = f"/games/{game_id}/commands"
         while not state.finished and time.perf_counter() < window.closes:
             if window.think:
