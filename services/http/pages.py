@@ -34,7 +34,7 @@ from services.app.reviews import Reviews, audited, check_record
 from services.bootstrap import Runtime
 from services.http.deps import bearer
 from services.http.errors import NO_FILE
-from services.http.schemas import invalid
+from services.http.schemas import field_twice, invalid
 from services.pages import STATIC
 from services.pages.arbiter import Record, Shown, Step, printable, shell, whole
 from services.pages.html import CSP
@@ -282,6 +282,9 @@ class PagesController(Controller):
         if (missing := await _missing(request, games, game_id)) is not None:
             return missing
         form = await request.form()
+        if (twice := field_twice(form.multi_items())) is not None:
+            # which of the two would count is the reader's guess, as in a query
+            raise invalid(twice, "given twice with different values: send it once", "body")
         key = str(form.get("key") or "") or None
         refused = await _operator(_runtime(request).seating, key)
         if refused is not None:

@@ -123,8 +123,14 @@ def asked_twice(query: bytes) -> str | None:
     and which one is the reader's guess (the same value repeated says one thing)."""
     if b"&" not in query:  # one parameter at most
         return None
-    seen: dict[str, str] = {}
-    for name, value in parse_qsl(query.decode("latin-1"), keep_blank_values=True):
+    return field_twice(parse_qsl(query.decode("latin-1"), keep_blank_values=True))
+
+
+def field_twice(fields: Iterable[tuple[str, object]]) -> str | None:
+    """The first name given twice with different values among a query's or a form's
+    fields, if any."""
+    seen: dict[str, object] = {}
+    for name, value in fields:
         if seen.setdefault(name, value) != value:
             return name
     return None

@@ -283,6 +283,32 @@ async def test_a_posted_number_that_is_no_number_is_a_400(api: Api, field: str, 
     assert field in answer.json()["detail"]
 
 
+@pytest.mark.parametrize("field", ["version", "key", "as", "slider"])
+async def test_a_form_field_given_twice_with_two_values_is_a_400_as_in_a_query(
+    api: Api, field: str
+) -> None:
+    """Which of the two would count is the reader's guess (the page's GET refuses a
+    repeated parameter): the form's POST said the first. The same value twice says one."""
+    table = await with_findings(api)
+    values = {"version": ("1", "3"), "key": (OPERATOR_KEY, "x"), "as": ("arbiter", "0")}
+    first, second = values.get(field, ("1", "2"))
+    form: dict[str, str | list[str]] = {"key": OPERATOR_KEY, "show": "1"}
+    form[field] = [first, second]
+    answer = await api.client.post(f"/arbiter/games/{table.game_id}", data=form)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["detail"] == f"{field}: given twice with different values: send it once"
+    assert answer.json()["errors"] == [
+        {
+            "key": field,
+            "message": "given twice with different values: send it once",
+            "source": "body",
+        }
+    ]
+    same = {"key": OPERATOR_KEY, "version": ["3", "3"]}
+    answer = await api.client.post(f"/arbiter/games/{table.game_id}", data=same)
+    assert answer.status_code == 200 and 'data-version="3"' in answer.text, answer.text
+
+
 @pytest.mark.parametrize(
     "params",
     [
