@@ -19,6 +19,11 @@ at full speed, outside valgrind). What depends on timing still moves from run to
 many appends share one round trip, whether a command comes before the hint it waits for
 (`hint_waits_heard` and `hint_waits_missed`, as bench/replicas.py counts them).
 
+With 2 and 3 replicas the same games are also played on fresh processes with each
+game's commands sent to the replica its id hashes to (`by_game_*`), as a router by game
+sends them (docs/scaling.md, "Routing by game"): what sharing costs when no game's moves
+are split between replicas.
+
 Printed and kept, never asserted: the ratio to one replica, beside bench/replicas.py's
 targets (2 <= 1.1x, 3 <= 1.15x) which are of CPU time.
 """
@@ -55,6 +60,7 @@ def run() -> dict[str, Any]:
         return {"skipped": "valgrind is not installed"}
     started = time.perf_counter()
     samples: dict[int, list[dict[str, float]]] = {count: [] for count in COUNTS}
+    routed: dict[int, list[dict[str, float]]] = {count: [] for count in COUNTS[1:]}
     with fresh_database(database_url()) as scratch, tempfile.TemporaryDirectory() as out:
         env = {**PRODUCTION, "BURA_DATABASE_URL": scratch, "BURA_REDIS_URL": redis_url()}
         wrapper = [
@@ -67,6 +73,9 @@ def run() -> dict[str, Any]:
             for count in COUNTS[repeat % 3 :] + COUNTS[: repeat % 3]:
                 with bura_replicas(env, count, wrapper=wrapper) as target:
                     samples[count].append(_sample(target, Path(out)))
+                if count > 1:  # fresh processes, each game's commands on one of them
+                    with bura_replicas(env, count, wrapper=wrapper) as target:
+                        routed[count].append(_sample(target, Path(out), by_game=True))
     one = statistics.median(s["net_per_command"] for s in samples[1])
     rows = []
     for count in COUNTS:
@@ -91,13 +100,15 @@ def run() -> dict[str, Any]:
                     s["hint_waits_missed"] for s in samples[count]
                 ),
                 "seconds": round(statistics.median(s["seconds"] for s in samples[count]), 1),
-                "errors": sum(int(s["errors"]) for s in samples[count]),
+                "errors": sum(int(s["errors"]) for s in samples[count] + routed.get(count, [])),
+                **(_by_game(routed[count], one) if count > 1 else {}),
             }
         )
     print(
         "instructions per command over one replica's (net of time-driven work): "
         + ", ".join(f"{r['replicas']}: {r['net_over_one']}" for r in rows[1:])
-        + " (bench/replicas.py's CPU targets: 2 <= 1.1, 3 <= 1.15)"
+        + " (bench/replicas.py's CPU targets: 2 <= 1.1, 3 <= 1.15); each game routed to one "
+        "replica: " + ", ".join(f"{r['replicas']}: {r['by_game_net_over_one']}" for r in rows[1:])
     )
     return {
         "unit": "instructions per request, summed over the replicas (callgrind; median)",
@@ -111,17 +122,30 @@ def run() -> dict[str, Any]:
     }
 
 
-def _sample(target: Target, out: Path) -> dict[str, float]:
-    """One count's figures: instructions over the games, and each replica's rate at rest."""
+def _by_game(samples: list[dict[str, float]], one: float) -> dict[str, Any]:
+    """The figures of the same games with each game's commands on one replica."""
+    net = statistics.median(s["net_per_command"] for s in samples)
+    return {
+        "by_game_net_per_command": round(net),
+        "by_game_net_over_one": round(net / one, 3),
+        "by_game_hint_waits": statistics.median(
+            s["hint_waits_heard"] + s["hint_waits_missed"] for s in samples
+        ),
+    }
+
+
+def _sample(target: Target, out: Path, by_game: bool = False) -> dict[str, float]:
+    """One count's figures: instructions over the games, and each replica's rate at rest.
+    `by_game`: each game's commands on the replica its id hashes to (bench/service.py)."""
     _control("--instr=on", target.pids)
     # warm: connections, statements, caches, and valgrind's translation of every path the
     # games take, first a game a replica (translating is slow: all at once, the first
     # commands would outlast the server's own 10 s bounds), then as many as are counted
-    asyncio.run(rounds(target, len(target.pids), 1, THINK))
-    asyncio.run(rounds(target, GAMES, 1, THINK))
+    asyncio.run(rounds(target, len(target.pids), 1, THINK, by_game))
+    asyncio.run(rounds(target, GAMES, 1, THINK, by_game))
     _counted(target.pids, out)  # and its count thrown away
     began = time.perf_counter()
-    played = asyncio.run(rounds(target, GAMES, EACH, THINK))
+    played = asyncio.run(rounds(target, GAMES, EACH, THINK, by_game))
     time.sleep(0.5)  # the last hints heard
     seconds = time.perf_counter() - began
     busy = _counted(target.pids, out)

@@ -249,11 +249,14 @@ async def window(
     return figures
 
 
-async def rounds(target: Target, games: int, each: int, think: float = 0.0) -> Window:
+async def rounds(
+    target: Target, games: int, each: int, think: float = 0.0, by_game: bool = False
+) -> Window:
     """`games` bot games at once on the target, each slot playing `each` games to their end,
-    however long that takes: a known amount of work, for counts that are not of time."""
+    however long that takes: a known amount of work, for counts that are not of time.
+    `by_game` as for `window`."""
     played = Window(0.0, float("inf"), think, games=each)
-    await asyncio.gather(*(_bot_games(target, n, played) for n in range(games)))
+    await asyncio.gather(*(_bot_games(target, n, played, by_game) for n in range(games)))
     return played
 
 

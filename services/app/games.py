@@ -108,17 +108,26 @@ def wall_clock() -> int:
 Observer = Callable[[str, Game], None]
 
 
+# A copy that took this many appends in a row from other replicas' hints, with no use
+# here in between and no stream here, is dropped: its game is played elsewhere (a router
+# by game sends it there, and the replica that created it keeps it otherwise), and folding
+# every move of it here is work for nobody. A later use reads it again, once.
+HEARD_ONLY = 8
+
+
 class Copy:
     """A cached game: its state, the chain hash of its version, and whether (and since
-    when) it is known current: `epoch` is the hint epoch it was confirmed in."""
+    when) it is known current: `epoch` is the hint epoch it was confirmed in. `heard`:
+    the appends it took from hints since it was last used here."""
 
-    __slots__ = ("confirmed", "epoch", "head", "state")
+    __slots__ = ("confirmed", "epoch", "head", "heard", "state")
 
     def __init__(self, state: Game, head: bytes, epoch: int, confirmed: float) -> None:
         self.state = state
         self.head = head
         self.epoch = epoch
         self.confirmed = confirmed
+        self.heard = 0
 
 
 class GameService:
@@ -425,6 +434,7 @@ class GameService:
         _named(game_id)
         copy = self._cache.get(game_id)
         if copy is not None and self._current(game_id, copy):
+            copy.heard = 0  # used here
             return copy.state, copy.head
         epoch = self._epoch  # a gap while reading leaves what was read unconfirmed
         if copy is None:
@@ -584,6 +594,7 @@ class GameService:
         copy = self._cache.get(game_id)
         if copy is None or not self._current(game_id, copy):
             return None
+        copy.heard = 0  # used here
         return copy.state.version
 
     def heard(self, hint: Hint, wanted: bool = True) -> list[Event] | None:
@@ -621,8 +632,12 @@ class GameService:
         trusted = copy.epoch == self._epoch
         self._remember(game_id, state, hint.head, copy.epoch)
         self.store.heard(game_id, hint.version, hint.head)  # the next append may chain on
+        taken = self._cache[game_id]
         if not trusted:  # it moved, but whether it missed something is still unknown
-            self._cache[game_id].confirmed = copy.confirmed
+            taken.confirmed = copy.confirmed
+        taken.heard = copy.heard + 1
+        if taken.heard >= HEARD_ONLY and not wanted:
+            del self._cache[game_id]  # played elsewhere, watched nowhere here: let it go
         return events
 
     async def indexed_finished(self, game_id: str) -> bool:

@@ -18,6 +18,7 @@ from domain.evolve import fold
 from infra.ports.hints import Hint
 from infra.postgres.store import PostgresEventStore
 from services.app.codec import to_new
+from services.app.games import HEARD_ONLY
 from tests.api.conftest import OPERATOR, THIRTY_ONE_DECK, THIRTY_ONE_GAME, Table
 from tests.api.replicas import Replica, two_replicas, until
 from tests.infra.test_store_contract import rehashed
@@ -49,6 +50,50 @@ async def test_a_current_follower_takes_a_published_command_without_reading_the_
     two.api.service.gap()  # as if a hint had been missed: the store is read, same answer
     assert await two.api.view(table) == shown
     assert two.counted.reads[table.game_id] == reads + 1
+
+
+async def test_a_copy_only_hints_move_is_let_go_and_read_once_when_it_is_used_again(
+    replicas: tuple[Replica, Replica],
+) -> None:
+    """A game played on another replica (a router by game sends it there; the replica
+    that created it, or read it once, keeps a copy otherwise): after HEARD_ONLY appends
+    taken from hints with no use here, the copy is dropped rather than folded for nobody;
+    asked again, it is read from the store once, and the answer is the other's."""
+    one, two = replicas
+    table = await one.api.create()
+    await two.api.view(table)  # a copy here, current
+    for seat, command in THIRTY_ONE_GAME[: HEARD_ONLY - 1]:
+        answer = await one.api.play(table, seat, command)
+        await until(
+            lambda v=answer["version"]: two.api.service._cache[table.game_id].state.version == v
+        )
+    seat, command = THIRTY_ONE_GAME[HEARD_ONLY - 1]
+    answer = await one.api.play(table, seat, command)
+    await until(lambda: two.api.service._hinted.get(table.game_id) == answer["version"])
+    assert table.game_id not in two.api.service._cache  # the eighth append let it go
+    reads = two.counted.reads[table.game_id]
+    assert await two.api.view(table) == await one.api.view(table)
+    assert two.counted.reads[table.game_id] == reads + 1  # read once, and current again
+    assert two.api.service._cache[table.game_id].state.version == answer["version"]
+
+
+async def test_a_copy_used_between_hints_is_kept_and_never_read_again(
+    replicas: tuple[Replica, Replica],
+) -> None:
+    """The seats of a game on two replicas: each uses its copy between the other's
+    appends, so the copy is kept however many it takes."""
+    one, two = replicas
+    table = await one.api.create()
+    await two.api.view(table)
+    reads = two.counted.reads[table.game_id]
+    for n, (seat, command) in enumerate(THIRTY_ONE_GAME[: 2 * HEARD_ONLY]):
+        answer = await one.api.play(table, seat, command)
+        await until(
+            lambda v=answer["version"]: two.api.service._cache[table.game_id].state.version == v
+        )
+        if n % (HEARD_ONLY - 1) == HEARD_ONLY - 2:
+            await two.api.view(table)  # a use here, from the copy
+    assert two.counted.reads[table.game_id] == reads  # never dropped, never read again
 
 
 async def test_a_replica_that_hears_of_a_new_game_without_a_clock_reads_nothing_of_it(
