@@ -140,10 +140,16 @@ def _sample(target: Target, out: Path, by_game: bool = False) -> dict[str, float
     _control("--instr=on", target.pids)
     # warm: connections, statements, caches, and valgrind's translation of every path the
     # games take, first a game a replica (translating is slow: all at once, the first
-    # commands would outlast the server's own 10 s bounds), then as many as are counted
-    asyncio.run(rounds(target, len(target.pids), 1, THINK, by_game))
-    asyncio.run(rounds(target, GAMES, 1, THINK, by_game))
+    # commands would outlast the server's own 10 s bounds), then as many as are counted;
+    # with the seats spread first, so that every replica has taken every path before a
+    # game routed by its id sends one all its commands (a request met valgrind's
+    # translation on a replica that had taken none, and was refused 408 after 10 s)
+    asyncio.run(rounds(target, len(target.pids), 1, THINK))
+    asyncio.run(rounds(target, GAMES, 1, THINK))
+    if by_game:
+        asyncio.run(rounds(target, GAMES, 1, THINK, by_game))
     _counted(target.pids, out)  # and its count thrown away
+    waited = hint_waits(target.bases)  # the counted games' own, not the warm-up's
     began = time.perf_counter()
     played = asyncio.run(rounds(target, GAMES, EACH, THINK, by_game))
     time.sleep(0.5)  # the last hints heard
@@ -153,7 +159,7 @@ def _sample(target: Target, out: Path, by_game: bool = False) -> dict[str, float
     idle = _counted(target.pids, out) / IDLE
     requests = len(played.latencies) + played.creates
     return {
-        **hint_waits(target.bases),
+        **{name: count - waited[name] for name, count in hint_waits(target.bases).items()},
         "commands": requests,
         "seconds": seconds,
         "per_command": busy / requests,
