@@ -620,6 +620,9 @@ class GameService:
         takes = copy is not None and copy.state.version == hint.after
         if hint.after is None or not (takes or wanted):
             return None
+        if copy is not None and takes and not wanted and copy.heard + 1 >= HEARD_ONLY:
+            del self._cache[game_id]  # played elsewhere, watched nowhere here: let it go
+            return None  # unfolded, undecoded: nobody here wants its events
         events = carried(hint.events, hint.schema)
         if events is None or copy is None or not takes:
             return events
@@ -636,8 +639,6 @@ class GameService:
         if not trusted:  # it moved, but whether it missed something is still unknown
             taken.confirmed = copy.confirmed
         taken.heard = copy.heard + 1
-        if taken.heard >= HEARD_ONLY and not wanted:
-            del self._cache[game_id]  # played elsewhere, watched nowhere here: let it go
         return events
 
     async def indexed_finished(self, game_id: str) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import httptools
 import msgspec
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
@@ -23,12 +24,12 @@ LINGER_SECONDS = 2.0
 _REASONS = {400: b"Bad Request", 408: b"Request Timeout", 431: b"Request Header Fields Too Large"}
 
 
-def _refusal(status: int, code: str, detail: str) -> bytes:
-    """The refusal as every other error is answered: RFC 9457 problem details (without
-    `instance`: the request line may not have arrived whole), a request id of its own (the
-    caller's cannot be told from a request not read whole), and `Vary: Origin`, which a
-    server allowing origins puts on every answer and no other is harmed by."""
-    body = msgspec.json.encode(details(code, detail))
+def _refusal(status: int, code: str, detail: str, instance: str | None = None) -> bytes:
+    """The refusal as every other error is answered: RFC 9457 problem details (`instance`
+    once the request line has arrived whole), a request id of its own (the caller's cannot
+    be told from a request not read whole), and `Vary: Origin`, which a server allowing
+    origins puts on every answer and no other is harmed by."""
+    body = msgspec.json.encode(details(code, detail, instance=instance))
     head = (
         f"HTTP/1.1 {status} ".encode() + _REASONS[status] + b"\r\n"
         b"content-type: " + PROBLEM_JSON.encode() + b"\r\n"
@@ -86,6 +87,7 @@ def bounded_protocol(settings: Settings) -> type[HttpToolsProtocol]:
             self._heads_done = 0  # heads completed on this connection
             self._body_done = True  # the request being read has arrived whole
             self._refused = False
+            self._line_whole = False  # the request line being read has arrived whole
             self._read_timer: asyncio.TimerHandle | None = None
             self._read_by: float | None = None  # loop time a request being read must end
 
@@ -117,7 +119,7 @@ def bounded_protocol(settings: Settings) -> type[HttpToolsProtocol]:
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
-            self._in_head, self._head_bytes = True, 0
+            self._in_head, self._head_bytes, self._line_whole = True, 0, False
             if self._read_by is None:
                 self._start_reading()
 
@@ -125,6 +127,7 @@ def bounded_protocol(settings: Settings) -> type[HttpToolsProtocol]:
             if self._refused:
                 return
             self._heads_done += 1
+            self._line_whole = True
             if len(self.headers) > self.max_headers:
                 self._refuse(431, f"the request has more than {self.max_headers} headers")
                 return
@@ -193,8 +196,21 @@ def bounded_protocol(settings: Settings) -> type[HttpToolsProtocol]:
             self._refused = True
             self._stop_reading()
             code = {400: "bad_request", 431: "headers_too_large"}.get(status, "request_timeout")
-            self.transport.write(_refusal(status, code, detail))
+            self.transport.write(_refusal(status, code, detail, self._instance()))
             self._linger()
+
+        def _instance(self) -> str | None:
+            """The path the refused request was sent to, as the app's answers give it
+            (percent-encoding kept, no query), once its request line has arrived whole:
+            a header parsed after it, or the head complete. None before that."""
+            url: bytes = getattr(self, "url", b"")
+            if not (self._line_whole or self.headers) or not url:
+                return None
+            try:
+                path = httptools.parse_url(url).path
+            except httptools.HttpParserInvalidURLError:
+                return None
+            return path.decode("latin-1") if path else None
 
         def _close_gently(self) -> None:
             if self._body_done or self.transport.is_closing():

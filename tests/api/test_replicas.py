@@ -15,8 +15,10 @@ import pytest
 
 from domain.decide import decide
 from domain.evolve import fold
+from domain.state import Game
 from infra.ports.hints import Hint
 from infra.postgres.store import PostgresEventStore
+from services.app import games
 from services.app.codec import to_new
 from services.app.games import HEARD_ONLY
 from tests.api.conftest import OPERATOR, THIRTY_ONE_DECK, THIRTY_ONE_GAME, Table
@@ -53,7 +55,7 @@ async def test_a_current_follower_takes_a_published_command_without_reading_the_
 
 
 async def test_a_copy_only_hints_move_is_let_go_and_read_once_when_it_is_used_again(
-    replicas: tuple[Replica, Replica],
+    replicas: tuple[Replica, Replica], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A game played on another replica (a router by game sends it there; the replica
     that created it, or read it once, keeps a copy otherwise): after HEARD_ONLY appends
@@ -68,9 +70,18 @@ async def test_a_copy_only_hints_move_is_let_go_and_read_once_when_it_is_used_ag
             lambda v=answer["version"]: two.api.service._cache[table.game_id].state.version == v
         )
     seat, command = THIRTY_ONE_GAME[HEARD_ONLY - 1]
+    last = two.api.service._cache[table.game_id].state
+    folded: list[Game] = []
+
+    def folding(state: Game, events: Any) -> Game:
+        folded.append(state)
+        return fold(state, events)
+
+    monkeypatch.setattr(games, "fold", folding)
     answer = await one.api.play(table, seat, command)
     await until(lambda: two.api.service._hinted.get(table.game_id) == answer["version"])
     assert table.game_id not in two.api.service._cache  # the eighth append let it go
+    assert not any(state is last for state in folded)  # ...without folding it first
     reads = two.counted.reads[table.game_id]
     assert await two.api.view(table) == await one.api.view(table)
     assert two.counted.reads[table.game_id] == reads + 1  # read once, and current again

@@ -136,6 +136,11 @@ async def test_more_headers_than_the_bound_are_a_431(
     raw = b"GET /health/live HTTP/1.1\r\nHost: x\r\n" + many + b"\r\n"
     status, body = answer_of(await exchange(service.port, raw))
     assert status == 431 and "more than 20 headers" in body["detail"]
+    assert body["instance"] == "/health/live"  # the request line arrived whole
+    # the path as it was sent, as every other answer's instance: encoded, no query
+    raw = b"GET /games/a%20b?x=1 HTTP/1.1\r\nHost: x\r\n" + many + b"\r\n"
+    status, body = answer_of(await exchange(service.port, raw))
+    assert (status, body["instance"]) == (431, "/games/a%20b")
     few = {f"X-H{i}": "v" for i in range(10)}
     assert httpx.get(f"{service.url}/health/live", headers=few).status_code == 200
 
@@ -215,6 +220,7 @@ async def test_a_keep_alive_connection_is_timed_a_request_at_a_time(
             answer = await reader.read(-1)
         assert answer.startswith(b"HTTP/1.1 408"), answer
         assert time.monotonic() - sent >= 0.9 * timeout
+        assert answer_of(answer)[1]["instance"] == "/health/live"
     finally:
         writer.close()
 
@@ -237,8 +243,9 @@ async def test_connections_that_say_nothing_are_closed(
     start_service: StartService, tmp_path: Path
 ) -> None:
     service = await sqlite_service(start_service, tmp_path, **QUICK)
-    # never a byte
-    assert (await exchange(service.port, b"", timeout=15)).startswith(b"HTTP/1.1 408")
+    # never a byte: no request line, so no instance
+    status, body = answer_of(await exchange(service.port, b"", timeout=15))
+    assert status == 408 and "instance" not in body
     # idle after an answer, on a keep-alive connection
     reader, writer = await asyncio.open_connection("127.0.0.1", service.port)
     writer.write(b"GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n")
