@@ -20,7 +20,7 @@ from services.bootstrap import Runtime
 from services.http.errors import responses
 from services.http.middleware import request_id
 from services.http.paths import sent_path
-from services.http.problems import JSON_BODY
+from services.http.problems import COMMAND_REFUSALS, JSON_BODY
 from services.http.schemas import invalid, strictly
 from services.wording import worded
 
@@ -95,7 +95,13 @@ class CommandsController(Controller):
             431,
             500,
             503,
-            only={400: (*JSON_BODY, "bad_card")},
+            only={400: (*JSON_BODY, "bad_card"), 409: COMMAND_REFUSALS},
+            described={
+                409: "Refused: a rule of play forbids it (the code names the rule; its "
+                "`type` is the page that documents it), the table changed since the version "
+                "the command names (`table_changed`), the seat's time ran out "
+                "(`out_of_time`), or the game was busy (`busy`)"
+            },
         ),
         status_code=200,
         summary="Send a command (seat token)",

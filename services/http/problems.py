@@ -576,10 +576,52 @@ EVERYWHERE = (408, 431)
 # or a stream ticket names its codes (`only`): its examples are the ones it can answer.
 USUAL: dict[int, tuple[str, ...]] = {400: ("bad_request",), 401: ("unauthorized",)}
 JSON_BODY = ("bad_request", "malformed_json")  # the 400s of an operation reading a body
+# The 409s a seat's command can be refused with (POST /games/{id}/commands, and the table
+# page's form): every rule of play, the table changed since `seen`, a time that ran out, a
+# game busy; not the server's own commands' codes (a timeout, a pause's end, a rematch).
+# tests/api/test_problems.py derives it from the domain.
+COMMAND_REFUSALS = (
+    "not_your_turn",
+    "dave_pending",
+    "card_not_in_hand",
+    "duplicate_cards",
+    "wrong_card_count",
+    "mixed_suits",
+    "no_cards",
+    "cannot_pass",
+    "stock_empty",
+    "double_draw",
+    "extra_card",
+    "out_of_turn_draw",
+    "already_declared",
+    "no_trumps",
+    "lead_the_bura",
+    "combination_outranked",
+    "no_thirty_one",
+    "not_kozel",
+    "dave_off",
+    "dave_not_yours",
+    "dave_limit",
+    "dave_not_allowed",
+    "no_dave_pending",
+    "seeds_pending",
+    "seed_already_sent",
+    "seed_too_late",
+    "not_seeding",
+    "bad_seed",
+    "out_of_time",
+    "table_changed",
+    "game_over",
+    "not_started",
+    "not_a_seat",
+    "busy",
+)
 
 
 def responses(
-    *statuses: int, only: Mapping[int, Sequence[str]] | None = None
+    *statuses: int,
+    only: Mapping[int, Sequence[str]] | None = None,
+    described: Mapping[int, str] | None = None,
 ) -> dict[int, ResponseSpec]:
     """OpenAPI error responses for the statuses an operation may answer: problem+json with
     one example per code of that status, named by the code. Every operation may also be
@@ -587,10 +629,12 @@ def responses(
     (500 `internal_error`); an operation that names 500 itself answers every code of it
     (`record_broken` too: it reads a game). `only`: the codes of a status the operation can
     answer, where it answers few of them (a webhook's 404 is never `game_not_found`); a 400
-    or a 401 left out of it has the USUAL codes."""
+    or a 401 left out of it has the USUAL codes. `described`: a status's description where
+    its codes are too many to tell one by one."""
     narrowed = {s: USUAL[s] for s in statuses if s in USUAL} | dict(only or {})
+    said = described or {}
     specs = {
-        s: _spec(s, narrowed.get(s, codes_of(s)))
+        s: _spec(s, narrowed.get(s, codes_of(s)), said.get(s))
         for s in dict.fromkeys((*statuses, *narrowed, *EVERYWHERE))
     }
     if 500 not in specs:

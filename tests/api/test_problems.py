@@ -30,7 +30,7 @@ from domain.vocabulary import PenaltyRule
 from infra.ports.events import StoreUnavailable
 from services.app.errors import Forbidden, GameNotFound, TicketInvalid, Unauthorized
 from services.http.errors import HANDLERS
-from services.http.problems import FALLBACK, PROBLEM_JSON, PROBLEMS, table
+from services.http.problems import COMMAND_REFUSALS, FALLBACK, PROBLEM_JSON, PROBLEMS, table
 from tests.api.conftest import OPERATOR, Api
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,6 +92,44 @@ def test_every_code_the_domain_and_services_raise_is_registered() -> None:
     missing = sorted({f"{where}: {code}" for where, code in found if code not in PROBLEMS})
     assert missing == []
     assert set(FALLBACK.values()) <= set(PROBLEMS)
+
+
+# decide's functions for the server's own commands: their codes are never a seat's
+SERVERS_OWN = {"_start", "_close_seeding"}
+
+
+def _codes_a_seat_can_meet() -> set[str]:
+    """Read from the code: every code domain/decide.py raises outside the server's own
+    commands, the clock's (a seat whose time ran out), the table that changed since
+    `seen` (TableChanged), and the game service's `busy` (other writers, every retry)."""
+    found = {"table_changed", "busy"}
+    decide = ast.parse((ROOT / "domain/decide.py").read_text(encoding="utf-8"))
+    for function in decide.body:
+        if isinstance(function, ast.FunctionDef) and function.name not in SERVERS_OWN:
+            for node in ast.walk(function):
+                if isinstance(node, ast.Call):
+                    found |= {code for _, code in _codes_of_call("decide", node)}
+    clock = ast.parse((ROOT / "domain/clock.py").read_text(encoding="utf-8"))
+    for node in ast.walk(clock):
+        if isinstance(node, ast.Call):
+            found |= {code for _, code in _codes_of_call("clock", node)}
+    return {code for code in found if PROBLEMS[code].status == 409}  # not a setup's 400s
+
+
+async def test_a_commands_409s_are_the_refusals_a_seat_can_meet(api: Api) -> None:
+    """sendCommand's 409 examples are the codes a seat's command can be refused with,
+    each once, and none of the server's own commands' (a timeout's, a pause's end, a
+    rematch's, a webhook's): an integrator reads what it must handle, nothing else."""
+    assert len(COMMAND_REFUSALS) == len(set(COMMAND_REFUSALS))
+    assert set(COMMAND_REFUSALS) == _codes_a_seat_can_meet()
+    doc = await api.get("/schema/openapi.json")
+    refused = doc["paths"]["/games/{game_id}/commands"]["post"]["responses"]["409"]
+    examples = refused["content"]["application/problem+json"]["examples"]
+    assert [e["value"]["code"] for e in examples.values()] == list(COMMAND_REFUSALS)
+    assert not {"not_paused", "still_in_time", "rematch_exists", "webhook_configured"} & set(
+        e["value"]["code"] for e in examples.values()
+    )
+    assert refused["description"].startswith("Refused: a rule of play forbids it")
 
 
 def test_the_readme_error_table_is_the_registry() -> None:
