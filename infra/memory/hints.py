@@ -20,8 +20,8 @@ class InProcessHintBus:
     def subscribed(self) -> bool:
         return True  # one process hears its own hints as they are published
 
-    async def publish(self, hint: Hint) -> None:
-        tell(self._listeners, hint)
+    async def publish(self, hint: Hint, urgent: bool = True) -> None:
+        tell(self._listeners, hint)  # one process: every hint is told at once
 
     def listen(self, listener: Listener) -> Callable[[], None]:
         """Hints as they are published; never a None (one process misses none of its own)."""

@@ -55,8 +55,13 @@ class HintBus(Protocol):
         so no copy can be known current however recently it was read."""
         ...
 
-    async def publish(self, hint: Hint) -> None:
-        """Send the hint to every listener of every process; never waits on the network."""
+    async def publish(self, hint: Hint, urgent: bool = True) -> None:
+        """Send the hint to every listener of every process; never waits on the network.
+        `urgent`: the next command of the game may reach another process before this
+        one's answer is out (its seats are spread over processes), so the hint leaves at
+        once, ahead of the answer; else it may leave with whatever else this process sends
+        in this turn of its loop (one write, and one wake-up of each listener, for all of
+        a turn's hints)."""
         ...
 
     def hints(self) -> AsyncIterator[Hint | None]:

@@ -5,7 +5,10 @@ Publishing never waits on Redis: a hint goes at once to this process's own liste
 onto the connection without waiting for Redis's reply when the connection is up; when it
 is not, into a bounded outbox that a background task sends once it is. So a slow or dead
 Redis delays no command; a hint it cannot send is dropped, which the readers' catch-up
-makes harmless.
+makes harmless. An urgent hint (a game whose seats play on several processes) is written
+at once, ahead of the command's answer; the others wait for the end of the loop's turn
+and go in one write with the turn's other calls: each message a listener hears costs it
+a wake-up, and a turn's hints sent together arrive together.
 
 Each process numbers the hints it sends (`seq`, from 1): a listener that sees a number
 skipped, or meets a publisher first somewhere past its first hint, says that hints may
@@ -154,9 +157,9 @@ class RedisHintBus:
     async def open(cls, url: str, prefix: str = PREFIX) -> RedisHintBus:
         return cls(Wire(url, timeout=5), url, prefix=prefix)
 
-    async def publish(self, hint: Hint) -> None:
+    async def publish(self, hint: Hint, urgent: bool = True) -> None:
         """Tell this process's listeners now and send the hint to the other processes,
-        if any listens."""
+        if any listens: at once when `urgent`, else with the turn's other calls."""
         tell(self._listeners, hint)
         if self._closed.is_set():
             return
@@ -166,15 +169,17 @@ class RedisHintBus:
         if not self._heard():
             self._left_out = True
             return
-        self._put(_encode(_wire(hint, self.origin, self._sent)))
+        self._put(_encode(_wire(hint, self.origin, self._sent)), urgent)
 
-    def _put(self, data: bytes) -> None:
-        """Straight onto the connection, at once, ahead of the command's answer (so the
-        next move, sent to another replica, finds the append there already), when it is
-        up and nothing waits before it, its reply dropped; else in order through the
-        outbox, which waits for a connection."""
+    def _put(self, data: bytes, now: bool = True) -> None:
+        """Onto the connection when it is up and nothing waits before it, its reply
+        dropped: `now`, at once, ahead of the command's answer (so the next move, sent to
+        another replica, finds the append there already); else at the end of this turn of
+        the loop, in one write with the turn's other calls (so a turn's hints reach Redis,
+        and each listener, together: one wake-up for them all). When it is not up, in
+        order through the outbox, which waits for a connection."""
         self._left_out = False
-        if self._outbox.empty() and self.wire.send("PUBLISH", self.channel, data, now=True):
+        if self._outbox.empty() and self.wire.send("PUBLISH", self.channel, data, now=now):
             return
         if self._sender is None or self._sender.done():
             # outside the command that first needs it: its deadline and request id are

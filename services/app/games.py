@@ -118,9 +118,11 @@ HEARD_ONLY = 8
 class Copy:
     """A cached game: its state, the chain hash of its version, and whether (and since
     when) it is known current: `epoch` is the hint epoch it was confirmed in. `heard`:
-    the appends it took from hints since it was last used here."""
+    the appends it took from hints since it was last used here. `shared`: another process
+    has appended to the game while this copy was kept (its seats play on several
+    replicas), so the hints of this process's appends to it are urgent."""
 
-    __slots__ = ("confirmed", "epoch", "head", "heard", "state")
+    __slots__ = ("confirmed", "epoch", "head", "heard", "shared", "state")
 
     def __init__(self, state: Game, head: bytes, epoch: int, confirmed: float) -> None:
         self.state = state
@@ -128,6 +130,7 @@ class Copy:
         self.epoch = epoch
         self.confirmed = confirmed
         self.heard = 0
+        self.shared = False
 
 
 class GameService:
@@ -617,6 +620,8 @@ class GameService:
                 if evicted is not None:  # what was hinted about it is no longer known
                     evicted.epoch = -1
         copy = self._cache.get(game_id)
+        if copy is not None and hint.version > copy.state.version:
+            copy.shared = True  # another process appends to it: its hints from here are urgent
         takes = copy is not None and copy.state.version == hint.after
         if hint.after is None or not (takes or wanted):
             return None
@@ -1062,6 +1067,8 @@ class GameService:
     def _remember(self, game_id: str, state: Game, head: bytes, epoch: int | None = None) -> None:
         """Cache a copy, confirmed now in `epoch` (the current one unless told)."""
         copy = Copy(state, head, self._epoch if epoch is None else epoch, time.monotonic())
+        kept = self._cache.get(game_id)
+        copy.shared = kept is not None and kept.shared
         self._cache[game_id] = copy
         self._cache.move_to_end(game_id)
         while len(self._cache) > self._cache_size:
@@ -1069,9 +1076,14 @@ class GameService:
         self.seeding.watch(game_id, state)
 
     async def _publish(self, game_id: str, version: int, hint: Hint | None = None) -> None:
-        """The hint that the game reached `version` (the given one, carrying the append)."""
+        """The hint that the game reached `version` (the given one, carrying the append):
+        urgent unless the game is known to be played here alone (its copy kept since and
+        no other process appending to it), as where a router sends each game to one
+        replica: then it goes with the turn's other hints, in one message burst."""
+        copy = self._cache.get(game_id)
+        urgent = copy is None or copy.shared
         with contextlib.suppress(Exception):
-            await self.hints.publish(hint or Hint(game_id, version))
+            await self.hints.publish(hint or Hint(game_id, version), urgent)
 
 
 # Refusals whose code tells of cards the refused seat cannot see (docs/rules.md §8.8: a

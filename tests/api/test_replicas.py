@@ -88,6 +88,40 @@ async def test_a_copy_only_hints_move_is_let_go_and_read_once_when_it_is_used_ag
     assert two.api.service._cache[table.game_id].state.version == answer["version"]
 
 
+async def test_a_game_played_on_one_replica_alone_sends_its_hints_with_the_turn(
+    replicas: tuple[Replica, Replica], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where a router sends each game to one replica, no other replica can get the next
+    move before the answer is out: its hints wait for the end of the loop's turn and
+    leave together (one wake-up of each listener for a turn's hints). Once another
+    replica appends to the game (its seats are spread), the hints are urgent again,
+    written ahead of the answer; and the other replica hears every one of them."""
+    one, two = replicas
+    sent: list[tuple[int, bool]] = []
+    bus = one.api.service.hints
+    publish = bus.publish
+
+    async def spied(hint: Hint, urgent: bool = True) -> None:
+        if hint.game_id == table.game_id:
+            sent.append((hint.version, urgent))
+        await publish(hint, urgent)
+
+    monkeypatch.setattr(bus, "publish", spied)
+    table = await one.api.create()
+    for seat, command in THIRTY_ONE_GAME[:3]:
+        await one.api.play(table, seat, command)
+    assert sent and not any(urgent for _, urgent in sent), sent  # played here alone
+    seat, command = THIRTY_ONE_GAME[3]
+    answer = await two.api.play(table, seat, command)  # another replica appends
+    await until(lambda: one.api.service._hinted.get(table.game_id) == answer["version"])
+    sent.clear()
+    seat, command = THIRTY_ONE_GAME[4]
+    mine = await one.api.play(table, seat, command)
+    assert sent == [(mine["version"], True)]  # seats spread: ahead of the answer
+    await until(lambda: two.api.service._hinted.get(table.game_id) == mine["version"])
+    assert await two.api.view(table) == await one.api.view(table)
+
+
 async def test_a_copy_used_between_hints_is_kept_and_never_read_again(
     replicas: tuple[Replica, Replica],
 ) -> None:
@@ -347,7 +381,11 @@ async def test_a_command_that_beats_its_hint_waits_for_it_instead_of_reading_the
     await two.api.view(table)  # two's copy: current at the table's first version
     bus = one.api.adapters.hints
     held: list[Hint] = []
-    bus.publish = held.append  # type: ignore[method-assign,assignment]
+
+    async def hold(hint: Hint, urgent: bool = True) -> None:
+        held.append(hint)
+
+    bus.publish = hold  # type: ignore[method-assign]
     try:
         (seat, first), (then, body) = THIRTY_ONE_GAME[0], THIRTY_ONE_GAME[1]
         answer = await one.api.play(table, seat, first)

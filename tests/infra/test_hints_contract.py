@@ -6,6 +6,7 @@ buses (two processes' worth of connections) for Redis."""
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -71,6 +72,21 @@ async def test_hints_reach_a_listener_in_the_order_published(
         await publisher.publish(Hint(game, version))
     await until(lambda: len(heard) == 20)
     assert [h.version for h in heard] == list(range(1, 21))
+    task.cancel()
+
+
+async def test_hints_urgent_or_not_reach_a_listener_in_the_order_published(
+    pair: tuple[HintBus, HintBus],
+) -> None:
+    """A hint that may wait for the end of the turn is still heard, and never after a
+    later one that did not wait."""
+    publisher, listener = pair
+    game, heard = f"g-{uuid.uuid4()}", []
+    task = await listening(listener, game, heard)
+    for version in range(1, 13):
+        await publisher.publish(Hint(game, version), urgent=version % 3 == 0)
+    await until(lambda: len(heard) == 12)
+    assert [h.version for h in heard] == list(range(1, 13))
     task.cancel()
 
 
@@ -216,6 +232,37 @@ async def test_a_hint_is_written_at_once_when_another_process_listens(redis_url:
         await publisher.publish(Hint(game, 1))
         assert len(writes) == 1 and b"PUBLISH" in writes[0]  # before this turn ended
         await until(lambda: heard == [Hint(game, 1)])
+        task.cancel()
+    finally:
+        await publisher.close()
+        await listener.close()
+
+
+async def test_hints_that_are_not_urgent_leave_together_at_the_end_of_the_turn(
+    redis_url: str,
+) -> None:
+    """A game played on one replica alone: its hints wait for the end of the loop's turn
+    and go in one write with the turn's others, so a listener wakes once for them all;
+    an urgent hint takes those waiting before it along, in order."""
+    publisher, listener = await RedisHintBus.open(redis_url), await RedisHintBus.open(redis_url)
+    try:
+        game, heard = f"g-{uuid.uuid4()}", []
+        task = await listening(listener, game, heard)
+        await publisher.ping()  # connected
+        publisher._others, publisher._numsub_at = True, time.monotonic() + 60  # others listen
+        writes = writes_on(publisher.wire)
+        await publisher.publish(Hint(game, 1), urgent=False)
+        await publisher.publish(Hint(game, 2), urgent=False)
+        assert writes == []  # not before this turn ends
+        await until(lambda: writes)
+        assert len(writes) == 1 and writes[0].count(b"PUBLISH") == 2
+        await until(lambda: len(heard) == 2)
+        await publisher.publish(Hint(game, 3), urgent=False)
+        await publisher.publish(Hint(game, 4))  # urgent: written now, 3 first
+        assert len(writes) == 2 and writes[1].count(b"PUBLISH") == 2
+        assert writes[1].index(b'"version":3') < writes[1].index(b'"version":4')
+        await until(lambda: len(heard) == 4)
+        assert [h.version for h in heard] == [1, 2, 3, 4]
         task.cancel()
     finally:
         await publisher.close()
