@@ -87,6 +87,7 @@ def bounded_protocol(settings: Settings) -> type[HttpToolsProtocol]:
             self._heads_done = 0  # heads completed on this connection
             self._body_done = True  # the request being read has arrived whole
             self._refused = False
+            self._begun = False  # a request has begun arriving and is not yet whole
             self._line_whole = False  # the request line being read has arrived whole
             self._read_timer: asyncio.TimerHandle | None = None
             self._read_by: float | None = None  # loop time a request being read must end
@@ -120,6 +121,7 @@ def bounded_protocol(settings: Settings) -> type[HttpToolsProtocol]:
         def on_message_begin(self) -> None:
             super().on_message_begin()
             self._in_head, self._head_bytes, self._line_whole = True, 0, False
+            self._begun = True
             if self._read_by is None:
                 self._start_reading()
 
@@ -147,6 +149,7 @@ def bounded_protocol(settings: Settings) -> type[HttpToolsProtocol]:
         def on_message_complete(self) -> None:
             self._read_by = None  # read whole: the timer, if it fires, lets it be
             self._in_head, self._head_bytes, self._body_done = True, 0, True
+            self._begun = False  # its url and headers are no next request's
             if not self._refused:
                 super().on_message_complete()
 
@@ -204,7 +207,7 @@ def bounded_protocol(settings: Settings) -> type[HttpToolsProtocol]:
             (percent-encoding kept, no query), once its request line has arrived whole:
             a header parsed after it, or the head complete. None before that."""
             url: bytes = getattr(self, "url", b"")
-            if not (self._line_whole or self.headers) or not url:
+            if not self._begun or not (self._line_whole or self.headers) or not url:
                 return None
             try:
                 path = httptools.parse_url(url).path

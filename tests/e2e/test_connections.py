@@ -125,6 +125,12 @@ async def test_a_request_that_is_no_http_is_a_400_in_problem_details(
         status, body = answer_of(await exchange(service.port, raw))
         assert status == 400 and body["code"] == "bad_request", (raw, body)
         assert body["detail"].startswith("the request is not valid HTTP/1.1"), body
+    # after a request answered on the same connection: no instance of that one's
+    fine = b"GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n"
+    raw = await exchange(service.port, fine + b"NOT HTTP AT ALL\r\n\r\n")
+    status, refused = answers_in(raw)[-1]
+    assert status == 400
+    assert "instance" not in json.loads(refused), refused
     assert httpx.get(f"{service.url}/health/live").status_code == 200
 
 
