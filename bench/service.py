@@ -4,8 +4,10 @@ Side by side in one run: `bura serve` (harness.processes.Service) with productio
 settings (PostgreSQL, Redis, info logging as JSON, rate limits on, metrics), and
 bench/bare.py, a Litestar route doing one asyncpg INSERT, under the same uvicorn settings
 and on the same PostgreSQL. At 8, 32 and 64 games at once, each target gets a window in
-turn (the order rotates every repeat, so drift spreads over both), REPEATS times; the
-figures are medians of the windows. A window's CPU is the server process's user + system
+turn (the order rotates every repeat, so drift spreads over both), REPEATS times, after
+one window each that is not counted (a fresh server's first window cost up to 1.4 times
+the next ones: the interpreter's and PostgreSQL's caches still filling); the figures are
+medians of the windows. A window's CPU is the server process's user + system
 time read from /proc over it (bench/cpu.py); per command is that over the requests
 answered in the window (game creations included, counted apart: a finished bot game is
 followed by a new one).
@@ -71,6 +73,8 @@ def run() -> dict[str, Any]:
     with fresh_database(database_url()) as scratch, servers(scratch, 1) as (bura, bare):
         samples: dict[tuple[str, int], list[dict[str, Any]]] = {}
         targets = [("bura", bura), ("bare", bare)]
+        for name, target in targets:  # untimed: a fresh server's first window ran high
+            asyncio.run(window(target, max(GAMES), bare=name == "bare"))
         for repeat in range(REPEATS):
             for games in GAMES:
                 for name, target in targets[repeat % 2 :] + targets[: repeat % 2]:
@@ -306,8 +310,8 @@ async def _bot_games(target: Target, slot: int, window: Window, by_game: bool = 
     With `by_game`, the slot creates its games there too, and both seats send a game's
     commands to replica crc32(game id) mod replicas, on a connection of their own to each."""
     count = len(target.bases)
-    seats = [await KeepAlive.open(target.bases[(slot + n) % count]) for n in range(2)]
-    each = [[await KeepAlive.open(b) for b in target.bases] for _ in range(2)] if by_game else []
+    seats = [KeepAlive.later(target.bases[(slot + n) % count]) for n in range(2)]
+    each = [[KeepAlive.later(b) for b in target.bases] for _ in range(2)] if by_game else []
 
     def route(game_id: str) -> list[KeepAlive]:
         if not by_game:
@@ -369,7 +373,7 @@ async def _play(
 async def _bare_games(target: Target, slot: int, window: Window) -> None:
     """The same connections, bodies and pace, on the bare endpoint (no game to follow):
     the seats take turns, each on its own connection to the same replica as a bot's."""
-    seats = [await KeepAlive.open(target.bases[(slot + n) % len(target.bases)]) for n in range(2)]
+    seats = [KeepAlive.later(target.bases[(slot + n) % len(target.bases)]) for n in range(2)]
     body = _encode(msgspec.json.decode(b'{"type": "lead", "cards": ["AS", "KS"]}'))
     headers = {"Authorization": "Bearer " + "t" * 43, "Content-Type": "application/json"}
     pauses = random.Random(-slot - 1)
@@ -432,20 +436,40 @@ _version = msgspec.json.Decoder(_Version).decode
 
 class KeepAlive:
     """One keep-alive HTTP/1.1 connection sending JSON POSTs and reading answers that have
-    a Content-Length: all the driver needs, at a fraction of httpx's CPU per request."""
+    a Content-Length: all the driver needs, at a fraction of httpx's CPU per request.
 
-    def __init__(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str
-    ) -> None:
-        self.reader, self.writer, self.host = reader, writer, host
+    Connected when first used (`later`), as a browser's or a pool's connection is: the
+    server refuses a connection that sends nothing within BURA_READ_TIMEOUT_SECONDS (a 408
+    and the close), which a connection opened ahead to a replica that no game routes to
+    for a while would meet, then read as its first request's answer. And connected again
+    when the server closed it while it rested (its idle timeout), as a pool does."""
+
+    def __init__(self, base: str) -> None:
+        where = urlsplit(base)
+        self.hostname, self.port, self.host = where.hostname, where.port, where.netloc
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
 
     @classmethod
     async def open(cls, base: str) -> KeepAlive:
-        where = urlsplit(base)
-        reader, writer = await asyncio.open_connection(where.hostname, where.port)
-        return cls(reader, writer, where.netloc)
+        """Connected now: the first request pays for no connection."""
+        post = cls(base)
+        await post._connect()
+        return post
+
+    @classmethod
+    def later(cls, base: str) -> KeepAlive:
+        """Connected by its first request."""
+        return cls(base)
+
+    async def _connect(self) -> None:
+        self.reader, self.writer = await asyncio.open_connection(self.hostname, self.port)
 
     async def __call__(self, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+        if self.reader is None or self.writer is None or self.reader.at_eof():
+            await self.close()
+            await self._connect()
+        assert self.reader is not None and self.writer is not None
         lines = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
         head = (
             f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\n{lines}"
@@ -463,9 +487,12 @@ class KeepAlive:
         return status, await self.reader.readexactly(length)
 
     async def close(self) -> None:
-        self.writer.close()
+        if self.writer is None:
+            return
+        writer, self.reader, self.writer = self.writer, None, None
+        writer.close()
         with contextlib.suppress(OSError):
-            await self.writer.wait_closed()
+            await writer.wait_closed()
 
 
 if __name__ == "__main__":
