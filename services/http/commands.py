@@ -96,12 +96,6 @@ class CommandsController(Controller):
             500,
             503,
             only={400: (*JSON_BODY, "bad_card"), 409: COMMAND_REFUSALS},
-            described={
-                409: "Refused: a rule of play forbids it (the code names the rule; its "
-                "`type` is the page that documents it), the table changed since the version "
-                "the command names (`table_changed`), the seat's time ran out "
-                "(`out_of_time`), or the game was busy (`busy`)"
-            },
         ),
         status_code=200,
         summary="Send a command (seat token)",

@@ -553,8 +553,10 @@ _DESCRIPTIONS = {
     405: "Not this method (`Allow` lists those that are)",
     408: "The request's head did not arrive in time (a body that stalls once the head is "
     "in ends with the connection closed, no answer)",
-    409: "Refused: a rule of play forbids it (the code names the rule), the table changed "
-    "since the version the command names (`table_changed`), or the game was busy",
+    409: "Refused: a rule of play forbids it (the code names the rule; its `type` is the "
+    "page that documents it), the table changed since the version the command names "
+    "(`table_changed`), the seat's time ran out (`out_of_time`), or the game was busy "
+    "(`busy`)",
     413: "Body larger than BURA_MAX_BODY_BYTES",
     422: "The Idempotency-Key names another command (or game): nothing was done",
     429: "Rate limited: wait `Retry-After` seconds",
@@ -567,6 +569,10 @@ _DESCRIPTIONS = {
     "reached (`stream_tickets_unavailable`), or the server is stopping",
 }
 
+
+# A response answering more codes than this is described as its status is (_DESCRIPTIONS),
+# not code by code: each code's example still names it.
+TOLD_ONE_BY_ONE = 12
 
 # Statuses any request may be answered with, whatever it asks: the connection's bounds.
 EVERYWHERE = (408, 431)
@@ -619,9 +625,7 @@ COMMAND_REFUSALS = (
 
 
 def responses(
-    *statuses: int,
-    only: Mapping[int, Sequence[str]] | None = None,
-    described: Mapping[int, str] | None = None,
+    *statuses: int, only: Mapping[int, Sequence[str]] | None = None
 ) -> dict[int, ResponseSpec]:
     """OpenAPI error responses for the statuses an operation may answer: problem+json with
     one example per code of that status, named by the code. Every operation may also be
@@ -629,12 +633,10 @@ def responses(
     (500 `internal_error`); an operation that names 500 itself answers every code of it
     (`record_broken` too: it reads a game). `only`: the codes of a status the operation can
     answer, where it answers few of them (a webhook's 404 is never `game_not_found`); a 400
-    or a 401 left out of it has the USUAL codes. `described`: a status's description where
-    its codes are too many to tell one by one."""
+    or a 401 left out of it has the USUAL codes."""
     narrowed = {s: USUAL[s] for s in statuses if s in USUAL} | dict(only or {})
-    said = described or {}
     specs = {
-        s: _spec(s, narrowed.get(s, codes_of(s)), said.get(s))
+        s: _spec(s, narrowed.get(s, codes_of(s)))
         for s in dict.fromkeys((*statuses, *narrowed, *EVERYWHERE))
     }
     if 500 not in specs:
@@ -648,7 +650,9 @@ def responses(
 
 
 def _spec(status: int, codes: Sequence[str], description: str | None = None) -> ResponseSpec:
-    if description is None and set(codes) == set(codes_of(status)):
+    if description is None and (
+        set(codes) == set(codes_of(status)) or len(codes) > TOLD_ONE_BY_ONE
+    ):
         description = _DESCRIPTIONS.get(status, "Error")
     elif description is None:  # the codes it can answer, each with its meaning
         description = " ".join(f"`{code}`: {PROBLEMS[code].about}" for code in codes)

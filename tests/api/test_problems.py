@@ -130,6 +130,7 @@ async def test_a_commands_409s_are_the_refusals_a_seat_can_meet(api: Api) -> Non
         e["value"]["code"] for e in examples.values()
     )
     assert refused["description"].startswith("Refused: a rule of play forbids it")
+    assert all(f"`{code}`" in refused["description"] for code in ("out_of_time", "busy"))
 
 
 def test_the_readme_error_table_is_the_registry() -> None:
