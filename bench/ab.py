@@ -1,6 +1,7 @@
 """Is a change cheaper? The working tree against a git revision, both loaded at once.
 
     python -m bench.ab [REV] [--games N] [--windows N] [--think S] [--env NAME=VALUE ...]
+                       [--replicas N [--by-game]]
 
 Two `bura serve` processes with production's settings, each on a scratch database and a
 Redis server of its own (so that neither hears the other's hints): one runs REV (HEAD by
@@ -9,6 +10,9 @@ default, checked out in a temporary git worktree), the other the working tree, w
 Each window drives the same number of bot games (bench/service.py's driver) at both at
 the same time, and reads each server's CPU over the same seconds (/proc); a window's
 figure is new over old, CPU per request. The figures are the windows' median and range.
+With `--replicas N` each side is N replicas on its database and Redis, their CPU summed
+(what replicas do for one another is priced), each seat keeping to one replica, or with
+`--by-game` each game's commands going to the replica its id hashes to.
 
 Why at the same time: this machine's speed moves by a fifth from minute to minute, and
 windows taken in turn (bench/service.py, the interleaved way) carry that into every
@@ -52,12 +56,20 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument(
         "--env", action="append", default=[], metavar="NAME=VALUE", help="for the new side"
     )
+    parser.add_argument("--replicas", type=int, default=1, help="replicas on each side (1)")
+    parser.add_argument(
+        "--by-game", action="store_true", help="each game's commands to one replica"
+    )
     args = parser.parse_args(argv)
     malformed = [pair for pair in args.env if "=" not in pair]
     if malformed:
         parser.error(f"--env takes NAME=VALUE, not {malformed[0]!r}")
     extra = dict(pair.split("=", 1) for pair in args.env)
-    figures = run(args.rev, args.games, args.windows, args.think, extra)
+    if args.replicas < 1:
+        parser.error("--replicas takes 1 or more")
+    figures = run(
+        args.rev, args.games, args.windows, args.think, extra, args.replicas, args.by_game
+    )
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "ab.json").write_text(json.dumps(figures, indent=2) + "\n")
     return 0
@@ -69,20 +81,22 @@ def run(
     windows: int = 8,
     think: float = 0.0,
     extra: dict[str, str] | None = None,
+    replicas: int = 1,
+    by_game: bool = False,
 ) -> dict[str, Any]:
     """Also `python -m bench ab`, with the defaults."""
     extra = extra or {}
     with ExitStack() as stack:
         old_root = stack.enter_context(worktree(rev))
-        old = stack.enter_context(server(old_root, {}))
-        new = stack.enter_context(server(ROOT, extra))
+        old = stack.enter_context(server(old_root, {}, replicas))
+        new = stack.enter_context(server(ROOT, extra, replicas))
         rows = []
         for n in range(windows):
             # which side's games start first alternates
             if n % 2:
-                f_new, f_old = asyncio.run(_both(new, old, games, think))
+                f_new, f_old = asyncio.run(_both(new, old, games, think, by_game))
             else:
-                f_old, f_new = asyncio.run(_both(old, new, games, think))
+                f_old, f_new = asyncio.run(_both(old, new, games, think, by_game))
             ratio = f_new["cpu_ms"] / f_old["cpu_ms"]
             rows.append(
                 {
@@ -106,6 +120,8 @@ def run(
         "games": games,
         "think_s": think,
         "env": extra,
+        "replicas": replicas,
+        "by_game": by_game,
         "median": median,
         "low": min(ratios),
         "high": max(ratios),
@@ -122,8 +138,15 @@ def _client_share(old: dict[str, Any], new: dict[str, Any]) -> float:
     return round(client / total, 3) if total else 0.0
 
 
-async def _both(a: Target, b: Target, games: int, think: float) -> list[dict[str, Any]]:
-    return list(await asyncio.gather(window(a, games, think=think), window(b, games, think=think)))
+async def _both(
+    a: Target, b: Target, games: int, think: float, by_game: bool
+) -> list[dict[str, Any]]:
+    return list(
+        await asyncio.gather(
+            window(a, games, think=think, by_game=by_game),
+            window(b, games, think=think, by_game=by_game),
+        )
+    )
 
 
 @contextmanager
@@ -140,13 +163,14 @@ def worktree(rev: str) -> Iterator[Path]:
 
 
 @contextmanager
-def server(root: Path, extra: dict[str, str]) -> Iterator[Target]:
-    """`bura serve` from `root`'s code, on a scratch database and a Redis of its own."""
+def server(root: Path, extra: dict[str, str], replicas: int = 1) -> Iterator[Target]:
+    """`replicas` of `bura serve` from `root`'s code, on a scratch database and a Redis of
+    their own."""
     with fresh_database(database_url()) as scratch, tempfile.TemporaryDirectory() as home:
         redis = RedisServer(Path(home)).start()
         env = {**PRODUCTION, "BURA_DATABASE_URL": scratch, "BURA_REDIS_URL": redis.url, **extra}
         try:
-            with bura_replicas(env, 1, root) as target:
+            with bura_replicas(env, replicas, root) as target:
                 yield target
         finally:
             redis.kill()

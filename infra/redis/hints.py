@@ -28,7 +28,23 @@ at Redis that says nobody else listens counts only when this process's subscript
 been up since before it was sent and no hello was heard after it was sent: the hello of
 whoever subscribed later is then heard. A process that cannot send its hello does not
 subscribe (it tries again), and a lost subscription makes a publisher send every hint
-until a look after the next one says otherwise."""
+until a look after the next one says otherwise.
+
+Each process also has an inbox, a channel of its own (`<prefix>inbox:<origin>`), and once
+it knows every other listener's inbox it publishes a hint there, once per inbox, rather
+than on the shared channel: no process then hears the echo of its own hints, which on
+the shared channel cost each of its listeners a wake-up a burst for nothing. The shared
+channel keeps the hellos and marks, and the hints whenever some listener's inbox is not
+known: a process's first moments, after its subscription was lost, and while a process
+of an older version (which has no inbox) listens. Which of these holds is what the look
+at Redis tells (one transaction: the inbox channels and the shared channel's count; a
+process subscribes to the shared channel before its inbox, so the shared channel's
+listeners without an inbox are the count less the inboxes). A hello names the
+newcomer's inbox, and the publishers that hear it send there from then on, beginning
+with `last`, their latest number, which shows the newcomer any gap (a None). A hint heard
+from a process whose inbox is not known sends this one's back to the shared channel. With
+more than INBOXES others, hints go on the shared channel too: each would otherwise be
+written once per listener, and the echo is then a small part of what each one hears."""
 
 from __future__ import annotations
 
@@ -54,6 +70,10 @@ PREFIX = "bura:"  # BURA_REDIS_PREFIX's default
 CHANNEL = f"{PREFIX}hints"  # the channel under the default prefix
 OUTBOX = 4096  # hints waiting to be sent; beyond that, new ones are dropped
 NUMSUB_SECONDS = 5.0  # how often a publisher asks whether anyone else listens
+# the most inboxes a hint is sent to, one PUBLISH each; with more listeners, the shared
+# channel: the echo is then a small part of what each hears, and N copies of each hint
+# would cost the publisher and Redis more than the echo costs the listeners
+INBOXES = 4
 WARN_EVERY = 5.0  # seconds between two warnings that Redis is out of reach
 _DOWN = (OSError, ReplyError)  # WireError is an OSError
 
@@ -78,16 +98,19 @@ class _Wire(msgspec.Struct, frozen=True, omit_defaults=True):
     heads: str = ""  # every version's chain hash, hex, when the append's store gave them
 
 
-class _Control(msgspec.Struct, frozen=True):
+class _Control(msgspec.Struct, frozen=True, omit_defaults=True):
     """Not a hint: `hello` from a process that subscribes (seq 0: it numbers nothing),
-    `mark` from a publisher that left hints out while nobody else listened (its seq is
-    the next number, so a newcomer sees the gap). The first field is `control`, which
-    tells it from a hint by its first bytes; older replicas, finding no game id, log it
-    as malformed and drop it."""
+    naming its `inbox`; `mark` from a publisher that left hints out of the shared
+    channel (its seq is the next number, so a newcomer sees the gap); `last`, to one
+    newcomer's inbox, the publisher's latest number (not a number of its own: a newcomer
+    that heard less has missed some). The first field is `control`, which tells it from
+    a hint by its first bytes; older replicas, finding no game id, log it as malformed
+    and drop it, and skip the `inbox` of a hello."""
 
     control: str
     origin: str
     seq: int = 0
+    inbox: str = ""
 
 
 _CONTROL = b'{"control":'
@@ -122,6 +145,13 @@ def _hint(wire: _Wire) -> Hint:
 
 
 _encode = msgspec.json.Encoder().encode
+
+
+def _glob(text: str) -> str:
+    """`text` as a PUBSUB CHANNELS pattern matching itself alone."""
+    return "".join("\\" + c if c in "*?[]\\" else c for c in text)
+
+
 _decode_wire = msgspec.json.Decoder(_Wire).decode
 _decode_control = msgspec.json.Decoder(_Control).decode
 
@@ -133,20 +163,27 @@ class RedisHintBus:
         # Under BURA_REDIS_PREFIX: pub/sub ignores the database number of the URL, so the
         # prefix is all that keeps two deployments on one Redis from hearing each other.
         self.channel = f"{prefix}hints"
+        self._inbox_prefix = f"{prefix}inbox:"
         self.wire = wire  # commands: publish, ping (the lean pipelined connection)
         self._owns_wire = owns_wire  # else the wire is shared, and its owner closes it
         self.url = url  # the subscription opens its own connection
         self.errors = 0  # read by the metrics endpoint
         self.origin = uuid.uuid4().hex
+        self.inbox = f"{self._inbox_prefix}{self.origin}"  # this process's own channel
         self._mark = f'"origin":"{self.origin}"'.encode()  # as _Wire writes it
-        self._others = True  # another process listens (until Redis says otherwise)
+        # where a hint goes: the shared channel while some listener's inbox may not be
+        # known (until Redis says otherwise), else every other process's inbox
+        self._shared = True
+        self._inboxes: dict[str, str] = {}  # origin -> inbox, of the other processes
+        self._everyone: tuple[str, ...] = (self.channel,)
+        self._to: tuple[str, ...] = self._everyone  # where the next hint goes (() nowhere)
         self._numsub_at = 0.0  # when to ask Redis again
         self._lives = 0  # subscriptions made so far (the current one's number)
         self._hellos = 0  # hellos heard from other processes
-        self._left_out = False  # a hint left out since this process last sent one
+        self._left_out = False  # a hint left out of the shared channel since the last sent there
         self._closed = asyncio.Event()
         self._listeners: list[Listener] = []  # copied on change: told while it may change
-        self._outbox: asyncio.Queue[bytes] = asyncio.Queue(OUTBOX)
+        self._outbox: asyncio.Queue[tuple[tuple[str, ...], bytes]] = asyncio.Queue(OUTBOX)
         self._sender: asyncio.Task[None] | None = None
         self._down = Throttled(log, WARN_EVERY)  # Redis out of reach, said now and then
         self._sent = 0  # the seq of the last hint this process queued
@@ -166,27 +203,35 @@ class RedisHintBus:
         # Numbered before it leaves: a hint dropped on the way, or left out while nobody
         # else listens, still uses its number, so the listeners see the gap at the next.
         self._sent += 1
-        if not self._heard():
-            self._left_out = True
-            return
-        self._put(_encode(_wire(hint, self.origin, self._sent)), urgent)
+        to = self._where()
+        if to is not self._everyone:
+            self._left_out = True  # out of the shared channel: to inboxes, or nowhere
+            if not to:
+                return
+        self._put(to, _encode(_wire(hint, self.origin, self._sent)), urgent)
 
-    def _put(self, data: bytes, now: bool = True) -> None:
-        """Onto the connection when it is up and nothing waits before it, its reply
-        dropped: `now`, at once, ahead of the command's answer (so the next move, sent to
-        another replica, finds the append there already); else at the end of this turn of
-        the loop, in one write with the turn's other calls (so a turn's hints reach Redis,
-        and each listener, together: one wake-up for them all). When it is not up, in
-        order through the outbox, which waits for a connection."""
-        self._left_out = False
-        if self._outbox.empty() and self.wire.send("PUBLISH", self.channel, data, now=now):
+    def _put(self, to: tuple[str, ...], data: bytes, now: bool = True) -> None:
+        """Onto the connection when it is up and nothing waits before it, a PUBLISH to
+        each channel of `to`, their replies dropped: `now`, at once, ahead of the
+        command's answer (so the next move, sent to another replica, finds the append
+        there already); else at the end of this turn of the loop, in one write with the
+        turn's other calls (so a turn's hints reach Redis, and each listener, together:
+        one wake-up for them all). When it is not up, in order through the outbox, which
+        waits for a connection."""
+        if to is self._everyone:
+            self._left_out = False
+        last = len(to) - 1
+        # one connection, one turn: if the first is sent, the connection is up for all
+        if self._outbox.empty() and self.wire.send("PUBLISH", to[0], data, now=now and not last):
+            for n in range(1, last + 1):
+                self.wire.send("PUBLISH", to[n], data, now=now and n == last)
             return
         if self._sender is None or self._sender.done():
             # outside the command that first needs it: its deadline and request id are
             # that command's alone (a warning of the sender's named that request)
             self._sender = detached(self._send())
         try:
-            self._outbox.put_nowait(data)
+            self._outbox.put_nowait((to, data))
         except asyncio.QueueFull:
             self.errors += 1
 
@@ -196,7 +241,9 @@ class RedisHintBus:
             while not self._outbox.empty() and len(batch) < 256:
                 batch.append(self._outbox.get_nowait())
             try:
-                await self.wire.calls([("PUBLISH", self.channel, data) for data in batch])
+                await self.wire.calls(
+                    [("PUBLISH", channel, data) for to, data in batch for channel in to]
+                )
             except _DOWN as error:
                 self.errors += 1
                 self._down.warn("dropped %d hint(s): redis unavailable (%s)", len(batch), error)
@@ -242,44 +289,81 @@ class RedisHintBus:
         finally:
             stop()
 
-    def _heard(self) -> bool:
-        """Whether another process listens (else a hint is left out): told by a hello,
-        or by another process's hint, at once; asked of Redis (PUBSUB NUMSUB) every
-        NUMSUB_SECONDS, for those that went."""
+    def _where(self) -> tuple[str, ...]:
+        """Where a hint goes: the shared channel, every other process's inbox, or nowhere
+        when nobody else listens. Told by a hello, or by another process's hint, at once;
+        asked of Redis every NUMSUB_SECONDS, in one transaction: the inbox channels that
+        have a listener and how many listen on the shared channel."""
         now = time.monotonic()
         if now >= self._numsub_at:
             self._numsub_at = now + NUMSUB_SECONDS
-            asked = self.wire.request("PUBSUB", "NUMSUB", self.channel)
-            if asked is not None:
-                # which subscription was up when it was asked, and how many hellos heard
-                life = self._lives if self._subscribed else -1
-                asked.add_done_callback(functools.partial(self._counted, life, self._hellos))
-        return self._others
+            if self.wire.send("MULTI"):  # no other caller's command can come between
+                self.wire.send("PUBSUB", "CHANNELS", _glob(self._inbox_prefix) + "*")
+                self.wire.send("PUBSUB", "NUMSUB", self.channel)
+                asked = self.wire.request("EXEC")
+                if asked is not None:
+                    # which subscription was up when it was asked, and how many hellos heard
+                    life = self._lives if self._subscribed else -1
+                    asked.add_done_callback(functools.partial(self._counted, life, self._hellos))
+        return self._to
 
     def _counted(self, life: int, hellos: int, asked: asyncio.Future[Any]) -> None:
         if asked.cancelled() or asked.exception() is not None:
             return
-        reply = asked.result()
-        ours = 1 if self._subscribed else 0  # our own subscription is counted too
-        if int(reply[1]) > ours:
-            self._others = True
-        elif self._subscribed and life == self._lives and hellos == self._hellos:
+        channels, numsub = asked.result()
+        inboxes = {}
+        for channel in channels:
+            name = channel.decode()
+            if name != self.inbox:
+                inboxes[name.removeprefix(self._inbox_prefix)] = name
+        # each process subscribes to the shared channel before its inbox, and loses both
+        # at once: those of the shared channel beyond the inboxes have none known
+        unknown = int(numsub[1]) - len(channels) > 0
+        if self._subscribed and life == self._lives and hellos == self._hellos:
             # up since before it was asked, no hello since: whoever subscribes after
             # Redis answered says hello to this subscription
-            self._others = False
+            self._inboxes = inboxes
+            self._shared = unknown
+        else:
+            self._inboxes.update(inboxes)
+            self._shared = self._shared or unknown
+        self._route()
+
+    def _route(self) -> None:
+        if self._shared or len(self._inboxes) > INBOXES:
+            self._to = self._everyone
+        else:
+            self._to = tuple(self._inboxes.values())
+
+    def _everywhere(self) -> None:
+        """A listener may have an inbox not known here: hints go on the shared channel."""
+        self._shared = True
+        self._to = self._everyone
 
     def _said(self, control: _Control, heard: dict[str, int]) -> None:
-        """A hello: another process listens from now on, and hears a mark first if hints
-        were left out (they may be appends it read before). A mark: a number in a
-        publisher's sequence, like a hint's."""
+        """A hello: another process listens from now on, at its inbox (and hears `last`
+        there, the latest number, which shows it a gap), or on the shared channel if it
+        names none (an older version: a mark first if hints were left out of the shared
+        channel). A mark: a number in a publisher's sequence, like a hint's. `last`: a
+        publisher's latest number, to this process's inbox."""
         if control.control == "hello":
             self._hellos += 1
-            self._others = True
-            if self._left_out and not self._closed.is_set():
-                self._sent += 1
-                self._put(_encode(_Control("mark", self.origin, self._sent)))
+            if not control.inbox:
+                if self._left_out and not self._closed.is_set():
+                    self._sent += 1
+                    self._put(self._everyone, _encode(_Control("mark", self.origin, self._sent)))
+                self._everywhere()
+                return
+            self._inboxes[control.origin] = control.inbox
+            self._route()
+            if self._sent and not self._closed.is_set():
+                said = _Control("last", self.origin, self._sent)
+                self._put((control.inbox,), _encode(said))
         elif control.control == "mark" and control.seq:
             self._numbered(control.origin, control.seq, heard)
+        elif control.control == "last" and control.seq > heard.get(control.origin, 0):
+            self._tell(None)  # hints of its, sent before it knew this inbox, went elsewhere
+            heard[control.origin] = control.seq
 
     def _numbered(self, origin: str, seq: int, heard: dict[str, int]) -> bool:
         """Whether a publisher's message numbered `seq` is new (not a pipeline sent again);
@@ -302,14 +386,13 @@ class RedisHintBus:
         delay = 0.05
         while not self._closed.is_set():
             # this process's own hints come back too: dropped as they are read, undecoded
-            subscription = Subscription(self.url, self.channel, skip=self._own)
+            subscription = Subscription(self.url, self.channel, skip=self._own, then=(self.inbox,))
             try:
                 await subscription.open()
                 # published, and so told to every other subscription, before this one
                 # counts: a publisher leaving hints out sends them from then on
-                await self.wire.call(
-                    "PUBLISH", self.channel, _encode(_Control("hello", self.origin))
-                )
+                hello = _Control("hello", self.origin, inbox=self.inbox)
+                await self.wire.call("PUBLISH", self.channel, _encode(hello))
                 self._lives += 1
                 self._subscribed = True
                 self._tell(None)
@@ -329,7 +412,8 @@ class RedisHintBus:
                         continue
                     if wire.origin == self.origin:
                         continue
-                    self._others = True  # it publishes, so it listens (or did)
+                    if wire.origin not in self._inboxes:
+                        self._everywhere()  # it publishes, so it listens (or did)
                     if wire.seq and not self._numbered(wire.origin, wire.seq, heard):
                         continue  # a pipeline sent again: heard already
                     self._tell(_hint(wire))
@@ -342,8 +426,9 @@ class RedisHintBus:
             finally:
                 self._subscribed = False
                 # a hello said while this was down would not be heard: send every hint
-                # until a look at Redis made while subscribed again says otherwise
-                self._others = True
+                # on the shared channel until a look at Redis made while subscribed
+                # again says otherwise
+                self._everywhere()
                 await subscription.close()
             if not self._closed.is_set():
                 await asyncio.sleep(delay)

@@ -337,7 +337,8 @@ class _Listening(_Protocol):
 
 
 class Subscription:
-    """One connection subscribed to one channel: `next()` gives its messages in order, and
+    """One connection subscribed to one channel, and to the channels `then` once it is
+    (in that order): `next()` gives their messages in the order Redis sent them, and
     raises WireError once the connection is lost or stops answering. A watch looks every
     `quiet` seconds: after a look that finds nothing heard since the one before, it sends
     a PING, which must be answered within `timeout`. A Redis that went away without
@@ -351,9 +352,11 @@ class Subscription:
         timeout: float = 5.0,
         quiet: float = 10.0,
         skip: Callable[[bytes], bool] | None = None,
+        then: tuple[str, ...] = (),
     ) -> None:
         self.where = Where(url)
         self.channel = channel
+        self.then = then
         self.skip = skip  # a message it says yes to is dropped as it is read, unqueued
         self.timeout = timeout
         self.quiet = quiet
@@ -362,7 +365,8 @@ class Subscription:
         self._pinged = False
 
     async def open(self) -> None:
-        said = [*self.where.greeting(), ("SUBSCRIBE", self.channel)]
+        channels = (self.channel, *self.then)
+        said = [*self.where.greeting(), *[("SUBSCRIBE", channel) for channel in channels]]
         try:
             async with asyncio.timeout(self.timeout):
                 self._protocol = await _opened(_Listening, self.where, said)

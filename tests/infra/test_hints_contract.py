@@ -219,19 +219,25 @@ async def test_a_listener_that_raises_is_told_a_gap_and_the_others_go_on(
 
 async def test_a_hint_is_written_at_once_when_another_process_listens(redis_url: str) -> None:
     """Ahead of the command's answer: the next move, sent to another replica, finds the
-    append there already. Whether anyone else listens is asked of Redis (NUMSUB)."""
-    publisher, listener = await RedisHintBus.open(redis_url), await RedisHintBus.open(redis_url)
+    append there already. Who else listens, and at which inbox, is asked of Redis. On a
+    prefix of its own: other tests' buses on this Redis would be listeners too."""
+    prefix = f"now-{uuid.uuid4().hex[:8]}:"
+    publisher = await RedisHintBus.open(redis_url, prefix=prefix)
+    listener = await RedisHintBus.open(redis_url, prefix=prefix)
     try:
         game, heard = f"g-{uuid.uuid4()}", []
         task = await listening(listener, game, heard)
-        await publisher.ping()  # connected
-        publisher._others, publisher._numsub_at = False, 0.0
-        publisher._heard()  # asks Redis
-        await until(lambda: publisher._others)
+        stop = publisher.listen(lambda hint: None)  # a replica's projector listens
+        await until(lambda: publisher._subscribed)
+        publisher._to, publisher._numsub_at = (), 0.0
+        publisher._where()  # asks Redis
+        await until(lambda: publisher._to == (listener.inbox,))
         writes = writes_on(publisher.wire)
         await publisher.publish(Hint(game, 1))
         assert len(writes) == 1 and b"PUBLISH" in writes[0]  # before this turn ended
+        assert listener.inbox.encode() in writes[0]
         await until(lambda: heard == [Hint(game, 1)])
+        stop()
         task.cancel()
     finally:
         await publisher.close()
@@ -249,7 +255,8 @@ async def test_hints_that_are_not_urgent_leave_together_at_the_end_of_the_turn(
         game, heard = f"g-{uuid.uuid4()}", []
         task = await listening(listener, game, heard)
         await publisher.ping()  # connected
-        publisher._others, publisher._numsub_at = True, time.monotonic() + 60  # others listen
+        # others listen (on the shared channel: other tests' buses share this Redis)
+        publisher._to, publisher._numsub_at = publisher._everyone, time.monotonic() + 60
         writes = writes_on(publisher.wire)
         await publisher.publish(Hint(game, 1), urgent=False)
         await publisher.publish(Hint(game, 2), urgent=False)
@@ -297,8 +304,8 @@ async def alone(bus: RedisHintBus, told: list[Hint | None]) -> Callable[[], None
     stop = bus.listen(told.append)
     await until(lambda: bus._subscribed)
     bus._numsub_at = 0.0
-    bus._heard()  # asks Redis now
-    await until(lambda: not bus._others)
+    bus._where()  # asks Redis now
+    await until(lambda: bus._to == ())
     bus._numsub_at = float("inf")  # only a hello can tell it otherwise from here
     return stop
 
@@ -337,8 +344,9 @@ async def test_a_newcomer_says_hello_and_hears_a_gap_then_every_hint_at_once(
     await publisher.publish(Hint("g-join", 1))  # left out
     heard: list[Hint | None] = []
     stop = newcomer.listen(heard.append)
-    await until(lambda: publisher._others, timeout=1.0)  # its hello, not a look at Redis
-    await until(lambda: heard == [None, None], timeout=1.0)  # subscribed; then the mark
+    await until(lambda: publisher._to, timeout=1.0)  # its hello, not a look at Redis
+    assert publisher._to == (newcomer.inbox,)
+    await until(lambda: heard == [None, None], timeout=1.0)  # subscribed; then `last`
     await publisher.publish(Hint("g-join", 2))
     await until(lambda: len(heard) == 3, timeout=1.0)
     await asyncio.sleep(0.1)
@@ -355,12 +363,12 @@ async def test_a_newcomer_to_a_publisher_that_left_nothing_out_hears_no_mark(
     stop_own = await alone(publisher, [])
     heard: list[Hint | None] = []
     stop = newcomer.listen(heard.append)
-    await until(lambda: publisher._others, timeout=1.0)
+    await until(lambda: publisher._to, timeout=1.0)
     await publisher.publish(Hint("g-quiet", 1))
     await until(lambda: len(heard) == 2, timeout=1.0)
     await asyncio.sleep(0.1)
     assert heard == [None, Hint("g-quiet", 1)]
-    assert publisher._sent == 1  # no mark numbered
+    assert publisher._sent == 1  # no mark numbered, and no `last` said
     stop()
     stop_own()
 
@@ -376,18 +384,19 @@ async def test_a_look_at_redis_answered_after_a_hello_does_not_undo_it(own_redis
 
         def answered(life: int, hellos: int) -> None:
             nobody: asyncio.Future[Any] = loop.create_future()
-            nobody.set_result([CHANNEL.encode(), 1])  # only this process's subscription
-            bus._others = True
+            # only this process's subscriptions: its inbox, and the shared channel
+            nobody.set_result([[bus.inbox.encode()], [CHANNEL.encode(), 1]])
+            bus._shared, bus._to = True, bus._everyone
             bus._counted(life, hellos, nobody)
 
         answered(bus._lives, bus._hellos - 1)  # a hello heard since it was asked
-        assert bus._others
+        assert bus._to == bus._everyone
         answered(-1, bus._hellos)  # asked while not subscribed
-        assert bus._others
+        assert bus._to == bus._everyone
         answered(bus._lives - 1, bus._hellos)  # asked of an earlier subscription
-        assert bus._others
+        assert bus._to == bus._everyone
         answered(bus._lives, bus._hellos)  # up since, no hello since: believed
-        assert not bus._others
+        assert bus._to == ()
         stop()
     finally:
         await bus.close()
@@ -419,9 +428,9 @@ async def test_a_lost_subscription_sends_every_hint_again(own_redis: str) -> Non
         before = bus._lives
         killer = Wire(own_redis)
         await killer.call("CLIENT", "KILL", "TYPE", "pubsub")
-        await until(lambda: bus._others)
+        await until(lambda: bus._to == bus._everyone)
         await until(lambda: bus._lives == before + 1)  # subscribed again
-        assert bus._others
+        assert bus._to == bus._everyone
         await killer.close()
         stop()
     finally:

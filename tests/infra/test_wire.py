@@ -195,6 +195,25 @@ async def test_a_subscription_hears_every_message_in_order(wire: Wire, redis_url
         await subscription.close()
 
 
+async def test_a_subscription_hears_its_channels_in_the_order_redis_sent_them(
+    wire: Wire, redis_url: str
+) -> None:
+    """A hint bus's subscription: the shared channel, then its inbox (in that order, so
+    that Redis counts no inbox whose process is not on the shared channel too)."""
+    shared, inbox = f"wire-{uuid.uuid4().hex}", f"wire-{uuid.uuid4().hex}"
+    subscription = Subscription(redis_url, shared, then=(inbox,))
+    await subscription.open()
+    try:
+        assert await wire.calls([("PUBSUB", "NUMSUB", shared, inbox)]) == [
+            [shared.encode(), 1, inbox.encode(), 1]
+        ]
+        sent = [(shared if n % 2 else inbox, f"m{n}".encode()) for n in range(20)]
+        await wire.calls([("PUBLISH", channel, data) for channel, data in sent])
+        assert [await subscription.next() for _ in sent] == [data for _, data in sent]
+    finally:
+        await subscription.close()
+
+
 async def test_a_subscription_drops_what_it_is_told_to_skip_as_it_reads_it(
     wire: Wire, redis_url: str
 ) -> None:
@@ -286,7 +305,8 @@ async def test_the_rate_counts_and_the_hints_share_one_connection_closed_once(
     try:
         await wire.call("PING")  # connected
         for others in (True, False):  # set by hand: other tests' buses share this Redis
-            hints._others, hints._numsub_at = others, float("inf")
+            hints._to = hints._everyone if others else ()
+            hints._numsub_at = float("inf")
             writes = writes_on(wire)
             counted, _ = await asyncio.gather(
                 counters.hit(f"seat-{others}", 30),

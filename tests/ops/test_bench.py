@@ -62,7 +62,8 @@ def test_the_side_by_side_comparison_runs_a_revision_against_the_working_tree(
     postgres_admin_url: str, redis_url: str, tmp_path: Path
 ) -> None:
     """`python -m bench.ab`: HEAD from a worktree of its own and the working tree, loaded
-    at once; the setting given goes to the new side only, and the worktree is gone after."""
+    at once, here two replicas a side with each game on one; the setting given goes to
+    the new side only, and the worktree is gone after."""
     env = {
         **os.environ,
         "BENCH_QUICK": "1",
@@ -71,13 +72,14 @@ def test_the_side_by_side_comparison_runs_a_revision_against_the_working_tree(
     }
     done = subprocess.run(
         [sys.executable, "-m", "bench.ab", "--windows", "2", "--games", "2",
-         "--env", "BURA_LOG_LEVEL=warning"],
+         "--env", "BURA_LOG_LEVEL=warning", "--replicas", "2", "--by-game"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     figures = json.loads((tmp_path / "ab.json").read_text())
     assert figures["rev"] == "HEAD"
     assert figures["env"] == {"BURA_LOG_LEVEL": "warning"}
+    assert figures["replicas"] == 2 and figures["by_game"] is True
     assert [row["window"] for row in figures["table"]] == [0, 1]
     for row in figures["table"]:
         assert row["old_cpu_ms"] > 0 and row["new_cpu_ms"] > 0
@@ -91,10 +93,19 @@ def test_the_side_by_side_comparison_runs_a_revision_against_the_working_tree(
     assert "bura-ab-" not in trees.stdout
 
 
-def test_the_side_by_side_comparison_refuses_a_setting_without_a_value() -> None:
+@pytest.mark.parametrize(
+    ("argument", "said"),
+    [
+        (["--env", "BURA_RATE_LIMITS"], "--env takes NAME=VALUE, not 'BURA_RATE_LIMITS'"),
+        (["--replicas", "0"], "--replicas takes 1 or more"),
+    ],
+)
+def test_the_side_by_side_comparison_refuses_what_it_cannot_run(
+    argument: list[str], said: str
+) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "bench.ab", "--env", "BURA_RATE_LIMITS"],
+        [sys.executable, "-m", "bench.ab", *argument],
         cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert done.returncode == 2
-    assert "--env takes NAME=VALUE, not 'BURA_RATE_LIMITS'" in done.stderr
+    assert said in done.stderr
