@@ -338,7 +338,7 @@ class RedisHintBus:
     def _everywhere(self) -> None:
         """A listener may have an inbox not known here: hints go on the shared channel."""
         self._shared = True
-        self._to = self._everyone
+        self._route()
 
     def _said(self, control: _Control, heard: dict[str, int]) -> None:
         """A hello: another process listens from now on, at its inbox (and hears `last`
